@@ -1,0 +1,45 @@
+//! The one entry point every captured text goes through before it reaches a `.lok`.
+//!
+//! This first version holds the original tool's provider rules (minus its "40+ base64
+//! characters" rule, which destroyed git hashes and paths); the full engine replaces it.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::lok::REDACTED;
+
+static RULES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"gh[pousr]_[A-Za-z0-9]{36,255}",
+        r"|sk-ant-api[0-9A-Za-z_-]{20,}",
+        r"|sk-[A-Za-z0-9_-]{20,}",
+        r"|\b(?:AKIA|ASIA)[A-Z2-7]{16}\b",
+        r"|dop_v1_[a-f0-9]{64}|\bDO00[A-Z0-9]{16}\b",
+        r"|\b(?:SK|AC)[0-9a-f]{32}\b",
+        r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        r"|-----BEGIN [A-Z ]*PRIVATE KEY-----",
+    ))
+    .expect("redaction rules compile")
+});
+
+/// Returns `text` with every secret replaced by `[REDACTED]`; unchanged text is borrowed.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    RULES.replace_all(text, REDACTED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_token_is_replaced_and_plain_text_kept() {
+        let tok = format!("ghp_{}", "a1B2".repeat(9));
+        assert_eq!(
+            redact(&format!("git push https://{tok}@h/x")),
+            "git push https://[REDACTED]@h/x"
+        );
+        assert!(matches!(redact("git log 3f2a1b9c0d"), Cow::Borrowed(_)));
+    }
+}
