@@ -1,1 +1,17 @@
-fn main() {}
+//! `lokust-shell`: the umbrella command (snapshot, inspect, completions, …).
+
+use std::io;
+use std::process::ExitCode;
+
+use clap::Parser;
+use lokust::cli::{ShellCli, ShellCommand};
+use lokust::{cmd, exit};
+
+fn main() -> ExitCode {
+    let cli = ShellCli::parse();
+    exit::run(|| match &cli.command {
+        ShellCommand::Snapshot(args) => cmd::snapshot::run(args),
+        ShellCommand::Inspect(args) => cmd::inspect::run(args, &mut io::stdout().lock()),
+        ShellCommand::Completions(args) => cmd::completions::run(args, &mut io::stdout().lock()),
+    })
+}

@@ -1,5 +1,15 @@
 //! lokust: snapshot a terminal session into a portable `.lok` file and restore it on
 //! another machine, at another path, without leaking a credential.
 
+pub mod capture;
+pub mod cli;
+pub mod cmd;
+pub mod exec;
+pub mod exit;
+pub mod fsutil;
 pub mod lok;
+pub mod probe;
 pub mod redact;
+pub mod sanitize;
+pub mod snapshot;
+pub mod summary;

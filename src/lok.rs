@@ -298,15 +298,11 @@ impl fmt::Display for LokError {
         match &self.kind {
             LokErrorKind::Io(e) => write!(f, "could not read {name}: {e}"),
             LokErrorKind::Syntax(e) => write!(f, "{name} is not valid JSON: {e}"),
-            LokErrorKind::NotAnObject => write!(
-                f,
-                "{name} is not a .lok: the top level is not a JSON object"
-            ),
+            LokErrorKind::NotAnObject => {
+                write!(f, "{name} is not a .lok: the top level is not a JSON object")
+            }
             LokErrorKind::BadVersion(v) => {
-                write!(
-                    f,
-                    "{name} has an invalid format_version {v}: expected a positive integer"
-                )
+                write!(f, "{name} has an invalid format_version {v}: expected a positive integer")
             }
             LokErrorKind::FutureVersion(v) => write!(
                 f,
@@ -335,39 +331,27 @@ impl Lok {
         } else {
             std::fs::read(path)
         }
-        .map_err(|e| LokError {
-            source_name: name.clone(),
-            kind: LokErrorKind::Io(e),
-        })?;
+        .map_err(|e| LokError { source_name: name.clone(), kind: LokErrorKind::Io(e) })?;
         Lok::from_slice(&bytes, &name)
     }
 
     /// Parses a `.lok`; `name` is used in error messages.
     pub fn from_slice(bytes: &[u8], name: &str) -> Result<Lok, LokError> {
-        let err = |kind| LokError {
-            source_name: name.to_string(),
-            kind,
-        };
-        let value: Value =
-            serde_json::from_slice(bytes).map_err(|e| err(LokErrorKind::Syntax(e)))?;
+        let err = |kind| LokError { source_name: name.to_string(), kind };
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| err(LokErrorKind::Syntax(e)))?;
         Lok::from_value(value, name)
     }
 
     /// Checks the version, dispatches on `session.kind` and builds the typed model.
     pub fn from_value(value: Value, name: &str) -> Result<Lok, LokError> {
-        let err = |kind| LokError {
-            source_name: name.to_string(),
-            kind,
-        };
+        let err = |kind| LokError { source_name: name.to_string(), kind };
         let Some(top) = value.as_object() else {
             return Err(err(LokErrorKind::NotAnObject));
         };
         check_version(top).map_err(err)?;
         let kind = top.get("session").and_then(|s| s.get("kind"));
         match kind {
-            None | Some(Value::Null) => typed(value)
-                .map(|c| Lok::Coordination(Box::new(c)))
-                .map_err(err),
+            None | Some(Value::Null) => typed(value).map(|c| Lok::Coordination(Box::new(c))).map_err(err),
             Some(Value::String(k)) if k == SHELL_KIND => {
                 typed(value).map(|s| Lok::Shell(Box::new(s))).map_err(err)
             }
@@ -390,8 +374,7 @@ impl Lok {
     pub fn to_json_string(&self) -> String {
         let mut buf = Vec::new();
         // Writing into a Vec cannot fail and the types hold only JSON-safe values.
-        self.write_to(&mut buf)
-            .expect("serialising a .lok into memory");
+        self.write_to(&mut buf).expect("serialising a .lok into memory");
         String::from_utf8(buf).expect("serde_json writes UTF-8")
     }
 }
@@ -420,11 +403,7 @@ fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, LokErrorKind
 
 /// How a path is named in messages: `-` reads as "standard input".
 pub fn display_name(path: &Path) -> String {
-    if path == Path::new("-") {
-        "standard input".to_string()
-    } else {
-        path.display().to_string()
-    }
+    if path == Path::new("-") { "standard input".to_string() } else { path.display().to_string() }
 }
 
 /// The JSON Schema of both variants, as committed in `schema/lok.schema.json`.
@@ -447,11 +426,8 @@ mod tests {
 
     #[test]
     fn absent_kind_is_coordination() {
-        let lok = Lok::from_slice(
-            br#"{"session":{"id":"a","status":"completed","phases":[]}}"#,
-            "c.lok",
-        )
-        .unwrap();
+        let lok =
+            Lok::from_slice(br#"{"session":{"id":"a","status":"completed","phases":[]}}"#, "c.lok").unwrap();
         assert!(matches!(lok, Lok::Coordination(_)));
     }
 
@@ -476,17 +452,11 @@ mod tests {
     #[test]
     fn bad_version_and_kind_and_shape_are_named() {
         let e = Lok::from_slice(br#"{"format_version":"x","session":{}}"#, "s.lok").unwrap_err();
-        assert!(
-            e.to_string().contains("invalid format_version \"x\""),
-            "{e}"
-        );
+        assert!(e.to_string().contains("invalid format_version \"x\""), "{e}");
         let e = Lok::from_slice(br#"{"session":{"kind":"editor"}}"#, "s.lok").unwrap_err();
         assert!(e.to_string().contains("session.kind \"editor\""), "{e}");
-        let e = Lok::from_slice(
-            br#"{"session":{"id":"x","kind":"shell"},"shell":{"env":{"A":1}}}"#,
-            "s.lok",
-        )
-        .unwrap_err();
+        let e = Lok::from_slice(br#"{"session":{"id":"x","kind":"shell"},"shell":{"env":{"A":1}}}"#, "s.lok")
+            .unwrap_err();
         assert!(e.to_string().contains("at shell.env.A"), "{e}");
         let e = Lok::from_slice(b"[1]", "s.lok").unwrap_err();
         assert!(e.to_string().contains("not a JSON object"), "{e}");

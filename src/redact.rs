@@ -4,6 +4,7 @@
 //! characters" rule, which destroyed git hashes and paths); the full engine replaces it.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -24,9 +25,45 @@ static RULES: LazyLock<Regex> = LazyLock::new(|| {
     .expect("redaction rules compile")
 });
 
+/// What a redaction pass changed: never the secrets themselves, only counts.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Lines of text that changed.
+    pub lines: u64,
+    /// Secret values replaced.
+    pub values: u64,
+    /// Values replaced, per rule id.
+    pub by_rule: BTreeMap<&'static str, u64>,
+}
+
+impl Report {
+    pub fn merge(&mut self, other: &Report) {
+        self.lines += other.lines;
+        self.values += other.values;
+        for (rule, n) in &other.by_rule {
+            *self.by_rule.entry(rule).or_default() += n;
+        }
+    }
+}
+
 /// Returns `text` with every secret replaced by `[REDACTED]`; unchanged text is borrowed.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    RULES.replace_all(text, REDACTED)
+    redact_report(text, &mut Report::default())
+}
+
+/// Like [`redact`], counting what changed into `report`.
+pub fn redact_report<'a>(text: &'a str, report: &mut Report) -> Cow<'a, str> {
+    let mut values = 0;
+    let out = RULES.replace_all(text, |_: &regex::Captures| {
+        values += 1;
+        REDACTED
+    });
+    if values > 0 {
+        report.values += values;
+        *report.by_rule.entry("original-rules").or_default() += values;
+        report.lines += text.lines().zip(out.lines()).filter(|(a, b)| a != b).count() as u64;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -36,10 +73,7 @@ mod tests {
     #[test]
     fn provider_token_is_replaced_and_plain_text_kept() {
         let tok = format!("ghp_{}", "a1B2".repeat(9));
-        assert_eq!(
-            redact(&format!("git push https://{tok}@h/x")),
-            "git push https://[REDACTED]@h/x"
-        );
+        assert_eq!(redact(&format!("git push https://{tok}@h/x")), "git push https://[REDACTED]@h/x");
         assert!(matches!(redact("git log 3f2a1b9c0d"), Cow::Borrowed(_)));
     }
 }

@@ -1,0 +1,5 @@
+//! One module per subcommand; the binaries only parse arguments and call these.
+
+pub mod completions;
+pub mod inspect;
+pub mod snapshot;

@@ -1,0 +1,126 @@
+//! `lokust-shell-snapshot` / `lokust-shell snapshot`: capture, write, summarise.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use crate::cli::SnapshotArgs;
+use crate::exit;
+use crate::fsutil;
+use crate::lok::Lok;
+use crate::probe::Probe;
+use crate::redact::Report;
+use crate::snapshot::{self, Options, Snapshot};
+use crate::summary;
+
+/// Where the finished `.lok` goes.
+enum Destination {
+    Stdout,
+    File(PathBuf),
+}
+
+pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
+    let probe = Probe::from_process().context("could not read the working directory")?;
+    let opts = options(args, &probe)?;
+    let destination = destination(args, &probe)?;
+    let snap = snapshot::take(&probe, &opts);
+    for w in &snap.warnings {
+        exit::warn(w);
+    }
+    let lok = Lok::Shell(Box::new(snap.lok.clone()));
+    let written = match &destination {
+        Destination::Stdout => {
+            let json = lok.to_json_string();
+            let mut out = io::stdout().lock();
+            out.write_all(json.as_bytes())?;
+            out.flush()?;
+            json.len() as u64
+        }
+        Destination::File(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                && !dir.is_dir()
+            {
+                bail!("cannot write {}: the directory {} does not exist", path.display(), dir.display());
+            }
+            fsutil::write_private_atomic(path, |f| lok.write_to(f))
+                .with_context(|| format!("could not write {}", path.display()))?;
+            std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+        }
+    };
+    if !args.quiet {
+        let name = match &destination {
+            Destination::Stdout => "standard output".to_string(),
+            Destination::File(p) => p.display().to_string(),
+        };
+        print_summary(&snap, &name, written, &mut io::stderr().lock())?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn options(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Options> {
+    let cwd = match &args.cwd {
+        Some(dir) => Some(
+            std::path::absolute(dir)
+                .ok()
+                .filter(|d| d.is_dir())
+                .with_context(|| format!("{} is not a directory", dir.display()))?,
+        ),
+        None => None,
+    };
+    let _ = probe;
+    Ok(Options {
+        history_lines: args.history_lines,
+        history_file: args.history_file.clone(),
+        tmux_session: args.tmux.clone(),
+        shell: args.shell.clone(),
+        cwd,
+        ..Options::default()
+    })
+}
+
+fn destination(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Destination> {
+    match args.output.as_ref().or(args.file.as_ref()) {
+        Some(p) if p == Path::new("-") => Ok(Destination::Stdout),
+        Some(p) => Ok(Destination::File(p.clone())),
+        None if !io::stdout().is_terminal() => Ok(Destination::Stdout),
+        // JSON on a terminal helps nobody: keep it where `--latest` will find it.
+        None => {
+            let dir = probe
+                .state_dir()
+                .context("cannot find a place for the snapshot: set HOME or XDG_STATE_HOME, or pass -o FILE")?
+                .join("snapshots");
+            fsutil::create_private_dir(&dir)
+                .with_context(|| format!("could not create {}", dir.display()))?;
+            let stamp = summary::utc(probe.now_ms()).replace(['-', ':'], "");
+            let host = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
+            let host: String =
+                host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+            Ok(Destination::File(dir.join(format!("{host}-{stamp}.lok"))))
+        }
+    }
+}
+
+fn print_summary(snap: &Snapshot, name: &str, bytes: u64, w: &mut impl Write) -> io::Result<()> {
+    writeln!(w, "Captured: {} ({})", crate::sanitize::for_terminal(name), summary::size(bytes))?;
+    writeln!(w)?;
+    summary::shell_contents(&snap.lok, w)?;
+    let r = &snap.redactions;
+    let sections: [(&str, &Report); 5] = [
+        ("history", &r.history),
+        ("env", &r.env),
+        ("git remote", &r.git),
+        ("scrollback", &r.scrollback),
+        ("bundle", &r.bundle),
+    ];
+    let parts: Vec<String> = sections
+        .iter()
+        .filter(|(_, rep)| rep.values > 0)
+        .map(|(section, rep)| format!("{section} {} values in {} lines", rep.values, rep.lines))
+        .collect();
+    if parts.is_empty() {
+        writeln!(w, "Redacted:    nothing found")
+    } else {
+        writeln!(w, "Redacted:    {}", parts.join("; "))
+    }
+}

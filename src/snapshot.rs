@@ -1,0 +1,225 @@
+//! Assembling a shell snapshot: every capturer runs, the slow ones (git, tmux) in
+//! parallel and under a deadline; a capturer that fails leaves its field null and a
+//! warning, and the snapshot still succeeds.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::capture::{claude, env, git, history, multiplexer, terminal};
+use crate::exec;
+use crate::lok::{SHELL_KIND, ShellKind, ShellLok, ShellSessionMeta, ShellState};
+use crate::probe::Probe;
+use crate::redact::Report;
+
+/// What to capture and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub history_lines: usize,
+    /// Read this history file instead of the shell's own.
+    pub history_file: Option<PathBuf>,
+    /// Entries handed over by a shell hook, newest last; replaces the file.
+    pub history_entries: Option<Vec<String>>,
+    /// Describe this tmux session instead of the one in `$TMUX`.
+    pub tmux_session: Option<String>,
+    /// The shell's name when `$SHELL` is not the shell being captured.
+    pub shell: Option<String>,
+    /// The directory to describe instead of the working directory.
+    pub cwd: Option<PathBuf>,
+    /// `lokust-shell-snapshot` or `lokust-tmux`.
+    pub captured_via: String,
+    pub deadline: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            history_lines: 200,
+            history_file: None,
+            history_entries: None,
+            tmux_session: None,
+            shell: None,
+            cwd: None,
+            captured_via: "lokust-shell-snapshot".into(),
+            deadline: exec::default_deadline(),
+        }
+    }
+}
+
+/// What each section's redaction changed, for the summary.
+#[derive(Debug, Default, Clone)]
+pub struct Redactions {
+    pub env: Report,
+    pub history: Report,
+    pub git: Report,
+    pub scrollback: Report,
+    pub bundle: Report,
+}
+
+pub struct Snapshot {
+    pub lok: ShellLok,
+    pub warnings: Vec<String>,
+    pub redactions: Redactions,
+    /// Where the history came from, for the summary.
+    pub history_source: Option<String>,
+}
+
+/// The working directory as the user sees it: `$PWD` when it names the same directory
+/// (it keeps the symlinks the user cd'ed through), else the real one.
+pub fn logical_cwd(probe: &Probe) -> PathBuf {
+    let real = probe.cwd().to_path_buf();
+    match probe.var_os("PWD").map(PathBuf::from) {
+        Some(pwd) if pwd.is_absolute() && same_file(&pwd, &real) => pwd,
+        _ => real,
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// The basename of `$SHELL` (zsh, bash, fish…), or `unknown`.
+pub fn shell_name(probe: &Probe) -> String {
+    probe
+        .var("SHELL")
+        .and_then(|s| Path::new(s).file_name())
+        .map(|n| n.to_string_lossy().trim_start_matches('-').to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
+    let mut warnings = Vec::new();
+    let mut redactions = Redactions::default();
+    let cwd = opts.cwd.clone().unwrap_or_else(|| logical_cwd(probe));
+
+    // The two slow capturers start first and run while the rest is read.
+    let git_job = {
+        let cwd = cwd.clone();
+        std::thread::spawn(move || {
+            let mut report = Report::default();
+            git::capture(&cwd, &mut report).map(|git| (git, report))
+        })
+    };
+    let tmux_job = {
+        let probe = probe.clone();
+        let session = opts.tmux_session.clone();
+        let deadline = opts.deadline;
+        std::thread::spawn(move || multiplexer::capture(&probe, session.as_deref(), deadline))
+    };
+
+    let shell = opts.shell.clone().unwrap_or_else(|| shell_name(probe));
+    let env = env::capture(probe);
+    redactions.env = env.report;
+
+    let (entries, history_source) = match &opts.history_entries {
+        Some(entries) => {
+            let skip = entries.len().saturating_sub(opts.history_lines);
+            (entries[skip..].to_vec(), Some("the shell's memory".to_string()))
+        }
+        None => read_history(probe, &shell, opts, &mut warnings),
+    };
+    let history = history::redact_entries(entries);
+    redactions.history = history.report;
+
+    let claude_code = match claude::capture(probe, &cwd) {
+        Ok(c) => c,
+        Err(e) => {
+            warnings.push(format!("claude code: could not read the project directory: {e}"));
+            None
+        }
+    };
+
+    let git = match exec::within("git", opts.deadline, move || git_job.join()) {
+        Ok(Ok(Ok((git, report)))) => {
+            redactions.git = report;
+            git
+        }
+        Ok(Ok(Err(e))) => {
+            warnings.push(format!("git: could not read the repository: {}", e.message()));
+            None
+        }
+        Ok(Err(_)) => {
+            warnings.push("git: the reader crashed".into());
+            None
+        }
+        Err(e) => {
+            warnings.push(format!("git: {e}"));
+            None
+        }
+    };
+    let multiplexer = match tmux_job.join() {
+        Ok(Ok(m)) => m,
+        Ok(Err(e)) => {
+            warnings.push(format!("tmux: {e}"));
+            None
+        }
+        Err(_) => None,
+    };
+
+    let user = whoami::username().unwrap_or_else(|_| probe.var("USER").unwrap_or("unknown").to_string());
+    let hostname = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
+    let created_by = probe.var("USER").map(str::to_string).unwrap_or_else(|| user.clone());
+    let state = ShellState {
+        cwd: cwd.to_string_lossy().into_owned(),
+        hostname,
+        user,
+        shell,
+        env: env.env,
+        env_dropped_count: env.dropped,
+        history_tail: history.tail,
+        history_redacted_lines: history.redacted_lines,
+        terminal: terminal::capture(probe),
+        multiplexer,
+        git,
+        claude_code,
+        ..ShellState::default()
+    };
+    let lok = ShellLok {
+        format_version: crate::lok::FORMAT_VERSION,
+        session: ShellSessionMeta {
+            id: format!("shell-{}", uuid::Uuid::new_v4()),
+            status: "snapshot".into(),
+            kind: ShellKind::Shell,
+            created_at_ms: probe.now_ms(),
+            extra: Default::default(),
+        },
+        shell: state,
+        bundle: None,
+        created_by,
+        captured_via: opts.captured_via.clone(),
+        extra: Default::default(),
+    };
+    debug_assert_eq!(serde_json::to_value(lok.session.kind).ok(), Some(SHELL_KIND.into()));
+    Snapshot { lok, warnings, redactions, history_source }
+}
+
+fn read_history(
+    probe: &Probe,
+    shell: &str,
+    opts: &Options,
+    warnings: &mut Vec<String>,
+) -> (Vec<String>, Option<String>) {
+    let located = match &opts.history_file {
+        Some(path) => {
+            Some((path.clone(), history::Format::for_shell(shell).unwrap_or(history::Format::Bash)))
+        }
+        None => history::locate(probe, shell),
+    };
+    let Some((path, format)) = located else {
+        return (Vec::new(), None);
+    };
+    match history::read_tail(&path, format, opts.history_lines) {
+        Ok(entries) => (entries, Some(path.display().to_string())),
+        // A shell that never wrote a history file is not a failure, unless the user named it.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && opts.history_file.is_none() => {
+            (Vec::new(), None)
+        }
+        Err(e) => {
+            warnings.push(format!("history: could not read {}: {e}", path.display()));
+            (Vec::new(), None)
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Human-readable descriptions of a `.lok`, shared by the snapshot summary and `inspect`.
+//! Everything taken from the file passes through [`sanitize`](crate::sanitize) first.
+
+use std::io::{self, Write};
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::lok::{CoordinationLok, ShellLok};
+use crate::sanitize::for_terminal as safe;
+
+/// `1776042774000` → `2026-04-13T01:12:54Z`.
+pub fn utc(ms: u64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+/// `2351.7 KB`, `6.2 KB`, `512 B`.
+pub fn size(bytes: u64) -> String {
+    match bytes {
+        b if b < 1024 => format!("{b} B"),
+        b if b < 1024 * 1024 => format!("{:.1} KB", b as f64 / 1024.0),
+        b if b < 1024 * 1024 * 1024 => format!("{:.1} MB", b as f64 / (1024.0 * 1024.0)),
+        b => format!("{:.2} GB", b as f64 / (1024.0 * 1024.0 * 1024.0)),
+    }
+}
+
+/// `365295` → `6m 05s`; under a minute, `30.1s`.
+pub fn duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        s if s < 60 => format!("{:.1}s", ms as f64 / 1000.0),
+        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
+        s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// `49793` → `49,793`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn short(head: &str) -> &str {
+    head.get(..7).unwrap_or(head)
+}
+
+/// The "Contents:" block of a shell session.
+pub fn shell_contents<W: Write>(lok: &ShellLok, w: &mut W) -> io::Result<()> {
+    let s = &lok.shell;
+    writeln!(w, "Contents:")?;
+    writeln!(w, "  cwd:         {}", safe(&s.cwd))?;
+    writeln!(w, "  user:        {}@{}", safe(&s.user), safe(&s.hostname))?;
+    writeln!(w, "  shell:       {}", safe(&s.shell))?;
+    writeln!(w, "  history:     {} entries ({} redacted)", s.history_tail.len(), s.history_redacted_lines)?;
+    writeln!(w, "  env:         {} kept, {} dropped", s.env.len(), s.env_dropped_count)?;
+    let terminal = match &s.terminal {
+        Some(t) => {
+            let mut out = t.program.clone().unwrap_or_else(|| "unknown".into());
+            if let Some(v) = &t.version {
+                out = format!("{out} {v}");
+            }
+            if let Some(term) = &t.term {
+                out = format!("{out} ({term})");
+            }
+            out
+        }
+        None => "unknown".into(),
+    };
+    writeln!(w, "  terminal:    {}", safe(&terminal))?;
+    let mux = match &s.multiplexer {
+        Some(m) => format!("{} session {}", m.kind, m.session.as_deref().unwrap_or("?")),
+        None => "none".into(),
+    };
+    writeln!(w, "  multiplexer: {}", safe(&mux))?;
+    let git = match &s.git {
+        Some(g) => {
+            let at = match (&g.branch, &g.head) {
+                (Some(b), Some(h)) => format!("{b} @ {}", short(h)),
+                (None, Some(h)) => format!("detached @ {}", short(h)),
+                (Some(b), None) => format!("{b} (no commits)"),
+                (None, None) => "no HEAD".into(),
+            };
+            let remote = g.remote.as_deref().map(|r| format!(", {r}")).unwrap_or_default();
+            format!("{at} ({} dirty){remote}", g.dirty_files)
+        }
+        None => "none".into(),
+    };
+    writeln!(w, "  git:         {}", safe(&git))?;
+    let claude = match &s.claude_code {
+        Some(c) => {
+            format!("{} ({} sessions, {} memory files)", c.project_slot, c.sessions_logged, c.memory_files)
+        }
+        None => "none".into(),
+    };
+    writeln!(w, "  claude code: {}", safe(&claude))?;
+    if let Some(sb) = &s.tmux_scrollback {
+        writeln!(w, "  scrollback:  {}", size(sb.bytes))?;
+    }
+    let bundle = match &lok.bundle {
+        Some(b) => format!(
+            "{} ({} uncompressed, {} encoded)",
+            b.kind,
+            size(b.uncompressed_bytes),
+            size(b.base64_bytes)
+        ),
+        None => "none".into(),
+    };
+    writeln!(w, "  bundle:      {}", safe(&bundle))
+}
+
+/// A whole shell session, as `inspect` shows it.
+pub fn inspect_shell<W: Write>(lok: &ShellLok, all_history: bool, w: &mut W) -> io::Result<()> {
+    writeln!(
+        w,
+        "Shell session {}, captured {} by {} via {}",
+        safe(&lok.session.id),
+        utc(lok.session.created_at_ms),
+        safe(&lok.created_by),
+        safe(&lok.captured_via)
+    )?;
+    writeln!(w)?;
+    shell_contents(lok, w)?;
+    let tail = &lok.shell.history_tail;
+    if !tail.is_empty() {
+        let shown = if all_history { tail.len() } else { tail.len().min(10) };
+        writeln!(w)?;
+        if shown < tail.len() {
+            writeln!(w, "History (last {shown} of {}; --history for all):", tail.len())?;
+        } else {
+            writeln!(w, "History:")?;
+        }
+        for entry in &tail[tail.len() - shown..] {
+            writeln!(w, "  {}", safe(entry))?;
+        }
+    }
+    Ok(())
+}
+
+/// A coordination session: its phases with status, duration and tokens.
+pub fn inspect_coordination<W: Write>(lok: &CoordinationLok, w: &mut W) -> io::Result<()> {
+    let s = &lok.session;
+    write!(w, "Coordination session {} ({})", safe(&s.id), safe(&s.status))?;
+    match &lok.workflow_name {
+        Some(name) => writeln!(w, ": {}", safe(name))?,
+        None => writeln!(w)?,
+    }
+    writeln!(w)?;
+    if let Some(dir) = &lok.project_dir {
+        writeln!(w, "  project:  {}", safe(dir))?;
+    }
+    writeln!(w, "  created:  {} by {}", utc(s.created_at_ms), safe(&lok.created_by))?;
+    let done = s.phases.iter().filter(|p| p.status == "completed").count();
+    writeln!(w, "  phases:   {done}/{} completed, current {}", s.phases.len(), s.current_phase_index)?;
+    writeln!(w, "  total:    {}, {} tokens", duration(s.total_duration_ms), thousands(s.total_tokens))?;
+    if let Some(prompts) = &lok.agent_prompts {
+        writeln!(w, "  prompts:  {} custom", prompts.len())?;
+    }
+    if !s.phases.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "Phases:")?;
+        let width = s.phases.iter().map(|p| p.name.chars().count().max(p.agent_id.len())).max().unwrap_or(0);
+        for (i, p) in s.phases.iter().enumerate() {
+            let name = if p.name.is_empty() { &p.agent_id } else { &p.name };
+            writeln!(
+                w,
+                "  {}. {:width$}  {:9}  {:>8}  {:>8} tokens  {}",
+                i + 1,
+                safe(name),
+                safe(&p.status),
+                duration(p.duration_ms),
+                thousands(p.tokens_used),
+                size(p.output.len() as u64),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_people_write_them() {
+        assert_eq!(thousands(49793), "49,793");
+        assert_eq!(thousands(100), "100");
+        assert_eq!(duration(365_295), "6m 05s");
+        assert_eq!(duration(30_052), "30.1s");
+        assert_eq!(size(2_408_141), "2.3 MB");
+        assert_eq!(utc(1_776_042_774_000), "2026-04-13T01:12:54Z");
+    }
+}
