@@ -95,14 +95,17 @@ pub struct InspectArgs {
 
 /// Print a shell completion script.
 #[derive(Debug, Clone, Args)]
-#[command(long_about = "Print a completion script for SHELL on standard output.
+#[command(long_about = "Print a completion script for SHELL on standard output, covering \
+lokust-shell and lokust-shell-snapshot.
 
-  zsh:  lokust-shell completions zsh > \"${fpath[1]}/_lokust-shell\"
-  bash: lokust-shell completions bash > ~/.local/share/bash-completion/completions/lokust-shell
-  fish: lokust-shell completions fish > ~/.config/fish/completions/lokust-shell.fish")]
+zsh: lokust-shell completions zsh > \"${fpath[1]}/_lokust-shell\"
+
+bash: lokust-shell completions bash > ~/.local/share/bash-completion/completions/lokust-shell
+
+fish: lokust-shell completions fish > ~/.config/fish/completions/lokust-shell.fish")]
 pub struct CompletionsArgs {
-    /// The shell to complete for.
-    #[arg(value_enum)]
+    /// The shell to complete for: zsh, bash or fish.
+    #[arg(value_enum, hide_possible_values = true)]
     pub shell: CompletionShell,
 }
 
@@ -143,6 +146,16 @@ pub struct ShellCli {
 pub struct SnapshotCli {
     #[command(flatten)]
     pub args: SnapshotArgs,
+}
+
+/// The date printed in the man pages; bumped with each release.
+pub const MAN_DATE: &str = "2026-11-22";
+
+/// A man page in roff, as committed in `man/`.
+pub fn render_man(cmd: clap::Command) -> String {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd).date(MAN_DATE).render(&mut buf).expect("rendering into memory");
+    String::from_utf8(buf).expect("roff is UTF-8")
 }
 
 /// Every (page name, command) pair that gets a man page.

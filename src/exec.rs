@@ -16,6 +16,8 @@ pub enum ExecError {
     Spawn { program: String, source: std::io::Error },
     #[error("{program} did not answer within {} ms (raise LOKUST_TIMEOUT_MS to wait longer)", .after.as_millis())]
     Timeout { program: String, after: Duration },
+    #[error("{0}")]
+    NotFound(String),
     #[error("{program} failed ({status}): {stderr}")]
     Failed { program: String, status: String, stderr: String },
 }

@@ -1,1 +1,13 @@
+//! Integration tests: every test drives the built binaries against real files, a real
+//! git, real shells and a real tmux server on a private socket.
 
+mod util;
+
+// The .lok format: schema, fixtures, version and unknown-field handling.
+mod format;
+// lokust-shell-snapshot against a temp HOME with real histories, git, tmux, Claude trees.
+mod snapshot;
+// lokust-shell inspect on both variants and on the real sessions in shared/fixtures-real.
+mod inspect;
+// --help, man pages and completions stay in step with the clap definitions.
+mod docs;

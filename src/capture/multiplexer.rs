@@ -52,11 +52,20 @@ pub fn capture(
         let socket = tmux_var.map(tmux_socket_path);
         let target = match named_session {
             // A trailing colon makes tmux read the name as a session, not a pane.
-            Some(s) => Some(format!("{s}:")),
+            // `=` asks for that exact name, not a prefix match.
+            Some(s) => Some(format!("={s}:")),
             None => probe.var("TMUX_PANE").map(str::to_string),
         };
         let answer = tmux_query(socket, target.as_deref(), "#{session_name}\t#{socket_path}", deadline)?;
         let (session, socket_path) = answer.split_once('\t').unwrap_or((answer.as_str(), ""));
+        // tmux answers an unknown target with an empty line and success.
+        if session.is_empty() {
+            return Err(ExecError::NotFound(match (named_session, target) {
+                (Some(s), _) => format!("the tmux server has no session named {s:?}"),
+                (None, Some(t)) => format!("the tmux server has no pane {t} (from $TMUX_PANE)"),
+                (None, None) => "the tmux server named no session".to_string(),
+            }));
+        }
         // `$TMUX` as the spec shows it; the server's socket path when we were not inside.
         let socket = tmux_var.map(str::to_string).or_else(|| Some(socket_path.to_string()));
         return Ok(Some(Multiplexer {

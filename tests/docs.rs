@@ -1,0 +1,92 @@
+//! Help, man pages and completions come from the clap definitions and stay in step.
+
+use std::path::Path;
+
+use crate::format::check_generated;
+use crate::util::{TestEnv, have};
+
+#[test]
+fn man_pages_are_current_and_lint_clean() {
+    let man = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    for (name, cmd) in lokust::cli::man_pages() {
+        let page = man.join(format!("{name}.1"));
+        check_generated(&page, &lokust::cli::render_man(cmd));
+    }
+    if have("mandoc") {
+        for (name, _) in lokust::cli::man_pages() {
+            let page = man.join(format!("{name}.1"));
+            let out = std::process::Command::new("mandoc")
+                .args(["-man", "-Tlint", "-Wwarning"])
+                .arg(&page)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success() && text.trim().is_empty(), "mandoc on {name}.1:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn every_long_flag_in_help_is_in_its_man_page() {
+    let man = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    for (name, cmd) in lokust::cli::man_pages() {
+        let page = std::fs::read_to_string(man.join(format!("{name}.1"))).unwrap();
+        for arg in cmd.get_arguments() {
+            if let Some(long) = arg.get_long() {
+                assert!(
+                    page.contains(&format!("\\-\\-{}", long.replace('-', "\\-"))),
+                    "--{long} missing from {name}.1"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn short_help_fits_and_long_help_lists_the_environment() {
+    let env = TestEnv::new();
+    for bin in ["lokust-shell", "lokust-shell-snapshot"] {
+        let out = env.cmd(bin).arg("-h").assert().success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(text.lines().all(|l| l.chars().count() < 100), "{bin} -h:\n{text}");
+        let out = env.cmd(bin).arg("--help").assert().success();
+        let long = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(long.contains("LOKUST_TIMEOUT_MS") && long.contains("Exit status"), "{bin} --help:\n{long}");
+        assert!(long.len() > text.len());
+    }
+    // Rare flags hide from -h but show in --help.
+    let out = env.cmd("lokust-shell-snapshot").arg("-h").assert().success();
+    assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("--history-file"));
+}
+
+#[test]
+fn help_works_from_a_deleted_directory() {
+    let env = TestEnv::new();
+    let bin = assert_cmd::cargo::cargo_bin("lokust-shell-snapshot");
+    let script = "mkdir gone && cd gone && rmdir ../gone && exec \"$0\" --help";
+    let out = std::process::Command::new("sh")
+        .args(["-c", script])
+        .arg(bin)
+        .current_dir(&env.cwd)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--history-lines"));
+}
+
+#[test]
+fn completions_load_in_each_shell() {
+    let env = TestEnv::new();
+    for (shell, check) in
+        [("bash", vec!["bash", "-n"]), ("zsh", vec!["zsh", "-n"]), ("fish", vec!["fish", "--no-execute"])]
+    {
+        let out = env.cmd("lokust-shell").args(["completions", shell]).assert().success();
+        let script = out.get_output().stdout.clone();
+        let text = String::from_utf8_lossy(&script);
+        assert!(text.contains("lokust-shell-snapshot") && text.contains("history-lines"), "{shell}");
+        if have(check[0]) {
+            let file = env.write(format!("completion.{shell}"), &script);
+            crate::util::run_ok(std::process::Command::new(check[0]).args(&check[1..]).arg(&file));
+        }
+    }
+}
