@@ -1,4 +1,4 @@
-//! `lokust-shell`: the umbrella command (snapshot, inspect, completions, …).
+//! `lokust-shell`: the umbrella command (snapshot, inspect, init, completions, …).
 
 use std::io;
 use std::process::ExitCode;
@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     exit::run(|| match &cli.command {
         ShellCommand::Snapshot(args) => cmd::snapshot::run(args),
         ShellCommand::Inspect(args) => cmd::inspect::run(args, &mut io::stdout().lock()),
+        ShellCommand::Init(args) => cmd::init::run(args, &mut io::stdout().lock()),
         ShellCommand::Completions(args) => cmd::completions::run(args, &mut io::stdout().lock()),
     })
 }

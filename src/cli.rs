@@ -12,6 +12,8 @@ Environment:
   CLAUDE_CONFIG_DIR    Claude Code's config directory, default ~/.claude
   HISTFILE             the history file to read, default per shell
   XDG_STATE_HOME       where snapshots are kept, default ~/.local/state
+  LOKUST_HOOK          set to 0 to turn the prompt hook off
+  LOKUST_HOOK_INTERVAL seconds between the hook's refreshes in one directory, default 30
   NO_COLOR             set to disable colour
 
 Exit status: 0 success, 2 error, 130 interrupted.";
@@ -65,6 +67,28 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "NAME", hide_short_help = true)]
     pub shell: Option<String>,
 
+    /// Read the history from FILE (- for standard input), as a shell hook hands it over.
+    ///
+    /// Either NUL-terminated entries, oldest first (zsh's $history, fish's `history
+    /// search --null --reverse`), or `fc -l` output, where a line that does not start
+    /// with an event number continues the entry before it (bash). Replaces the history
+    /// file.
+    #[arg(long, value_name = "FILE", hide_short_help = true, conflicts_with = "history_file")]
+    pub history_from: Option<PathBuf>,
+
+    /// Keep the live snapshot of the shell PID current (used by the prompt hook).
+    ///
+    /// Writes $XDG_STATE_HOME/lokust/live/PID.lok atomically, never replaces a good
+    /// snapshot with an empty or broken one, prunes the live files of shells that ended
+    /// long ago, and prints nothing: problems go to $XDG_STATE_HOME/lokust/hook.log.
+    #[arg(long, value_name = "PID", hide_short_help = true, conflicts_with_all = ["file", "output", "tmux"])]
+    pub live: Option<u32>,
+
+    /// With --live: do nothing when the directory is unchanged and the live snapshot is
+    /// younger than SECS seconds.
+    #[arg(long, value_name = "SECS", hide_short_help = true, requires = "live")]
+    pub interval: Option<u64>,
+
     /// Print no summary on standard error.
     #[arg(short, long)]
     pub quiet: bool,
@@ -81,8 +105,13 @@ bidi characters escaped, so a hostile file cannot act on your terminal.",
 )]
 pub struct InspectArgs {
     /// The .lok file to read, or - for standard input.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "latest")]
+    pub file: Option<PathBuf>,
+
+    /// Read the newest snapshot instead: an export, a snapshot, or the live snapshot of a
+    /// shell that has ended (the shells still running, this one included, come last).
+    #[arg(long, conflicts_with = "file")]
+    pub latest: bool,
 
     /// Print the file as normalised JSON instead of a summary.
     #[arg(long)]
@@ -109,17 +138,43 @@ pub struct CompletionsArgs {
     pub shell: CompletionShell,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompletionShell {
     Zsh,
     Bash,
     Fish,
 }
 
+/// Print the prompt hook for a shell.
+#[derive(Debug, Clone, Args)]
+#[command(
+    long_about = "Print the prompt hook for SHELL. It keeps \
+$XDG_STATE_HOME/lokust/live/<shell pid>.lok current: a snapshot without bundle, written in \
+the background when the directory changed, or when new commands were run and the last \
+refresh is LOKUST_HOOK_INTERVAL seconds old (default 30). It hands over the shell's \
+history from memory, so the snapshot is current even when the history file lags. It keeps \
+$?, prints nothing, and loading it twice is harmless. LOKUST_HOOK=0 turns it off.
+
+zsh, in ~/.zshrc: eval \"$(lokust-shell init zsh)\"
+
+bash, in ~/.bashrc: eval \"$(lokust-shell init bash)\"
+
+fish, in ~/.config/fish/config.fish: lokust-shell init fish | source
+
+After a crash, lokust-shell inspect --latest shows where you were.",
+    after_long_help = ENV_HELP
+)]
+pub struct InitArgs {
+    /// The shell to print the hook for: zsh, bash or fish.
+    #[arg(value_enum, hide_possible_values = true)]
+    pub shell: CompletionShell,
+}
+
 #[derive(Debug, Clone, Subcommand)]
 pub enum ShellCommand {
     Snapshot(SnapshotArgs),
     Inspect(InspectArgs),
+    Init(InitArgs),
     Completions(CompletionsArgs),
 }
 
@@ -148,6 +203,116 @@ pub struct SnapshotCli {
     pub args: SnapshotArgs,
 }
 
+const EXPORT_LONG: &str = "\
+Save a tmux pane as a shell-session .lok: the pane's directory (from tmux), its shell \
+(found from the pane's process) and that shell's history (from the prompt hook's live \
+snapshot when there is one, else the history file), the environment lokust can see, the \
+tmux session, and the pane's whole scrollback (capture-pane -J -S -), redacted before it \
+is encoded.
+
+Made to run from a key binding (lokust-tmux bind): no terminal is needed, and when a \
+tmux server is reachable a message on the status line says where the file went or what \
+failed. The file goes to FILE, else to \
+$XDG_STATE_HOME/lokust/exports/<session>-<window>.<pane>-<UTC time>.lok (mode 0600, the \
+folder 0700); its path is printed on standard output.";
+
+/// Save a tmux pane, with its scrollback, as a .lok file.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = EXPORT_LONG, after_long_help = ENV_HELP)]
+pub struct ExportArgs {
+    /// The pane to save (a tmux target: %3, work:1.0); default the current pane.
+    #[arg(short = 't', long = "target", value_name = "PANE")]
+    pub target: Option<String>,
+
+    /// Embed the Claude Code project of the pane's directory.
+    #[arg(long)]
+    pub bundle: bool,
+
+    /// Write the .lok to FILE (- for standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print nothing; the tmux message still says where the file went.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Recreate a saved pane as a new tmux session.
+#[derive(Debug, Clone, Args)]
+#[command(
+    long_about = "Recreate a saved pane as a new detached tmux session: restore the bundle \
+when the file has one, start the session in the restored directory (or --to PATH), and show \
+the saved scrollback in its pane before the first prompt. A session of the same name is \
+never replaced: the new one gets a suffix (work-2). The session's name is printed on \
+standard output. Text from the file is shown with control characters escaped.",
+    after_long_help = ENV_HELP
+)]
+pub struct ImportArgs {
+    /// The .lok file to import.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Start the session in PATH (created when missing) instead of the saved directory.
+    #[arg(long, value_name = "PATH")]
+    pub to: Option<PathBuf>,
+
+    /// Name the session NAME instead of the saved session's name.
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+}
+
+/// Print (or apply) the tmux key binding for export.
+#[derive(Debug, Clone, Args)]
+#[command(
+    long_about = "Print the tmux.conf lines that bind prefix + C-e (a key tmux leaves \
+free) to lokust-tmux export of the current pane. With --apply, bind it in the running \
+server instead, with the key from --key, else the tmux option @lokust-export-key. \
+shell-hooks/lokust.tmux does the same when sourced (source-file) or loaded as a TPM \
+plugin; set @lokust-bin when lokust-tmux is not on tmux's PATH.",
+    after_long_help = ENV_HELP
+)]
+pub struct BindArgs {
+    /// The key to bind after the prefix, in tmux's key syntax.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+
+    /// Bind the key in the running tmux server instead of printing the lines.
+    #[arg(long)]
+    pub apply: bool,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum TmuxCommand {
+    Export(ExportArgs),
+    Import(ImportArgs),
+    Bind(BindArgs),
+}
+
+/// Save tmux panes as .lok files, and bring them back as tmux sessions.
+#[derive(Debug, Parser)]
+#[command(
+    name = "lokust-tmux",
+    version,
+    propagate_version = true,
+    long_about = "lokust-tmux saves a tmux pane (its directory, shell, redacted history and \
+whole scrollback) as a portable .lok file from a key binding, and brings a saved pane back \
+as a new tmux session with its scrollback in view. It talks to the server in $TMUX, else \
+to tmux's default server; -L and -S choose another one, as they do for tmux.",
+    after_long_help = ENV_HELP
+)]
+pub struct TmuxCli {
+    /// Talk to the tmux server on socket NAME (as tmux -L).
+    #[arg(short = 'L', value_name = "NAME", global = true, conflicts_with = "socket_path")]
+    pub socket_name: Option<String>,
+
+    /// Talk to the tmux server at socket PATH (as tmux -S).
+    #[arg(short = 'S', value_name = "PATH", global = true)]
+    pub socket_path: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: TmuxCommand,
+}
+
 /// The date printed in the man pages; bumped with each release.
 pub const MAN_DATE: &str = "2026-11-22";
 
@@ -167,6 +332,12 @@ pub fn man_pages() -> Vec<(String, clap::Command)> {
         pages.push((name.clone(), sub.clone().name(name).version(env!("CARGO_PKG_VERSION"))));
     }
     // The standalone tool is the same command as `lokust-shell snapshot`; it shares that page.
+    let tmux = TmuxCli::command();
+    pages.push(("lokust-tmux".to_string(), tmux.clone()));
+    for sub in tmux.get_subcommands() {
+        let name = format!("lokust-tmux-{}", sub.get_name());
+        pages.push((name.clone(), sub.clone().name(name).version(env!("CARGO_PKG_VERSION"))));
+    }
     pages
 }
 
@@ -178,5 +349,6 @@ mod tests {
     fn definitions_are_consistent() {
         ShellCli::command().debug_assert();
         SnapshotCli::command().debug_assert();
+        TmuxCli::command().debug_assert();
     }
 }

@@ -36,6 +36,12 @@ impl Probe {
         self.vars.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str()))
     }
 
+    /// The same probe with one variable set, e.g. `$TMUX` of the server being asked.
+    pub fn with_var(mut self, name: &str, value: impl Into<OsString>) -> Probe {
+        self.vars.insert(name.into(), value.into());
+        self
+    }
+
     pub fn set_cwd(&mut self, cwd: PathBuf) {
         self.cwd = cwd;
     }

@@ -1,5 +1,7 @@
 //! One module per subcommand; the binaries only parse arguments and call these.
 
 pub mod completions;
+pub mod init;
 pub mod inspect;
 pub mod snapshot;
+pub mod tmux;

@@ -5,14 +5,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use crate::capture::history;
 use crate::cli::SnapshotArgs;
 use crate::exit;
 use crate::fsutil;
+use crate::hook;
 use crate::lok::Lok;
 use crate::probe::Probe;
 use crate::redact::Report;
 use crate::snapshot::{self, Options, Snapshot};
 use crate::summary;
+use crate::tmux;
 
 /// Where the finished `.lok` goes.
 enum Destination {
@@ -21,10 +24,37 @@ enum Destination {
 }
 
 pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
+    if let Some(pid) = args.live {
+        return Ok(live(args, pid));
+    }
     let probe = Probe::from_process().context("could not read the working directory")?;
-    let opts = options(args, &probe)?;
+    let mut opts = options(args, &probe)?;
     let destination = destination(args, &probe)?;
-    let snap = snapshot::take(&probe, &opts);
+    // --tmux SESSION describes that session's active pane, as lokust-tmux export does:
+    // its directory and shell (unless given) and its scrollback.
+    let server = tmux::Server::new(None, None, &probe);
+    let pane = args
+        .tmux
+        .as_ref()
+        .and_then(|s| tmux::pane(&server, &probe, Some(&format!("={s}:")), opts.deadline).ok());
+    if let Some(pane) = &pane {
+        if opts.cwd.is_none() && pane.cwd.is_dir() {
+            opts.cwd = Some(pane.cwd.clone());
+        }
+        if opts.shell.is_none() {
+            opts.shell = tmux::process_name(pane.pid).filter(|n| history::Format::for_shell(n).is_some());
+        }
+    }
+    let mut snap = snapshot::take(&probe, &opts);
+    if let Some(pane) = &pane {
+        match tmux::capture_scrollback(&server, &pane.id, opts.deadline) {
+            Ok(text) => {
+                snap.lok.shell.tmux_scrollback =
+                    Some(tmux::encode_scrollback(&text, &mut snap.redactions.scrollback))
+            }
+            Err(e) => snap.warnings.push(format!("tmux: could not read the scrollback: {e}")),
+        }
+    }
     for w in &snap.warnings {
         exit::warn(w);
     }
@@ -69,14 +99,55 @@ fn options(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Options> {
         None => None,
     };
     let _ = probe;
+    let history_entries = match &args.history_from {
+        Some(from) => Some(
+            hook::read_handover(from)
+                .with_context(|| format!("could not read the history from {}", from.display()))?,
+        ),
+        None => None,
+    };
     Ok(Options {
         history_lines: args.history_lines,
         history_file: args.history_file.clone(),
+        history_entries,
         tmux_session: args.tmux.clone(),
         shell: args.shell.clone(),
         cwd,
         ..Options::default()
     })
+}
+
+/// `--live PID`, for the prompt hook: never prints, never fails loudly; what goes wrong
+/// goes to the hook log.
+fn live(args: &SnapshotArgs, pid: u32) -> u8 {
+    let probe = match Probe::from_process() {
+        Ok(p) => p,
+        // The directory is gone: nothing true can be said about it, keep the old file.
+        Err(_) => return exit::ERROR,
+    };
+    let result = (|| {
+        let history = match &args.history_from {
+            Some(from) => Some(hook::read_handover(from).context("could not read the history handed over")?),
+            None => None,
+        };
+        hook::write_live(
+            &probe,
+            &hook::LiveOptions {
+                pid,
+                shell: args.shell.clone(),
+                history,
+                history_lines: args.history_lines,
+                interval: args.interval.map(std::time::Duration::from_secs),
+            },
+        )
+    })();
+    match result {
+        Ok(_) => exit::SUCCESS,
+        Err(e) => {
+            hook::log(&probe, &format!("pid {pid}: {e:#}"));
+            exit::ERROR
+        }
+    }
 }
 
 fn destination(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Destination> {

@@ -1,0 +1,34 @@
+# lokust prompt hook for fish: keeps $XDG_STATE_HOME/lokust/live/<shell pid>.lok current.
+#
+# Load it from ~/.config/fish/config.fish with: lokust-shell init fish | source
+# LOKUST_HOOK=0 turns it off; LOKUST_HOOK_INTERVAL (seconds, default 30) is the least
+# time between two refreshes in the same directory. Private mode is respected.
+#
+# fish has no clock without a fork, so the hook runs lokust when the directory or the
+# newest history entry changed, and lokust itself skips a refresh inside the interval.
+# Sourcing twice is harmless: the function and its event handler are simply redefined.
+
+set -g __lokust_bin lokust-shell
+set -g __lokust_pwd ''
+set -g __lokust_last ''
+
+function __lokust_hook --on-event fish_prompt
+    set -l __lokust_status $status
+    if test "$LOKUST_HOOK" = 0; or set -q fish_private_mode
+        return $__lokust_status
+    end
+    set -l last (builtin history search --max 1 2>/dev/null)
+    if test "$PWD" != "$__lokust_pwd"; or test "$last" != "$__lokust_last"
+        set -g __lokust_pwd $PWD
+        set -g __lokust_last "$last"
+        set -l interval 30
+        if string match -qr '^[0-9]+$' -- "$LOKUST_HOOK_INTERVAL"
+            set interval $LOKUST_HOOK_INTERVAL
+        end
+        # The in-memory history, oldest first, NUL-terminated; disown keeps fish from
+        # announcing the job's end.
+        builtin history search --null --reverse --max 200 2>/dev/null | command $__lokust_bin snapshot --live $fish_pid --shell fish --history-from - --interval $interval >/dev/null 2>&1 &
+        disown $last_pid 2>/dev/null
+    end
+    return $__lokust_status
+end

@@ -1,0 +1,42 @@
+# lokust prompt hook for zsh: keeps $XDG_STATE_HOME/lokust/live/<shell pid>.lok current.
+#
+# Load it from ~/.zshrc with: eval "$(lokust-shell init zsh)"
+# LOKUST_HOOK=0 turns it off; LOKUST_HOOK_INTERVAL (seconds, default 30) is the least
+# time between two refreshes in the same directory.
+#
+# The prompt is sacred: the decision is made in zsh (no fork), and only when the
+# directory changed, or new commands ran and the interval passed, does one background
+# job (&!: no job table entry, no "done" message) run lokust. Sourcing twice is harmless.
+
+# EPOCHREALTIME needs zsh/datetime; $history (the in-memory history) needs zsh/parameter.
+\builtin zmodload -F zsh/datetime p:EPOCHREALTIME 2>/dev/null
+\builtin zmodload -F zsh/parameter p:history 2>/dev/null
+
+typeset -g __lokust_bin='lokust-shell'
+typeset -g __lokust_pwd=''
+typeset -gi __lokust_histcmd=-1 __lokust_at=0
+
+# Runs in the background. $history lists the newest entry first, so the newest 200 are
+# reversed and handed over NUL-terminated (fc -l would escape newlines ambiguously).
+__lokust_save() {
+  \builtin print -rN -- "${(@Oa)${(@v)history}[1,200]}" 2>/dev/null |
+    \command "$__lokust_bin" snapshot --live "$1" --shell zsh --history-from - >/dev/null 2>&1
+}
+
+__lokust_precmd() {
+  \builtin local -i __lokust_status=$?
+  if [[ ${LOKUST_HOOK:-1} != 0 ]]; then
+    \builtin local -i __lokust_now=${EPOCHREALTIME%%[.,]*}
+    if [[ $PWD != "$__lokust_pwd" ]] ||
+      ((HISTCMD != __lokust_histcmd && __lokust_now - __lokust_at >= ${LOKUST_HOOK_INTERVAL:-30})); then
+      __lokust_pwd=$PWD
+      __lokust_histcmd=$HISTCMD
+      __lokust_at=$__lokust_now
+      __lokust_save $$ &!
+    fi
+  fi
+  return $__lokust_status
+}
+
+typeset -ga precmd_functions
+precmd_functions=(${precmd_functions:#__lokust_precmd} __lokust_precmd)

@@ -1,0 +1,127 @@
+//! `lokust-tmux export | import | bind`.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::cli::{BindArgs, ExportArgs, ImportArgs, TmuxCli};
+use crate::exec;
+use crate::exit;
+use crate::fsutil;
+use crate::lok::Lok;
+use crate::probe::Probe;
+use crate::summary;
+use crate::tmux::{self, ExportOptions, ImportOptions, Server};
+
+fn server(cli: &TmuxCli, probe: &Probe) -> Server {
+    Server::new(cli.socket_name.as_deref(), cli.socket_path.as_deref(), probe)
+}
+
+fn home_relative(probe: &Probe, path: &Path) -> String {
+    match probe.home().and_then(|h| path.strip_prefix(h).ok().map(Path::to_path_buf)) {
+        Some(rel) => format!("~/{}", rel.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// Saves the pane and tells the tmux client where it went, or what failed: from a key
+/// binding, the status line is the only place anyone will look.
+pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
+    let probe = Probe::from_process().context("could not read the working directory")?;
+    let server = server(cli, &probe);
+    let deadline = exec::default_deadline();
+    let result = export_to(&probe, &server, args);
+    let target = args.target.as_deref();
+    match &result {
+        Ok(Some((path, bytes, secrets))) => {
+            let redacted = match secrets {
+                0 => String::new(),
+                n => format!(", {n} secrets redacted"),
+            };
+            let msg = format!(
+                "lokust: pane saved to {} ({}{redacted})",
+                home_relative(&probe, path),
+                summary::size(*bytes)
+            );
+            server.display(target, &msg, deadline);
+        }
+        Ok(None) => {}
+        Err(e) => server.display(target, &format!("lokust: export failed: {e:#}"), deadline),
+    }
+    result.map(|_| exit::SUCCESS)
+}
+
+fn export_to(
+    probe: &Probe,
+    server: &Server,
+    args: &ExportArgs,
+) -> anyhow::Result<Option<(std::path::PathBuf, u64, u64)>> {
+    let opts = ExportOptions {
+        target: args.target.clone(),
+        bundle: args.bundle,
+        deadline: exec::default_deadline(),
+    };
+    let exported = tmux::export(probe, server, &opts)?;
+    let snap = &exported.snapshot;
+    if !args.quiet {
+        for w in &snap.warnings {
+            exit::warn(w);
+        }
+    }
+    let lok = Lok::Shell(Box::new(snap.lok.clone()));
+    let path = match &args.output {
+        Some(p) if p == Path::new("-") => {
+            let mut out = io::stdout().lock();
+            lok.write_to(&mut out)?;
+            out.flush()?;
+            return Ok(None);
+        }
+        Some(p) => p.clone(),
+        None => tmux::export_path(probe, &exported.pane)?,
+    };
+    fsutil::write_private_atomic(&path, |f| lok.write_to(f))
+        .with_context(|| format!("could not write {}", path.display()))?;
+    if !args.quiet {
+        println!("{}", path.display());
+    }
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let r = &snap.redactions;
+    let secrets = r.history.values + r.env.values + r.git.values + r.scrollback.values;
+    Ok(Some((path, bytes, secrets)))
+}
+
+pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
+    let probe = Probe::from_process().context("could not read the working directory")?;
+    let server = server(cli, &probe);
+    let opts = ImportOptions {
+        to: args.to.clone(),
+        session: args.session.clone(),
+        deadline: exec::default_deadline(),
+    };
+    let imported = tmux::import(&probe, &server, &args.file, &opts)?;
+    for w in &imported.warnings {
+        exit::warn(w);
+    }
+    println!("{}", imported.session);
+    eprintln!(
+        "lokust: session {} created in {}; attach with: tmux attach -t '={}'",
+        crate::sanitize::for_terminal(&imported.session),
+        imported.cwd.display(),
+        crate::sanitize::for_terminal(&imported.session)
+    );
+    Ok(exit::SUCCESS)
+}
+
+pub fn bind(cli: &TmuxCli, args: &BindArgs) -> anyhow::Result<u8> {
+    let exe = std::env::current_exe().context("could not find lokust-tmux's own path")?;
+    if args.apply {
+        let probe = Probe::from_process().context("could not read the working directory")?;
+        tmux::apply_binding(&server(cli, &probe), &exe, args.key.as_deref(), exec::default_deadline())?;
+    } else {
+        let mut out = io::stdout().lock();
+        out.write_all(tmux::bind_lines(&exe, args.key.as_deref().unwrap_or(tmux::DEFAULT_KEY)).as_bytes())?;
+        out.flush()?;
+    }
+    Ok(exit::SUCCESS)
+}

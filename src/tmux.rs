@@ -1,0 +1,590 @@
+//! lokust-tmux: saving a pane as a `.lok` with its scrollback (export), bringing a saved
+//! pane back as a new tmux session (import), and the key binding that runs export.
+//!
+//! Everything is asked of the tmux server itself, with a deadline, so export works from
+//! a key binding: no terminal, tmux's environment, the pane's directory and shell taken
+//! from tmux and the pane's process. tmux-resurrect's most filed problems are the guide:
+//! a save is never empty or half written (atomic, and only after every step succeeded),
+//! each pane keeps its own history (the prompt hook's live snapshot of that very shell),
+//! nothing depends on the status line, and import works under another home directory.
+
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use crate::capture::history;
+use crate::exec::{self, ExecError};
+use crate::fsutil;
+use crate::hook;
+use crate::lok::{Lok, Scrollback, ShellLok};
+use crate::probe::Probe;
+use crate::redact::{Report, redact_report};
+use crate::sanitize;
+use crate::snapshot::{self, Options, Snapshot};
+use crate::summary;
+
+/// The key bound after the prefix when `@lokust-export-key` is not set: free in tmux's
+/// default key table (tmux 3.3), and not tmux-resurrect's C-s / C-r either.
+pub const DEFAULT_KEY: &str = "C-e";
+
+/// The `format` of `shell.tmux_scrollback`.
+pub const SCROLLBACK_FORMAT: &str = "text+base64";
+
+/// Which tmux server to talk to: `-S PATH`, `-L NAME`, the one in `$TMUX`, or tmux's
+/// default server.
+#[derive(Debug, Clone, Default)]
+pub struct Server {
+    args: Vec<OsString>,
+}
+
+impl Server {
+    pub fn new(socket_name: Option<&str>, socket_path: Option<&Path>, probe: &Probe) -> Server {
+        let args: Vec<OsString> = match (socket_path, socket_name, probe.var("TMUX")) {
+            (Some(p), _, _) => vec!["-S".into(), p.into()],
+            (None, Some(n), _) => vec!["-L".into(), n.into()],
+            (None, None, Some(t)) => {
+                vec!["-S".into(), crate::capture::multiplexer::tmux_socket_path(t).into()]
+            }
+            (None, None, None) => Vec::new(),
+        };
+        Server { args }
+    }
+
+    /// A `tmux` command aimed at this server.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new("tmux");
+        cmd.args(&self.args);
+        cmd
+    }
+
+    /// Runs a tmux command within `deadline` and returns its output.
+    pub fn run<S: AsRef<OsStr>>(&self, args: &[S], deadline: Duration) -> Result<String, ExecError> {
+        let mut cmd = self.command();
+        cmd.args(args);
+        let out = exec::output(cmd, deadline)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// `display-message -p` about `target`; `None` when tmux knows no such target (tmux
+    /// 3.3 answers an unknown target with an empty line and success).
+    pub fn query(
+        &self,
+        target: Option<&str>,
+        format: &str,
+        deadline: Duration,
+    ) -> Result<Option<String>, ExecError> {
+        let mut args = vec!["display-message", "-p"];
+        if let Some(t) = target {
+            args.extend(["-t", t]);
+        }
+        args.push(format);
+        let out = self.run(&args, deadline)?;
+        let out = out.trim_end_matches('\n');
+        Ok((!out.trim().is_empty()).then(|| out.to_string()))
+    }
+
+    /// Shows `message` on the status line of the clients looking at `target`. Best effort:
+    /// with no client attached there is nobody to tell.
+    pub fn display(&self, target: Option<&str>, message: &str, deadline: Duration) {
+        let mut args = vec!["display-message"];
+        if let Some(t) = target {
+            args.extend(["-t", t]);
+        }
+        // The message is a format: a `#` in a path must not start one.
+        let escaped = message.replace('#', "##");
+        args.push(&escaped);
+        let _ = self.run(&args, deadline);
+    }
+}
+
+/// What tmux says about one pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pane {
+    pub session: String,
+    pub session_id: String,
+    pub window_index: String,
+    pub pane_index: String,
+    pub id: String,
+    /// The process tmux started in the pane: normally the shell.
+    pub pid: u32,
+    pub socket_path: String,
+    pub server_pid: String,
+    pub cwd: PathBuf,
+}
+
+const PANE_FORMAT: &str = "#{session_name}\t#{session_id}\t#{window_index}\t#{pane_index}\t#{pane_id}\t#{pane_pid}\t#{pid}\t#{socket_path}\t#{pane_current_path}";
+
+impl Pane {
+    fn parse(line: &str) -> Option<Pane> {
+        let mut f = line.splitn(9, '\t');
+        let mut next = || f.next().map(str::to_string);
+        let (session, session_id, window_index, pane_index, id, pid, server_pid, socket_path, cwd) =
+            (next()?, next()?, next()?, next()?, next()?, next()?, next()?, next()?, next()?);
+        Some(Pane {
+            session,
+            session_id,
+            window_index,
+            pane_index,
+            id,
+            pid: pid.parse().ok()?,
+            socket_path,
+            server_pid,
+            cwd: PathBuf::from(cwd),
+        })
+    }
+
+    /// The `$TMUX` value a shell in this pane sees.
+    pub fn tmux_var(&self) -> String {
+        format!("{},{},{}", self.socket_path, self.server_pid, self.session_id.trim_start_matches('$'))
+    }
+
+    /// `work-1.0`, for file names.
+    pub fn label(&self) -> String {
+        format!("{}-{}.{}", file_safe(&self.session), self.window_index, self.pane_index)
+    }
+}
+
+/// The pane `target` (a tmux target; default `$TMUX_PANE`, else tmux's current pane).
+pub fn pane(
+    server: &Server,
+    probe: &Probe,
+    target: Option<&str>,
+    deadline: Duration,
+) -> anyhow::Result<Pane> {
+    let target = target.map(str::to_string).or_else(|| probe.var("TMUX_PANE").map(str::to_string));
+    let answer = server
+        .query(target.as_deref(), PANE_FORMAT, deadline)
+        .context("could not ask tmux about the pane")?
+        .ok_or_else(|| match &target {
+            Some(t) => anyhow!("the tmux server has no pane {t:?}"),
+            None => anyhow!("the tmux server named no current pane (pass -t PANE)"),
+        })?;
+    Pane::parse(&answer).with_context(|| format!("tmux answered {answer:?} about the pane"))
+}
+
+/// The name of process `pid` (`zsh`, `bash`, `fish`…), when it is running.
+pub fn process_name(pid: u32) -> Option<String> {
+    use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
+    let mut sys = System::new().ok()?;
+    let pid = Pid::from_u32(pid);
+    sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[pid]), true, ProcessRefreshKind::nothing());
+    let name = sys.process(pid)?.name().to_string_lossy().trim_start_matches('-').to_string();
+    Some(name)
+}
+
+/// The pane's whole history, wrapped lines joined (`-J`, which also keeps the padding
+/// at the end of each line: trimmed here), trailing blank lines dropped.
+pub fn capture_scrollback(server: &Server, pane_id: &str, deadline: Duration) -> Result<String, ExecError> {
+    let raw = server.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane_id], deadline)?;
+    Ok(tidy_scrollback(&raw))
+}
+
+fn tidy_scrollback(raw: &str) -> String {
+    let mut text = String::with_capacity(raw.len());
+    for line in raw.lines() {
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    let kept = text.trim_end().len();
+    text.truncate(kept);
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text
+}
+
+/// Redacts `text` (counting into `report`) and encodes it as `shell.tmux_scrollback`.
+pub fn encode_scrollback(text: &str, report: &mut Report) -> Scrollback {
+    let clean = redact_report(text, report);
+    Scrollback {
+        format: SCROLLBACK_FORMAT.into(),
+        bytes: clean.len() as u64,
+        data: BASE64.encode(clean.as_bytes()),
+        extra: Default::default(),
+    }
+}
+
+/// The text of a saved scrollback.
+pub fn decode_scrollback(sb: &Scrollback) -> anyhow::Result<String> {
+    if sb.format != SCROLLBACK_FORMAT {
+        bail!("the scrollback's format is {:?}; this lokust reads {SCROLLBACK_FORMAT:?}", sb.format);
+    }
+    let bytes = BASE64.decode(sb.data.trim()).context("the scrollback is not valid base64")?;
+    if bytes.len() as u64 != sb.bytes {
+        crate::exit::warn(&format!(
+            "the scrollback holds {} bytes where the file says {} (truncated?)",
+            bytes.len(),
+            sb.bytes
+        ));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Text from a file, made safe for a terminal line by line: newlines and tabs stay.
+pub fn for_terminal_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b.strip_suffix('\r').unwrap_or(b), "\n"),
+            None => (line, ""),
+        };
+        out.push_str(&sanitize::for_terminal(body));
+        out.push_str(nl);
+    }
+    out
+}
+
+/// A name made of characters that are safe in a file name.
+fn file_safe(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with('.') { format!("_{s}") } else { s }
+}
+
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    pub target: Option<String>,
+    pub bundle: bool,
+    pub deadline: Duration,
+}
+
+pub struct Exported {
+    pub pane: Pane,
+    pub snapshot: Snapshot,
+}
+
+/// Snapshots the shell in a pane and adds the pane's scrollback.
+pub fn export(probe: &Probe, server: &Server, opts: &ExportOptions) -> anyhow::Result<Exported> {
+    let pane = pane(server, probe, opts.target.as_deref(), opts.deadline)?;
+    // The capturers see the pane as a shell inside it would: its $TMUX and $TMUX_PANE.
+    let probe = probe.clone().with_var("TMUX", pane.tmux_var()).with_var("TMUX_PANE", pane.id.clone());
+    let shell = process_name(pane.pid).filter(|n| history::Format::for_shell(n).is_some());
+    let live = hook::read_live(&probe, pane.pid);
+    let snap_opts = Options {
+        cwd: Some(pane.cwd.clone()).filter(|c| c.is_dir()),
+        shell,
+        // The hook's live snapshot of this very shell has its history from memory, which
+        // is fresher than the history file and belongs to this pane alone.
+        history_entries: live.map(|l| l.shell.history_tail).filter(|h| !h.is_empty()),
+        captured_via: "lokust-tmux".into(),
+        deadline: opts.deadline,
+        ..Options::default()
+    };
+    let mut snap = snapshot::take(&probe, &snap_opts);
+    if snap_opts.history_entries.is_some() {
+        snap.history_source = Some("the shell's live snapshot".into());
+    }
+    let text =
+        capture_scrollback(server, &pane.id, opts.deadline).context("could not read the scrollback")?;
+    snap.lok.shell.tmux_scrollback = Some(encode_scrollback(&text, &mut snap.redactions.scrollback));
+    if opts.bundle {
+        attach_bundle(&probe, &mut snap)?;
+    }
+    Ok(Exported { pane, snapshot: snap })
+}
+
+/// Adds the Claude Code project bundle to an export.
+// wired at merge: the bundle writer (issue 4) lands on its own branch.
+fn attach_bundle(_probe: &Probe, _snap: &mut Snapshot) -> anyhow::Result<()> {
+    bail!("this lokust cannot create bundles yet; export without --bundle")
+}
+
+/// `$XDG_STATE_HOME/lokust/exports/<session>-<window>.<pane>-<UTC time>.lok`, created
+/// 0700; a second export in the same second gets a suffix.
+pub fn export_path(probe: &Probe, pane: &Pane) -> anyhow::Result<PathBuf> {
+    let dir = probe
+        .state_dir()
+        .context("cannot find a place for the export: set HOME or XDG_STATE_HOME, or pass -o FILE")?
+        .join("exports");
+    fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let stamp = summary::utc(probe.now_ms()).replace(['-', ':'], "");
+    let base = format!("{}-{stamp}", pane.label());
+    Ok(free_name(&dir, &base))
+}
+
+fn free_name(dir: &Path, base: &str) -> PathBuf {
+    let first = dir.join(format!("{base}.lok"));
+    if !first.exists() {
+        return first;
+    }
+    (2..).map(|n| dir.join(format!("{base}-{n}.lok"))).find(|p| !p.exists()).expect("an unused name")
+}
+
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    pub to: Option<PathBuf>,
+    pub session: Option<String>,
+    pub deadline: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub session: String,
+    pub cwd: PathBuf,
+    pub scrollback_bytes: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Restores the bundle of `lok` (when it has one) and returns the directory it was
+/// restored to.
+// wired at merge: `lokust::restore::restore` (issue 4) replaces the refusal below.
+fn restore_bundle(lok: &ShellLok, _source: &Path, _to: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
+    if lok.bundle.is_none() {
+        return Ok(None);
+    }
+    bail!("this lokust cannot restore bundles yet")
+}
+
+/// Recreates a saved pane as a new detached session: its directory, then its scrollback
+/// shown in the pane before the shell starts (as tmux-resurrect does).
+pub fn import(
+    probe: &Probe,
+    server: &Server,
+    source: &Path,
+    opts: &ImportOptions,
+) -> anyhow::Result<Imported> {
+    let lok = match Lok::read_path(source)? {
+        Lok::Shell(s) => s,
+        Lok::Coordination(_) => {
+            bail!(
+                "{} is a coordination session; lokust-tmux imports shell sessions",
+                crate::lok::display_name(source)
+            )
+        }
+    };
+    let mut warnings = Vec::new();
+    let restored = restore_bundle(&lok, source, opts.to.as_deref())?;
+    let cwd = match (restored, &opts.to) {
+        (Some(dir), _) => dir,
+        (None, Some(to)) => {
+            let to = std::path::absolute(to).with_context(|| format!("bad path {}", to.display()))?;
+            fs::create_dir_all(&to).with_context(|| format!("could not create {}", to.display()))?;
+            to
+        }
+        (None, None) => {
+            let saved = PathBuf::from(&lok.shell.cwd);
+            if !lok.shell.cwd.is_empty() && saved.is_absolute() && saved.is_dir() {
+                saved
+            } else {
+                let home = probe.home().unwrap_or_else(|| PathBuf::from("/"));
+                warnings.push(format!(
+                    "the saved directory {} is not here; starting in {} (use --to PATH)",
+                    sanitize::for_terminal(&lok.shell.cwd),
+                    home.display()
+                ));
+                home
+            }
+        }
+    };
+
+    let text = match &lok.shell.tmux_scrollback {
+        Some(sb) => for_terminal_lines(&decode_scrollback(sb)?),
+        None => String::new(),
+    };
+    let shell = server
+        .run(&["show-options", "-gv", "default-shell"], opts.deadline)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| probe.var("SHELL").map(str::to_string))
+        .unwrap_or_else(|| "/bin/sh".into());
+    let replay = if text.is_empty() { None } else { Some(replay_file(probe, &text, &lok)?) };
+
+    let wanted = opts
+        .session
+        .clone()
+        .or_else(|| lok.shell.multiplexer.as_ref().and_then(|m| m.session.clone()))
+        .unwrap_or_else(|| "lokust".into());
+    let wanted = session_safe(&wanted);
+    let result = new_session(server, &wanted, &cwd, &shell, replay.as_deref(), opts.deadline);
+    if result.is_err()
+        && let Some(r) = &replay
+    {
+        let _ = fs::remove_file(r);
+    }
+    let session = result?;
+    Ok(Imported { session, cwd, scrollback_bytes: text.len(), warnings })
+}
+
+/// tmux session names cannot hold `:` or `.`; control characters have no business there.
+fn session_safe(name: &str) -> String {
+    let s: String =
+        name.chars().map(|c| if c == ':' || c == '.' || c.is_control() { '_' } else { c }).collect();
+    if s.trim().is_empty() { "lokust".into() } else { s }
+}
+
+/// The scrollback, with a closing line saying where it came from, in a private file the
+/// pane prints and deletes.
+fn replay_file(probe: &Probe, text: &str, lok: &ShellLok) -> anyhow::Result<PathBuf> {
+    let dir = probe.state_dir().context("set HOME or XDG_STATE_HOME")?.join("imports");
+    fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let path = dir.join(format!("{}.txt", uuid::Uuid::new_v4()));
+    let note = format!(
+        "[lokust: restored scrollback of {}@{}, saved {}]\n",
+        sanitize::for_terminal(&lok.shell.user),
+        sanitize::for_terminal(&lok.shell.hostname),
+        summary::utc(lok.session.created_at_ms)
+    );
+    fsutil::write_private_atomic(&path, |f| {
+        use std::io::Write;
+        f.write_all(text.as_bytes())?;
+        f.write_all(note.as_bytes())
+    })
+    .with_context(|| format!("could not write {}", path.display()))?;
+    Ok(path)
+}
+
+/// Creates the session `wanted`, or `wanted-2`, `wanted-3`… when the name is taken:
+/// an existing session is never touched.
+fn new_session(
+    server: &Server,
+    wanted: &str,
+    cwd: &Path,
+    shell: &str,
+    replay: Option<&Path>,
+    deadline: Duration,
+) -> anyhow::Result<String> {
+    let mut last_err = None;
+    for n in 1..=100 {
+        let name = if n == 1 { wanted.to_string() } else { format!("{wanted}-{n}") };
+        let exact = format!("={name}");
+        if server.run(&["has-session", "-t", &exact], deadline).is_ok() {
+            continue;
+        }
+        let mut args: Vec<OsString> = vec!["new-session".into(), "-d".into(), "-s".into(), (&name).into()];
+        args.extend(["-c".into(), cwd.into()]);
+        if let Some(file) = replay {
+            // Given as separate arguments, tmux runs the command without a shell parsing it:
+            // no quoting of paths. The pane prints the text, deletes it, becomes the shell.
+            args.extend(
+                ["--", "/bin/sh", "-c", "cat -- \"$1\"; rm -f -- \"$1\"; exec \"$2\" -l", "lokust"]
+                    .map(OsString::from),
+            );
+            args.push(file.into());
+            args.push(shell.into());
+        }
+        match server.run(&args, deadline) {
+            Ok(_) => return Ok(name),
+            // Someone took the name between the check and now: try the next one.
+            Err(ExecError::Failed { stderr, .. }) if stderr.contains("duplicate session") => {
+                last_err = Some(anyhow!(stderr));
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("could not create the tmux session")),
+        }
+    }
+    Err(last_err.unwrap_or_else(|| anyhow!("every name from {wanted} to {wanted}-100 is taken")))
+}
+
+/// Quotes `s` for tmux's configuration language (inside double quotes).
+fn tmux_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if matches!(c, '"' | '\\' | '$') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// Quotes `s` for sh.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The shell command a key press runs.
+fn export_command(exe: &Path) -> String {
+    format!("{} export --quiet -t '#{{pane_id}}'", sh_quote(&exe.to_string_lossy()))
+}
+
+/// The tmux.conf lines binding prefix + `key` to export the current pane.
+pub fn bind_lines(exe: &Path, key: &str) -> String {
+    format!(
+        "# lokust: prefix + {key} saves the current pane, with its scrollback, to a .lok\n\
+         # in $XDG_STATE_HOME/lokust/exports/ (lokust-tmux bind --key KEY for another key).\n\
+         bind-key {} run-shell -b {}\n",
+        tmux_quote(key),
+        tmux_quote(&export_command(exe))
+    )
+}
+
+/// Binds the export key in the running server: `key`, else the server's
+/// `@lokust-export-key`, else [`DEFAULT_KEY`]. Returns the key bound.
+pub fn apply_binding(
+    server: &Server,
+    exe: &Path,
+    key: Option<&str>,
+    deadline: Duration,
+) -> anyhow::Result<String> {
+    let key = match key {
+        Some(k) => k.to_string(),
+        None => server
+            .run(&["show-options", "-gqv", "@lokust-export-key"], deadline)
+            .context("could not ask tmux for @lokust-export-key")?
+            .trim()
+            .to_string(),
+    };
+    let key = if key.is_empty() { DEFAULT_KEY.to_string() } else { key };
+    server
+        .run(&["bind-key", key.as_str(), "run-shell", "-b", &export_command(exe)], deadline)
+        .with_context(|| format!("could not bind {key}"))?;
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pane_answer_is_parsed_with_tabs_in_the_path() {
+        let p = Pane::parse("work\t$3\t1\t0\t%7\t4242\t99\t/tmp/s\t/home/a\tb").unwrap();
+        assert_eq!((p.session.as_str(), p.pid, p.cwd.as_path()), ("work", 4242, Path::new("/home/a\tb")));
+        assert_eq!(p.tmux_var(), "/tmp/s,99,3");
+        assert_eq!(p.label(), "work-1.0");
+        assert!(Pane::parse("work\t$3").is_none());
+    }
+
+    #[test]
+    fn scrollback_is_redacted_before_it_is_encoded() {
+        let tok = format!("ghp_{}", "a1B2".repeat(9));
+        let mut report = Report::default();
+        let sb = encode_scrollback(&format!("$ echo {tok}\n{tok}\n$ ls\n"), &mut report);
+        let text = decode_scrollback(&sb).unwrap();
+        assert_eq!(text, "$ echo [REDACTED]\n[REDACTED]\n$ ls\n");
+        assert_eq!((sb.bytes as usize, report.values), (text.len(), 2));
+    }
+
+    #[test]
+    fn padding_and_the_empty_screen_below_are_dropped() {
+        assert_eq!(tidy_scrollback("   \n$ ls  \na b\n\n  \n\n"), "\n$ ls\na b\n");
+        assert_eq!(tidy_scrollback("\n\n"), "");
+    }
+
+    #[test]
+    fn hostile_text_is_escaped_but_lines_stay() {
+        assert_eq!(for_terminal_lines("a\x1b[2J\r\n\tb\n"), "a\\u{1b}[2J\n\tb\n");
+    }
+
+    #[test]
+    fn names_are_made_safe() {
+        assert_eq!(session_safe("a:b.c"), "a_b_c");
+        assert_eq!(session_safe(" "), "lokust");
+        assert_eq!(file_safe("my work/x"), "my_work_x");
+        assert_eq!(file_safe(".."), "_..");
+    }
+
+    #[test]
+    fn bind_lines_quote_for_tmux_and_sh() {
+        let lines = bind_lines(Path::new("/opt/my $dir/lokust-tmux"), "C-e");
+        assert!(lines.contains("bind-key \"C-e\" run-shell -b \"'/opt/my \\$dir/lokust-tmux' export --quiet -t '#{pane_id}'\""), "{lines}");
+    }
+}
