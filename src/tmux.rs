@@ -59,7 +59,9 @@ impl Server {
     /// A `tmux` command aimed at this server.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new("tmux");
-        cmd.args(&self.args);
+        // -u: without a UTF-8 locale (a key binding's job may have none) tmux 3.3 prints
+        // the tabs that separate our fields, and any non-ASCII path, as `_`.
+        cmd.arg("-u").args(&self.args);
         cmd
     }
 
@@ -126,6 +128,9 @@ impl Pane {
         let mut next = || f.next().map(str::to_string);
         let (session, session_id, window_index, pane_index, id, pid, server_pid, socket_path, cwd) =
             (next()?, next()?, next()?, next()?, next()?, next()?, next()?, next()?, next()?);
+        if session.is_empty() || id.is_empty() {
+            return None;
+        }
         Some(Pane {
             session,
             session_id,
@@ -161,11 +166,12 @@ pub fn pane(
     let answer = server
         .query(target.as_deref(), PANE_FORMAT, deadline)
         .context("could not ask tmux about the pane")?
-        .ok_or_else(|| match &target {
-            Some(t) => anyhow!("the tmux server has no pane {t:?}"),
-            None => anyhow!("the tmux server named no current pane (pass -t PANE)"),
-        })?;
-    Pane::parse(&answer).with_context(|| format!("tmux answered {answer:?} about the pane"))
+        .unwrap_or_default();
+    // Server-wide fields are filled in even when the target is unknown.
+    Pane::parse(&answer).ok_or_else(|| match &target {
+        Some(t) => anyhow!("the tmux server has no pane {t:?}"),
+        None => anyhow!("the tmux server named no current pane (pass -t PANE)"),
+    })
 }
 
 /// The name of process `pid` (`zsh`, `bash`, `fish`…), when it is running.

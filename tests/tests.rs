@@ -11,3 +11,7 @@ mod snapshot;
 mod inspect;
 // --help, man pages and completions stay in step with the clap definitions.
 mod docs;
+// lokust-tmux: a key pressed by a real client exports the pane; import brings it back.
+mod tmux;
+// The prompt hooks in real zsh, bash and fish, and the live snapshots they keep.
+mod hooks;

@@ -37,6 +37,7 @@ pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
         Ok(Some((path, bytes, secrets))) => {
             let redacted = match secrets {
                 0 => String::new(),
+                1 => ", 1 secret redacted".to_string(),
                 n => format!(", {n} secrets redacted"),
             };
             let msg = format!(

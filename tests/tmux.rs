@@ -1,0 +1,380 @@
+//! lokust-tmux against a real tmux server on a private socket: the key binding pressed
+//! by a real client, the export with its redacted scrollback, and import bringing the
+//! pane back as a session whose scrollback is read back with capture-pane.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::Value;
+
+use crate::format::assert_valid;
+use crate::util::{TestEnv, Tmux, have, json};
+
+/// Polls `check` every 50 ms until it returns something, failing after `secs` seconds
+/// with `what` and the last state `describe` gives.
+pub fn wait_for<T>(
+    secs: u64,
+    what: &str,
+    mut check: impl FnMut() -> Option<T>,
+    describe: impl Fn() -> String,
+) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {secs} s waiting for {what}; last state:\n{}",
+            describe()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The text of a pane, trailing blank lines dropped.
+pub fn screen(tmux: &Tmux, target: &str) -> String {
+    tmux.command()
+        .args(["capture-pane", "-p", "-t", target])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim_end().to_string())
+        .unwrap_or_default()
+}
+
+/// Waits until the pane shows `needle`.
+pub fn wait_screen(tmux: &Tmux, target: &str, needle: &str) -> String {
+    wait_for(
+        20,
+        &format!("{needle:?} in pane {target}"),
+        || Some(screen(tmux, target)).filter(|s| s.contains(needle)),
+        || screen(tmux, target),
+    )
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    assert_cmd::cargo::cargo_bin(name)
+}
+
+/// A real tmux client on a pseudo-terminal (util-linux `script`), so key tables apply:
+/// tmux 3.3 has no `send-keys -K`. Killed on drop; its stdin stays open until then
+/// (at end of input `script` would send the pane an EOF).
+struct Client {
+    child: Child,
+}
+
+impl Client {
+    fn attach(tmux: &Tmux, session: &str) -> Client {
+        let attach = format!("tmux -S '{}' attach -t '={session}'", tmux.socket.display());
+        let child = StdCommand::new("script")
+            .args(["-qfec", &attach, "/dev/null"])
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("script");
+        wait_for(
+            20,
+            "a client to attach",
+            || Some(()).filter(|_| !tmux.run(&["list-clients"]).trim().is_empty()),
+            || tmux.run(&["list-clients"]),
+        );
+        Client { child }
+    }
+
+    fn type_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn token() -> String {
+    format!("ghp_{}", "Zq9X".repeat(9))
+}
+
+/// A server with session "work" running sh in `env.cwd`, with the test's state dir in
+/// its global environment (which the key binding's job inherits), and a secret echoed
+/// into the scrollback.
+fn server(env: &TestEnv) -> Tmux {
+    let tmux = Tmux::start("work", &env.cwd, &env.home, "PS1='$ ' exec sh");
+    let state = env.home.join(".local/state");
+    tmux.run(&["set-environment", "-g", "XDG_STATE_HOME", state.to_str().unwrap()]);
+    // Typed before the first prompt, the command would be echoed above it.
+    wait_screen(&tmux, "=work:", "$");
+    tmux.run(&["send-keys", "-t", "=work:", &format!("echo deploy {} done", token()), "Enter"]);
+    wait_screen(&tmux, "=work:", "done\n$");
+    tmux
+}
+
+fn exports(env: &TestEnv) -> Vec<PathBuf> {
+    let dir = env.home.join(".local/state/lokust/exports");
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|d| {
+            d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "lok")).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn scrollback(lok: &Value) -> String {
+    let sb = &lok["shell"]["tmux_scrollback"];
+    assert_eq!(sb["format"], "text+base64");
+    let bytes = base64::engine::general_purpose::STANDARD.decode(sb["data"].as_str().unwrap()).unwrap();
+    assert_eq!(sb["bytes"].as_u64().unwrap() as usize, bytes.len());
+    String::from_utf8(bytes).unwrap()
+}
+
+fn read_lok(path: &Path) -> Value {
+    let lok = json(&fs::read(path).unwrap());
+    assert_valid(&lok, &path.display().to_string());
+    lok
+}
+
+#[test]
+fn the_key_binding_exports_the_pane_and_import_brings_it_back() {
+    if !have("tmux") || !have("script") {
+        return;
+    }
+    let env = TestEnv::new();
+    let tmux = server(&env);
+    // Loaded the way a user would: the plugin file, told where the binary is.
+    tmux.run(&["set-option", "-g", "@lokust-bin", bin("lokust-tmux").to_str().unwrap()]);
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("shell-hooks/lokust.tmux");
+    tmux.run(&["source-file", plugin.to_str().unwrap()]);
+    wait_for(
+        20,
+        "the key to be bound",
+        || Some(()).filter(|_| tmux.run(&["list-keys", "-T", "prefix"]).contains("lokust-tmux' export")),
+        || tmux.run(&["list-keys", "-T", "prefix"]),
+    );
+
+    let mut client = Client::attach(&tmux, "work");
+    client.type_bytes(b"\x02\x05"); // prefix (C-b), then C-e
+    let path = wait_for(20, "the export", || exports(&env).pop(), || tmux.run(&["show-messages"]));
+    // The file is complete when it appears: it is renamed into place.
+    let lok = read_lok(&path);
+    let name = path.file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with("work-0.0-2") && name.ends_with("Z.lok"), "{name}");
+    assert_eq!(lokust::fsutil::mode(&path).unwrap(), 0o600);
+    assert_eq!(lokust::fsutil::mode(path.parent().unwrap()).unwrap(), 0o700);
+    assert_eq!(lok["captured_via"], "lokust-tmux");
+    assert_eq!(lok["shell"]["cwd"], env.cwd.to_str().unwrap());
+    assert_eq!(lok["shell"]["shell"], "sh");
+    let m = &lok["shell"]["multiplexer"];
+    assert_eq!((m["kind"].as_str(), m["session"].as_str()), (Some("tmux"), Some("work")));
+    assert!(m["socket"].as_str().unwrap().starts_with(tmux.socket.to_str().unwrap()), "{m}");
+    let text = scrollback(&lok);
+    assert!(text.contains("$ echo deploy [REDACTED] done\ndeploy [REDACTED] done\n"), "{text}");
+    assert!(!fs::read_to_string(&path).unwrap().contains(&token()));
+    // The client was told where the file went.
+    let shown = wait_for(
+        20,
+        "the status message",
+        || {
+            Some(tmux.run(&["show-messages"]))
+                .filter(|m| m.contains("lokust: pane saved to ~/.local/state/lokust/exports/"))
+        },
+        || tmux.run(&["show-messages"]),
+    );
+    assert!(shown.contains("2 secrets redacted"), "{shown}");
+    drop(client);
+
+    // Import: the name "work" is taken, so the new session is work-2, in the saved
+    // directory, showing the saved scrollback before its prompt.
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["-S", tmux.socket.to_str().unwrap(), "import"])
+        .arg(&path)
+        .env("SHELL", "/bin/sh")
+        .assert()
+        .success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), "work-2\n");
+    let shown = wait_screen(&tmux, "=work-2:", "[lokust: restored scrollback of ");
+    assert!(shown.contains("$ echo deploy [REDACTED] done\ndeploy [REDACTED] done\n"), "{shown}");
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "-t", "=work-2:", "#{pane_current_path}"]).trim(),
+        env.cwd.to_str().unwrap()
+    );
+    assert_eq!(screen(&tmux, "=work:").matches("deploy").count(), 2, "the old session is untouched");
+    // The replayed text was a private temp file, deleted once shown.
+    let imports = env.home.join(".local/state/lokust/imports");
+    wait_for(
+        20,
+        "the replay file to go",
+        || Some(()).filter(|_| fs::read_dir(&imports).unwrap().count() == 0),
+        || format!("{:?}", fs::read_dir(&imports).unwrap().collect::<Vec<_>>()),
+    );
+
+    // --to and --session: a new directory, a name tmux would misread made safe.
+    let to = env.root.path().join("elsewhere/here");
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["-S", tmux.socket.to_str().unwrap(), "import", "--session", "a.b:c", "--to"])
+        .arg(&to)
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), "a_b_c\n");
+    wait_screen(&tmux, "=a_b_c:", "deploy [REDACTED] done");
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "-t", "=a_b_c:", "#{pane_current_path}"]).trim(),
+        to.to_str().unwrap()
+    );
+}
+
+#[test]
+fn export_from_the_command_line_and_snapshot_tmux_session() {
+    if !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let tmux = server(&env);
+    let sock = tmux.socket.to_str().unwrap().to_string();
+    let out_file = env.root.path().join("pane.lok");
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["-S", &sock, "export", "-t", "work:0.0", "-o"])
+        .arg(&out_file)
+        .assert()
+        .success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout).trim(), out_file.to_str().unwrap());
+    let lok = read_lok(&out_file);
+    assert!(scrollback(&lok).contains("deploy [REDACTED] done"));
+
+    // Inside tmux ($TMUX, $TMUX_PANE) no flag is needed; -o - writes standard output.
+    let pane = tmux.run(&["display-message", "-p", "-t", "=work:", "#{pane_id}"]);
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["export", "-q", "-o", "-"])
+        .env("TMUX", tmux.tmux_var())
+        .env("TMUX_PANE", pane.trim())
+        .assert()
+        .success();
+    let lok = json(&out.get_output().stdout);
+    assert_valid(&lok, "export to stdout");
+    assert!(out.get_output().stderr.is_empty());
+    assert!(scrollback(&lok).contains("deploy [REDACTED] done"));
+
+    // lokust-shell-snapshot --tmux SESSION does the same for the session's active pane.
+    let elsewhere = env.root.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(&elsewhere)
+        .args(["--tmux", "work", "-q"])
+        .env("TMUX", tmux.tmux_var())
+        .assert()
+        .success();
+    let lok = json(&out.get_output().stdout);
+    assert_valid(&lok, "snapshot --tmux");
+    assert_eq!(lok["shell"]["cwd"], env.cwd.to_str().unwrap());
+    assert_eq!(lok["shell"]["multiplexer"]["session"], "work");
+    assert!(scrollback(&lok).contains("deploy [REDACTED] done"));
+
+    // A pane that does not exist fails by name, and says so on the status line too.
+    let out = env.cmd("lokust-tmux").args(["-S", &sock, "export", "-t", "%999"]).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.starts_with("lokust: ") && err.contains("no pane \"%999\""), "{err}");
+    assert!(exports(&env).is_empty());
+    // --bundle waits for the bundle writer.
+    let out =
+        env.cmd("lokust-tmux").args(["-S", &sock, "export", "--bundle", "-t", "work:0.0"]).assert().code(2);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("cannot create bundles yet"));
+    assert!(exports(&env).is_empty(), "a failed export leaves no file");
+}
+
+#[test]
+fn import_refuses_what_it_cannot_restore() {
+    if !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let tmux = Tmux::start("work", &env.cwd, &env.home, "sh");
+    let sock = tmux.socket.to_str().unwrap().to_string();
+    let fixtures = crate::util::fixtures().join("lok");
+    let cases = [
+        ("coordination.lok", "is a coordination session"),
+        ("shell-newer-fields.lok", "this lokust cannot restore bundles yet"),
+        ("truncated.lok", "is not valid JSON"),
+    ];
+    for (name, message) in cases {
+        let out =
+            env.cmd("lokust-tmux").args(["-S", &sock, "import"]).arg(fixtures.join(name)).assert().code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.starts_with("lokust: ") && err.contains(message), "{name}: {err}");
+    }
+    assert_eq!(tmux.run(&["list-sessions", "-F", "#{session_name}"]), "work\n", "no session was created");
+
+    // A file without scrollback, saved somewhere that does not exist here: the session
+    // starts in HOME with a warning.
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["-S", &sock, "import", "--session", "plain"])
+        .arg(fixtures.join("shell.lok"))
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("lokust: warning: the saved directory"), "{err}");
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "-t", "=plain:", "#{pane_current_path}"]).trim(),
+        env.home.to_str().unwrap()
+    );
+}
+
+#[test]
+fn bind_prints_the_lines_and_applies_them() {
+    if !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let out = env.cmd("lokust-tmux").arg("bind").assert().success();
+    let lines = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let exe = bin("lokust-tmux");
+    assert!(
+        lines.contains(&format!(
+            "bind-key \"C-e\" run-shell -b \"'{}' export --quiet -t '#{{pane_id}}'\"",
+            exe.display()
+        )),
+        "{lines}"
+    );
+    // The printed lines are valid tmux configuration, and C-e is free in tmux's defaults.
+    let tmux = Tmux::start("work", &env.cwd, &env.home, "sh");
+    assert!(!tmux.run(&["list-keys", "-T", "prefix"]).contains(" C-e "));
+    let conf = env.write("lokust.conf", &lines);
+    tmux.run(&["source-file", conf.to_str().unwrap()]);
+    assert!(tmux.run(&["list-keys", "-T", "prefix", "C-e"]).contains("export --quiet"));
+
+    // --apply binds in the running server; the key comes from @lokust-export-key.
+    let sock = tmux.socket.to_str().unwrap().to_string();
+    tmux.run(&["set-option", "-g", "@lokust-export-key", "M-e"]);
+    env.cmd("lokust-tmux").args(["-S", &sock, "bind", "--apply"]).assert().success().stdout("");
+    assert!(tmux.run(&["list-keys", "-T", "prefix", "M-e"]).contains("export --quiet"));
+    env.cmd("lokust-tmux").args(["-S", &sock, "bind", "--apply", "--key", "F9"]).assert().success();
+    assert!(tmux.run(&["list-keys", "-T", "prefix", "F9"]).contains("export --quiet"));
+
+    // The plugin file runs as a script too (TPM executes it): it hands itself to tmux.
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("shell-hooks/lokust.tmux");
+    tmux.run(&["set-option", "-g", "@lokust-export-key", "M-x"]);
+    tmux.run(&["set-option", "-g", "@lokust-bin", exe.to_str().unwrap()]);
+    let status = StdCommand::new(&plugin).env("TMUX", tmux.tmux_var()).status().unwrap();
+    assert!(status.success());
+    wait_for(
+        20,
+        "the plugin's binding",
+        || Some(()).filter(|_| tmux.run(&["list-keys", "-T", "prefix"]).contains("M-x")),
+        || tmux.run(&["list-keys", "-T", "prefix"]),
+    );
+}
