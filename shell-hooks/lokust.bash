@@ -49,7 +49,7 @@ __lokust_hook() {
   return "${__lokust_status}"
 }
 
-if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+if [[ ${PROMPT_COMMAND+set} == set && ${PROMPT_COMMAND@a} == *a* ]]; then
   if [[ " ${PROMPT_COMMAND[*]} " != *" __lokust_hook "* ]]; then
     PROMPT_COMMAND=(__lokust_hook "${PROMPT_COMMAND[@]}")
   fi

@@ -127,6 +127,9 @@ pub struct LiveOptions {
     pub history_lines: usize,
     /// Skip when the directory is unchanged and the file is younger than this.
     pub interval: Option<Duration>,
+    /// When the hook ran (the process's start): the snapshot describes the shell as it
+    /// was then, and an older one never replaces a newer one.
+    pub as_of_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,10 +146,16 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
     let dir = live_dir(probe).context("cannot find the state directory: set HOME or XDG_STATE_HOME")?;
     fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     let path = dir.join(format!("{}.lok", opts.pid));
+    // Two prompts in quick succession start two writers; they take turns, and the one
+    // that started last has the final word.
+    let _turn = lock(&lock_path(&dir, opts.pid))?;
     let previous = match Lok::read_path(&path) {
         Ok(Lok::Shell(s)) => Some(*s),
         _ => None,
     };
+    if previous.as_ref().is_some_and(|p| p.session.created_at_ms > opts.as_of_ms) {
+        return Ok(LiveOutcome::Superseded);
+    }
     let cwd = snapshot::logical_cwd(probe);
     if let (Some(interval), Some(prev)) = (opts.interval, &previous) {
         let age = fs::metadata(&path).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
@@ -165,6 +174,7 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
         },
     );
     let mut lok = snap.lok;
+    lok.session.created_at_ms = opts.as_of_ms;
     for w in &snap.warnings {
         log(probe, &format!("pid {}: {w}", opts.pid));
     }
@@ -173,9 +183,6 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
         if lok.shell.history_tail.is_empty() && !prev.shell.history_tail.is_empty() {
             lok.shell.history_tail = prev.shell.history_tail.clone();
             lok.shell.history_redacted_lines = prev.shell.history_redacted_lines;
-        }
-        if prev.session.created_at_ms > lok.session.created_at_ms {
-            return Ok(LiveOutcome::Superseded);
         }
         // One shell, one session id across its refreshes.
         lok.session.id = prev.session.id.clone();
@@ -191,6 +198,22 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
         .with_context(|| format!("could not write {}", path.display()))?;
     prune(&dir, opts.pid, KEEP_DEAD);
     Ok(LiveOutcome::Written(path))
+}
+
+fn lock_path(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(format!(".{pid}.lock"))
+}
+
+/// An exclusive advisory lock on `path`, held until the file is dropped.
+fn lock(path: &Path) -> io::Result<fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(path)?;
+    // SAFETY: flock only reads the descriptor, which `file` keeps open.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
 }
 
 /// Whether process `pid` is running.
@@ -232,8 +255,9 @@ pub fn prune(dir: &Path, me: u32, keep: Duration) -> Vec<PathBuf> {
     let pids: Vec<u32> = old.iter().map(|(_, pid)| *pid).collect();
     let running = alive(&pids);
     let mut removed = Vec::new();
-    for ((path, _), running) in old.into_iter().zip(running) {
+    for ((path, pid), running) in old.into_iter().zip(running) {
         if !running && fs::remove_file(&path).is_ok() {
+            let _ = fs::remove_file(lock_path(dir, pid));
             removed.push(path);
         }
     }

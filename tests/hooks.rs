@@ -1,1 +1,397 @@
+//! The prompt hooks in real zsh, bash and fish (interactive, driven through tmux), the
+//! scripts' lint, and the live snapshots they keep (`snapshot --live`).
 
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use crate::format::assert_valid;
+use crate::tmux::{bin, screen, wait_for, wait_screen};
+use crate::util::{TestEnv, Tmux, have, json, run_ok};
+
+fn hook_file(shell: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("shell-hooks/lokust.{shell}"))
+}
+
+fn init(env: &TestEnv, shell: &str) -> String {
+    let out = env.cmd("lokust-shell").args(["init", shell]).assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+fn live_dir(env: &TestEnv) -> PathBuf {
+    env.home.join(".local/state/lokust/live")
+}
+
+fn read_live(path: &Path) -> Option<Value> {
+    let lok: Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    assert_valid(&lok, &path.display().to_string());
+    Some(lok)
+}
+
+fn history(lok: &Value) -> Vec<String> {
+    lok["shell"]["history_tail"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn init_prints_the_committed_scripts_which_lint_clean() {
+    let env = TestEnv::new();
+    let exe = bin("lokust-shell");
+    for shell in ["zsh", "bash", "fish"] {
+        let file = fs::read_to_string(hook_file(shell)).unwrap();
+        let printed = init(&env, shell);
+        // The one difference: the hook calls this very binary by its absolute path.
+        let (default, ours) = match shell {
+            "fish" => ("__lokust_bin lokust-shell".to_string(), format!("__lokust_bin '{}'", exe.display())),
+            _ => ("__lokust_bin='lokust-shell'".to_string(), format!("__lokust_bin='{}'", exe.display())),
+        };
+        assert!(file.contains(&default), "{shell}");
+        assert_eq!(printed, file.replacen(&default, &ours, 1), "{shell}");
+    }
+    let bash = hook_file("bash");
+    if have("shellcheck") {
+        run_ok(StdCommand::new("shellcheck").args(["--enable=all", "--shell=bash"]).arg(&bash));
+    }
+    if have("shfmt") {
+        run_ok(StdCommand::new("shfmt").args(["-i", "2", "-d"]).arg(&bash));
+    }
+    run_ok(StdCommand::new("bash").arg("-n").arg(&bash));
+    if have("zsh") {
+        run_ok(StdCommand::new("zsh").arg("-n").arg(hook_file("zsh")));
+    }
+    if have("fish") {
+        run_ok(StdCommand::new("fish").arg("--no-execute").arg(hook_file("fish")));
+        run_ok(StdCommand::new("fish_indent").arg("--check").arg(hook_file("fish")));
+    }
+}
+
+/// Each hook, sourced twice by its shell under `-e -u` (fish has neither) and run once
+/// after a failing command: the status comes back, nothing is printed, and the
+/// background job writes the shell's live file.
+#[test]
+fn hooks_are_silent_keep_the_status_and_survive_e_u() {
+    let env = TestEnv::new();
+    let cases = [
+        (
+            "zsh",
+            vec!["-f", "-e", "-u", "-c"],
+            "source $0; source $0; (exit 3) || __lokust_precmd || print -r kept=$? $$",
+        ),
+        (
+            "bash",
+            vec!["--norc", "-e", "-u", "-c"],
+            "source $0; source $0; (exit 3) || __lokust_hook || echo kept=$? $$",
+        ),
+        // Not --no-config: fish 3.6 turns private mode on with it, and the hook respects that.
+        (
+            "fish",
+            vec!["-c"],
+            "source $argv[1]; source $argv[1]; false; __lokust_hook; echo kept=$status $fish_pid",
+        ),
+    ];
+    for (shell, args, script) in cases {
+        if !have(shell) {
+            continue;
+        }
+        let file = env.write(format!("hook.{shell}"), init(&env, shell));
+        let out = StdCommand::new(shell)
+            .args(&args)
+            .arg(script)
+            .arg(&file)
+            .arg(&file)
+            .current_dir(&env.cwd)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("HOME", &env.home)
+            .env("XDG_STATE_HOME", env.home.join(".local/state"))
+            .env("XDG_CONFIG_HOME", env.home.join(".config"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success() && stderr.is_empty(), "{shell}: {stdout}{stderr}");
+        let (kept, pid) = stdout.trim().split_once(' ').unwrap_or_else(|| panic!("{shell}: {stdout}"));
+        assert_eq!(kept, if shell == "fish" { "kept=1" } else { "kept=3" }, "{shell}");
+        let live = live_dir(&env).join(format!("{pid}.lok"));
+        let lok = wait_for(20, &format!("{shell}'s live file"), || read_live(&live), || format!("{live:?}"));
+        assert_eq!(lok["shell"]["shell"], shell);
+        assert_eq!(lok["shell"]["cwd"], env.cwd.to_str().unwrap());
+    }
+    assert!(!env.home.join(".local/state/lokust/hook.log").exists());
+
+    // fish's private mode is respected.
+    if have("fish") {
+        let out = StdCommand::new("fish")
+            .args(["--private", "-c", "source $argv[1]; __lokust_hook; echo $fish_pid"])
+            .arg(env.root.path().join("hook.fish"))
+            .env("HOME", &env.home)
+            .env("XDG_STATE_HOME", env.home.join(".local/state"))
+            .env("XDG_CONFIG_HOME", env.home.join(".config"))
+            .output()
+            .unwrap();
+        let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(!live_dir(&env).join(format!("{pid}.lok")).exists(), "private mode was not respected");
+    }
+}
+
+/// What an interactive session of `shell` needs: the command tmux runs and the syntax
+/// of the commands typed into it.
+struct Session {
+    command: String,
+    status: &'static str,
+    count_hooks: &'static str,
+}
+
+fn session(env: &TestEnv, shell: &str) -> Session {
+    let exe = bin("lokust-shell");
+    let state = env.home.join(".local/state");
+    let common = format!("export XDG_STATE_HOME='{}'\nexport LOKUST_HOOK_INTERVAL=0\n", state.display());
+    match shell {
+        "zsh" => {
+            let dir = env.root.path().join("zdotdir");
+            let rc = format!(
+                "{common}PS1='ready> '\nHISTSIZE=1000\neval \"$('{e}' init zsh)\"\neval \"$('{e}' init zsh)\"\n",
+                e = exe.display()
+            );
+            env.write("zdotdir/.zshrc", rc);
+            Session {
+                command: format!("ZDOTDIR='{}' exec zsh -i", dir.display()),
+                status: "echo \"st=$?\"",
+                count_hooks: "echo hooks=${#${(M)precmd_functions:#__lokust_precmd}}",
+            }
+        }
+        "bash" => {
+            // A PROMPT_COMMAND already there must keep working, and see the user's status.
+            let rc = format!(
+                "{common}PS1='ready> '\nPROMPT_COMMAND='__user_pc=$?'\neval \"$('{e}' init bash)\"\neval \"$('{e}' init bash)\"\n",
+                e = exe.display()
+            );
+            let rc = env.write("bashrc", rc);
+            Session {
+                command: format!("exec bash --noprofile --rcfile '{}' -i", rc.display()),
+                status: "echo \"st=$? pc=$__user_pc\"",
+                count_hooks: "echo \"hooks=$PROMPT_COMMAND\"",
+            }
+        }
+        "fish" => {
+            let rc = format!(
+                "set -gx XDG_STATE_HOME '{}'\nset -gx LOKUST_HOOK_INTERVAL 0\nset -g fish_greeting\nfunction fish_prompt; echo -n 'ready> '; end\n'{e}' init fish | source\n'{e}' init fish | source\n",
+                state.display(),
+                e = exe.display()
+            );
+            let rc = env.write("fishrc.fish", rc);
+            Session {
+                command: format!(
+                    "XDG_CONFIG_HOME='{}' exec fish -C 'source {}'",
+                    env.home.join(".config").display(),
+                    rc.display()
+                ),
+                status: "echo \"st=$status\"",
+                count_hooks: "echo hooks=(functions --handlers | string match -e __lokust_hook | count)",
+            }
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// A real interactive shell in tmux: the live file appears, holds the commands typed,
+/// follows a cd; the status survives, nothing is printed, loading twice is harmless.
+fn drive(shell: &str) {
+    if !have(shell) || !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let s = session(&env, shell);
+    fs::create_dir_all(env.cwd.join("sub")).unwrap();
+    let tmux = Tmux::start("hook", &env.cwd, &env.home, &s.command);
+    let t = "=hook:";
+    wait_screen(&tmux, t, "ready>");
+    let pid = tmux.run(&["display-message", "-p", "-t", t, "#{pane_pid}"]).trim().to_string();
+    let live = live_dir(&env).join(format!("{pid}.lok"));
+
+    let lok = wait_for(20, "the live file", || read_live(&live), || screen(&tmux, t));
+    assert_eq!(lok["shell"]["cwd"], env.cwd.to_str().unwrap());
+    assert_eq!(lok["shell"]["shell"], shell);
+    assert_eq!(lokust::fsutil::mode(&live).unwrap(), 0o600);
+
+    let type_line = |line: &str| {
+        tmux.run(&["send-keys", "-t", t, "-l", line]) + &tmux.run(&["send-keys", "-t", t, "Enter"])
+    };
+    type_line("echo planted-one");
+    wait_screen(&tmux, t, "\nplanted-one\nready>");
+    type_line("false");
+    type_line(s.status);
+    // Waiting for the prompt after the line makes sure the line is complete.
+    let shown = wait_screen(&tmux, t, "\nst=");
+    let expected = if shell == "bash" { "\nst=1 pc=1\nready>" } else { "\nst=1\nready>" };
+    wait_screen(&tmux, t, expected);
+    assert!(!shown.contains("\nst=0"), "{shell}: the status was lost:\n{shown}");
+    type_line(s.count_hooks);
+    let expected =
+        if shell == "bash" { "\nhooks=__lokust_hook;__user_pc=$?\nready>" } else { "\nhooks=1\nready>" };
+    wait_screen(&tmux, t, expected);
+    type_line("cd sub");
+
+    let sub = env.cwd.join("sub");
+    let lok = wait_for(
+        20,
+        "the live file to follow the cd and hold the commands",
+        || {
+            read_live(&live).filter(|l| {
+                l["shell"]["cwd"] == sub.to_str().unwrap() && history(l).contains(&"false".into())
+            })
+        },
+        || format!("{:#}", read_live(&live).unwrap_or_default()),
+    );
+    let hist = history(&lok);
+    assert!(hist.contains(&"echo planted-one".to_string()), "{hist:?}");
+
+    // An export of this pane takes its history from the live file: the shell's own
+    // memory, though no history file was ever written.
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["-S", tmux.socket.to_str().unwrap(), "export", "-q", "-o", "-", "-t", t])
+        .assert()
+        .success();
+    let export = json(&out.get_output().stdout);
+    assert_eq!(export["shell"]["shell"], shell);
+    assert_eq!(export["shell"]["cwd"], sub.to_str().unwrap());
+    assert!(history(&export).contains(&"echo planted-one".to_string()), "{:#}", export["shell"]);
+
+    // LOKUST_HOOK=0 turns it off: a cd is no longer followed.
+    let off = if shell == "fish" { "set -gx LOKUST_HOOK 0" } else { "export LOKUST_HOOK=0" };
+    type_line(off);
+    type_line("cd ..");
+    type_line("echo after-off");
+    wait_screen(&tmux, t, "\nafter-off\nready>");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(read_live(&live).unwrap()["shell"]["cwd"], sub.to_str().unwrap());
+
+    // Nothing but what was typed and its output reached the terminal.
+    let all = screen(&tmux, t);
+    for noise in ["lokust:", "lokust-shell", "[1]", "Done", "job", "rror", "arning", "disown"] {
+        assert!(!all.contains(noise), "{shell} printed {noise:?}:\n{all}");
+    }
+    assert!(!env.home.join(".local/state/lokust/hook.log").exists());
+}
+
+#[test]
+fn zsh_keeps_a_live_snapshot() {
+    drive("zsh");
+}
+
+#[test]
+fn bash_keeps_a_live_snapshot() {
+    drive("bash");
+}
+
+#[test]
+fn fish_keeps_a_live_snapshot() {
+    drive("fish");
+}
+
+fn live_cmd(env: &TestEnv, pid: &str, history: &[u8]) -> assert_cmd::assert::Assert {
+    env.cmd("lokust-shell")
+        .args(["snapshot", "--live", pid, "--shell", "zsh", "--history-from", "-"])
+        .write_stdin(history.to_vec())
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("")
+}
+
+#[test]
+fn a_live_snapshot_never_gets_worse() {
+    let env = TestEnv::new();
+    let live = live_dir(&env).join("4242.lok");
+    let token = format!("ghp_{}", "Zq9X".repeat(9));
+    live_cmd(&env, "4242", format!("echo a\0git push https://{token}@h/x\0").as_bytes());
+    let first = read_live(&live).unwrap();
+    assert_eq!(history(&first), ["echo a", "git push https://[REDACTED]@h/x"]);
+    assert_eq!(lokust::fsutil::mode(&live_dir(&env)).unwrap(), 0o700);
+
+    // An empty handover keeps the history already saved; the session id stays.
+    live_cmd(&env, "4242", b"");
+    let second = read_live(&live).unwrap();
+    assert_eq!(history(&second), history(&first));
+    assert_eq!(second["session"]["id"], first["session"]["id"]);
+
+    // fc -l output, as bash hands it over.
+    live_cmd(&env, "4242", b"1\t echo b\n2\t for i in 1; do\necho $i\ndone\n");
+    assert_eq!(history(&read_live(&live).unwrap()), ["echo b", "for i in 1; do\necho $i\ndone"]);
+
+    // Inside the interval, in the same directory, nothing is rewritten.
+    let before = fs::metadata(&live).unwrap().modified().unwrap();
+    env.cmd("lokust-shell")
+        .args(["snapshot", "--live", "4242", "--interval", "3600", "--history-from", "-"])
+        .write_stdin("echo c\0")
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+    assert_eq!(fs::metadata(&live).unwrap().modified().unwrap(), before);
+
+    // A broken file is replaced by a good one.
+    fs::write(&live, "{\"session\":").unwrap();
+    live_cmd(&env, "4242", b"echo d\0");
+    assert_eq!(history(&read_live(&live).unwrap()), ["echo d"]);
+
+    // From a directory that is gone, the old file stays and nothing is printed.
+    let gone = env.root.path().join("gone");
+    fs::create_dir_all(&gone).unwrap();
+    let out = StdCommand::new("sh")
+        .args([
+            "-c",
+            "cd \"$1\" && rmdir \"$1\" && exec \"$2\" snapshot --live 4242 --history-from /dev/null",
+            "sh",
+        ])
+        .arg(&gone)
+        .arg(bin("lokust-shell"))
+        .env("HOME", &env.home)
+        .env("XDG_STATE_HOME", env.home.join(".local/state"))
+        .output()
+        .unwrap();
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert_eq!(history(&read_live(&live).unwrap()), ["echo d"]);
+
+    // The live files of shells long gone are pruned; a recent one stays for --latest.
+    let old = live_dir(&env).join("2000000001.lok");
+    let recent = live_dir(&env).join("2000000002.lok");
+    for p in [&old, &recent] {
+        fs::copy(&live, p).unwrap();
+    }
+    let month_ago = SystemTime::now() - Duration::from_secs(30 * 24 * 3600);
+    fs::File::options().write(true).open(&old).unwrap().set_modified(month_ago).unwrap();
+    live_cmd(&env, "4242", b"echo e\0");
+    assert!(!old.exists() && recent.exists());
+}
+
+#[test]
+fn inspect_latest_finds_where_a_lost_shell_was() {
+    let env = TestEnv::new();
+    let out = env.cmd("lokust-shell").args(["inspect", "--latest"]).assert().code(2);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("no snapshot found"));
+
+    // An export, then the live file of a shell that has ended (no such pid runs).
+    let state = env.home.join(".local/state/lokust");
+    let export = state.join("exports/work-0.0-x.lok");
+    fs::create_dir_all(export.parent().unwrap()).unwrap();
+    fs::copy(crate::util::fixtures().join("lok/shell.lok"), &export).unwrap();
+    let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    fs::File::options().write(true).open(&export).unwrap().set_modified(hour_ago).unwrap();
+    let out = env.cmd("lokust-shell").args(["inspect", "--latest"]).assert().success();
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("work-0.0-x.lok (tmux export"));
+
+    env.cmd("lokust-shell")
+        .current_dir(&env.cwd)
+        .args(["snapshot", "--live", "2000000003"])
+        .assert()
+        .success();
+    let out = env.cmd("lokust-shell").args(["inspect", "--latest", "--json"]).assert().success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("2000000003.lok (live snapshot of a shell that has ended"), "{err}");
+    assert_eq!(json(&out.get_output().stdout)["shell"]["cwd"], env.cwd.to_str().unwrap());
+}

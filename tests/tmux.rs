@@ -328,10 +328,11 @@ fn import_refuses_what_it_cannot_restore() {
         .success();
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(err.contains("lokust: warning: the saved directory"), "{err}");
-    assert_eq!(
-        tmux.run(&["display-message", "-p", "-t", "=plain:", "#{pane_current_path}"]).trim(),
-        env.home.to_str().unwrap()
-    );
+    // tmux knows a pane's directory once its process runs.
+    let path =
+        || tmux.run(&["display-message", "-p", "-t", "=plain:", "#{pane_current_path}"]).trim().to_string();
+    let cwd = wait_for(20, "the pane's directory", || Some(path()).filter(|p| !p.is_empty()), path);
+    assert_eq!(cwd, env.home.to_str().unwrap());
 }
 
 #[test]
