@@ -125,7 +125,7 @@ pub struct InspectArgs {
 /// Print a shell completion script.
 #[derive(Debug, Clone, Args)]
 #[command(long_about = "Print a completion script for SHELL on standard output, covering \
-lokust-shell and lokust-shell-snapshot.
+lokust-shell, lokust-shell-snapshot and lokust-tmux.
 
 zsh: lokust-shell completions zsh > \"${fpath[1]}/_lokust-shell\"
 
