@@ -26,12 +26,13 @@ __lokust_save() {
 __lokust_hook() {
   \builtin local __lokust_status=$?
   if [[ ${LOKUST_HOOK:-1} != 0 ]]; then
+    # EPOCHREALTIME is bash 5; before it, only a change of directory refreshes.
     \builtin local __lokust_now=${EPOCHREALTIME:-0}
     __lokust_now=${__lokust_now%%[.,]*}
     if [[ ${PWD} != "${__lokust_pwd}" ]] ||
-      ((HISTCMD != __lokust_histcmd && __lokust_now - __lokust_at >= ${LOKUST_HOOK_INTERVAL:-30})); then
+      ((${HISTCMD:-0} != __lokust_histcmd && __lokust_now - __lokust_at >= ${LOKUST_HOOK_INTERVAL:-30})); then
       __lokust_pwd=${PWD}
-      __lokust_histcmd=${HISTCMD}
+      __lokust_histcmd=${HISTCMD:-0}
       __lokust_at=${__lokust_now}
       # An interactive bash announces a background job ("[1] 1234") unless job control
       # is off while it starts; disown keeps the "Done" line away.

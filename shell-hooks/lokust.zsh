@@ -19,6 +19,7 @@ typeset -gi __lokust_histcmd=-1 __lokust_at=0
 # Runs in the background. $history lists the newest entry first, so the newest 200 are
 # reversed and handed over NUL-terminated (fc -l would escape newlines ambiguously).
 __lokust_save() {
+  \builtin emulate -L zsh # 1-based arrays even under ksh_arrays; it runs in the background
   \builtin print -rN -- "${(@Oa)${(@v)history}[1,200]}" 2>/dev/null |
     \command "$__lokust_bin" snapshot --live "$1" --shell zsh --history-from - >/dev/null 2>&1
 }
@@ -26,7 +27,7 @@ __lokust_save() {
 __lokust_precmd() {
   \builtin local -i __lokust_status=$?
   if [[ ${LOKUST_HOOK:-1} != 0 ]]; then
-    \builtin local -i __lokust_now=${EPOCHREALTIME%%[.,]*}
+    \builtin local -i __lokust_now=${${EPOCHREALTIME:-0}%%[.,]*}
     if [[ $PWD != "$__lokust_pwd" ]] ||
       ((HISTCMD != __lokust_histcmd && __lokust_now - __lokust_at >= ${LOKUST_HOOK_INTERVAL:-30})); then
       __lokust_pwd=$PWD

@@ -339,6 +339,15 @@ fn a_live_snapshot_never_gets_worse() {
     live_cmd(&env, "4242", b"echo d\0");
     assert_eq!(history(&read_live(&live).unwrap()), ["echo d"]);
 
+    // Outside the hook, --history-from works for any snapshot.
+    let out = env
+        .cmd("lokust-shell")
+        .args(["snapshot", "-q", "--history-from", "-", "-o", "-"])
+        .write_stdin("   7  echo f\n   8  echo g\n")
+        .assert()
+        .success();
+    assert_eq!(history(&json(&out.get_output().stdout)), ["echo f", "echo g"]);
+
     // From a directory that is gone, the old file stays and nothing is printed.
     let gone = env.root.path().join("gone");
     fs::create_dir_all(&gone).unwrap();
