@@ -108,8 +108,10 @@ pub struct InspectArgs {
     #[arg(value_name = "FILE", required_unless_present = "latest")]
     pub file: Option<PathBuf>,
 
-    /// Read the newest snapshot instead: an export, a snapshot, or the live snapshot of a
-    /// shell that has ended (the shells still running, this one included, come last).
+    /// Read the newest export, snapshot or live file instead of FILE.
+    ///
+    /// The live files of shells still running, this one included, come last: after a
+    /// crash, --latest shows where the lost shell was, not where the new one is.
     #[arg(long, conflicts_with = "file")]
     pub latest: bool,
 
@@ -220,7 +222,7 @@ folder 0700); its path is printed on standard output.";
 #[derive(Debug, Clone, Args)]
 #[command(long_about = EXPORT_LONG, after_long_help = ENV_HELP)]
 pub struct ExportArgs {
-    /// The pane to save (a tmux target: %3, work:1.0); default the current pane.
+    /// The pane to save (%3, work:1.0, …); default the current pane.
     #[arg(short = 't', long = "target", value_name = "PANE")]
     pub target: Option<String>,
 
