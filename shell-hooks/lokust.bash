@@ -29,8 +29,13 @@ __lokust_hook() {
     # EPOCHREALTIME is bash 5; before it, only a change of directory refreshes.
     \builtin local __lokust_now=${EPOCHREALTIME:-0}
     __lokust_now=${__lokust_now%%[.,]*}
+    \builtin local __lokust_every=30
+    # Only digits reach arithmetic: "1m" would print an error at every prompt.
+    if [[ ${LOKUST_HOOK_INTERVAL:-} =~ ^[0-9]+$ ]]; then
+      __lokust_every=${LOKUST_HOOK_INTERVAL}
+    fi
     if [[ ${PWD} != "${__lokust_pwd}" ]] ||
-      ((${HISTCMD:-0} != __lokust_histcmd && __lokust_now - __lokust_at >= ${LOKUST_HOOK_INTERVAL:-30})); then
+      ((${HISTCMD:-0} != __lokust_histcmd && __lokust_now - __lokust_at >= __lokust_every)); then
       __lokust_pwd=${PWD}
       __lokust_histcmd=${HISTCMD:-0}
       __lokust_at=${__lokust_now}

@@ -27,9 +27,11 @@ __lokust_save() {
 __lokust_precmd() {
   \builtin local -i __lokust_status=$?
   if [[ ${LOKUST_HOOK:-1} != 0 ]]; then
-    \builtin local -i __lokust_now=${${EPOCHREALTIME:-0}%%[.,]*}
+    \builtin local -i __lokust_now=${${EPOCHREALTIME:-0}%%[.,]*} __lokust_every=30
+    # Only digits reach arithmetic: "1m" would print a math error at every prompt.
+    [[ ${LOKUST_HOOK_INTERVAL:-} == <-> ]] && __lokust_every=$LOKUST_HOOK_INTERVAL
     if [[ $PWD != "$__lokust_pwd" ]] ||
-      ((HISTCMD != __lokust_histcmd && __lokust_now - __lokust_at >= ${LOKUST_HOOK_INTERVAL:-30})); then
+      ((HISTCMD != __lokust_histcmd && __lokust_now - __lokust_at >= __lokust_every)); then
       __lokust_pwd=$PWD
       __lokust_histcmd=$HISTCMD
       __lokust_at=$__lokust_now

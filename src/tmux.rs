@@ -432,6 +432,8 @@ fn session_safe(name: &str) -> String {
 fn replay_file(probe: &Probe, text: &str, lok: &ShellLok) -> anyhow::Result<PathBuf> {
     let dir = probe.state_dir().context("set HOME or XDG_STATE_HOME")?.join("imports");
     fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    // A pane that never got to show its text (killed at once) leaves it behind.
+    prune_older(&dir, Duration::from_secs(24 * 3600));
     let path = dir.join(format!("{}.txt", uuid::Uuid::new_v4()));
     let note = format!(
         "[lokust: restored scrollback of {}@{}, saved {}]\n",
@@ -446,6 +448,20 @@ fn replay_file(probe: &Probe, text: &str, lok: &ShellLok) -> anyhow::Result<Path
     })
     .with_context(|| format!("could not write {}", path.display()))?;
     Ok(path)
+}
+
+fn prune_older(dir: &Path, age: Duration) {
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|a| a > age);
+        if old && entry.path().extension().is_some_and(|x| x == "txt") {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Creates the session `wanted`, or `wanted-2`, `wanted-3`… when the name is taken:

@@ -67,9 +67,9 @@ fn init_prints_the_committed_scripts_which_lint_clean() {
     }
 }
 
-/// Each hook, sourced twice by its shell under `-e -u` (fish has neither) and run once
-/// after a failing command: the status comes back, nothing is printed, and the
-/// background job writes the shell's live file.
+/// Each hook, sourced twice by its shell under `-e -u` (fish has neither) and run twice
+/// after a failing command, with an interval that is not a number: the status comes
+/// back, nothing is printed, and the background job writes the shell's live file.
 #[test]
 fn hooks_are_silent_keep_the_status_and_survive_e_u() {
     let env = TestEnv::new();
@@ -77,18 +77,18 @@ fn hooks_are_silent_keep_the_status_and_survive_e_u() {
         (
             "zsh",
             vec!["-f", "-e", "-u", "-c"],
-            "source $0; source $0; (exit 3) || __lokust_precmd || print -r kept=$? $$",
+            "source $0; source $0; (exit 3) || __lokust_precmd || __lokust_precmd || print -r kept=$? $$",
         ),
         (
             "bash",
             vec!["--norc", "-e", "-u", "-c"],
-            "source $0; source $0; (exit 3) || __lokust_hook || echo kept=$? $$",
+            "source $0; source $0; (exit 3) || __lokust_hook || __lokust_hook || echo kept=$? $$",
         ),
         // Not --no-config: fish 3.6 turns private mode on with it, and the hook respects that.
         (
             "fish",
             vec!["-c"],
-            "source $argv[1]; source $argv[1]; false; __lokust_hook; echo kept=$status $fish_pid",
+            "source $argv[1]; source $argv[1]; false; __lokust_hook; __lokust_hook; echo kept=$status $fish_pid",
         ),
     ];
     for (shell, args, script) in cases {
@@ -107,6 +107,7 @@ fn hooks_are_silent_keep_the_status_and_survive_e_u() {
             .env("HOME", &env.home)
             .env("XDG_STATE_HOME", env.home.join(".local/state"))
             .env("XDG_CONFIG_HOME", env.home.join(".config"))
+            .env("LOKUST_HOOK_INTERVAL", "1m")
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
