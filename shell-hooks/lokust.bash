@@ -20,7 +20,7 @@ __lokust_at=0
 __lokust_save() {
   # shellcheck disable=SC2312 # nobody is there to hear fc's status
   \builtin fc -l -200 2>/dev/null |
-    \command "${__lokust_bin}" snapshot --live "$1" --shell bash --history-from - >/dev/null 2>&1
+    \command "${__lokust_bin}" snapshot --live "$1" --as-of "$2" --shell bash --history-from - >/dev/null 2>&1
 }
 
 __lokust_hook() {
@@ -39,15 +39,16 @@ __lokust_hook() {
       __lokust_pwd=${PWD}
       __lokust_histcmd=${HISTCMD:-0}
       __lokust_at=${__lokust_now}
+      # The time orders the writes: one forked earlier may be scheduled later.
       # An interactive bash announces a background job ("[1] 1234") unless job control
       # is off while it starts; disown keeps the "Done" line away.
       if [[ $- == *m* ]]; then
         \builtin set +m
-        __lokust_save "$$" &
+        __lokust_save "$$" "${EPOCHREALTIME:-}" &
         \builtin disown $!
         \builtin set -m
       else
-        __lokust_save "$$" &
+        __lokust_save "$$" "${EPOCHREALTIME:-}" &
         \builtin disown $!
       fi
     fi

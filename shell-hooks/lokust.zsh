@@ -21,7 +21,7 @@ typeset -gi __lokust_histcmd=-1 __lokust_at=0
 __lokust_save() {
   \builtin emulate -L zsh # 1-based arrays even under ksh_arrays; it runs in the background
   \builtin print -rN -- "${(@Oa)${(@v)history}[1,200]}" 2>/dev/null |
-    \command "$__lokust_bin" snapshot --live "$1" --shell zsh --history-from - >/dev/null 2>&1
+    \command "$__lokust_bin" snapshot --live "$1" --as-of "$2" --shell zsh --history-from - >/dev/null 2>&1
 }
 
 __lokust_precmd() {
@@ -35,7 +35,8 @@ __lokust_precmd() {
       __lokust_pwd=$PWD
       __lokust_histcmd=$HISTCMD
       __lokust_at=$__lokust_now
-      __lokust_save $$ &!
+      # The time orders the writes: one forked earlier may be scheduled later.
+      __lokust_save $$ "${EPOCHREALTIME:-}" &!
     fi
   fi
   return $__lokust_status

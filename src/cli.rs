@@ -84,6 +84,11 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "PID", hide_short_help = true, conflicts_with_all = ["file", "output", "tmux"])]
     pub live: Option<u32>,
 
+    /// With --live: the time the hook ran, as $EPOCHREALTIME gives it; an older
+    /// snapshot never replaces a newer one.
+    #[arg(long, value_name = "SECS", hide_short_help = true, requires = "live")]
+    pub as_of: Option<String>,
+
     /// With --live: do nothing when the directory is unchanged and the live snapshot is
     /// younger than SECS seconds.
     #[arg(long, value_name = "SECS", hide_short_help = true, requires = "live")]

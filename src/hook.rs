@@ -127,9 +127,10 @@ pub struct LiveOptions {
     pub history_lines: usize,
     /// Skip when the directory is unchanged and the file is younger than this.
     pub interval: Option<Duration>,
-    /// When the hook ran (the process's start): the snapshot describes the shell as it
-    /// was then, and an older one never replaces a newer one.
-    pub as_of_ms: u64,
+    /// When the hook ran, in microseconds since the epoch (the shell's `$EPOCHREALTIME`,
+    /// else this process's start): the snapshot describes the shell as it was then, and
+    /// an older one never replaces a newer one.
+    pub as_of_us: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,14 +149,18 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
     let path = dir.join(format!("{}.lok", opts.pid));
     // Two prompts in quick succession start two writers; they take turns, and the one
     // that started last has the final word.
-    let _turn = lock(&lock_path(&dir, opts.pid))?;
+    // The lock file holds the time of the snapshot last written: a writer forked
+    // earlier but scheduled later must not put an older state back.
+    let mut turn = lock(&lock_path(&dir, opts.pid))?;
+    let mut last = String::new();
+    turn.read_to_string(&mut last)?;
+    if last.trim().parse::<u64>().is_ok_and(|last| last > opts.as_of_us) {
+        return Ok(LiveOutcome::Superseded);
+    }
     let previous = match Lok::read_path(&path) {
         Ok(Lok::Shell(s)) => Some(*s),
         _ => None,
     };
-    if previous.as_ref().is_some_and(|p| p.session.created_at_ms > opts.as_of_ms) {
-        return Ok(LiveOutcome::Superseded);
-    }
     let cwd = snapshot::logical_cwd(probe);
     if let (Some(interval), Some(prev)) = (opts.interval, &previous) {
         let age = fs::metadata(&path).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
@@ -174,7 +179,7 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
         },
     );
     let mut lok = snap.lok;
-    lok.session.created_at_ms = opts.as_of_ms;
+    lok.session.created_at_ms = opts.as_of_us / 1000;
     for w in &snap.warnings {
         log(probe, &format!("pid {}: {w}", opts.pid));
     }
@@ -196,8 +201,18 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
     }
     fsutil::write_private_atomic(&path, |f| f.write_all(json.as_bytes()))
         .with_context(|| format!("could not write {}", path.display()))?;
+    use std::io::{Seek, SeekFrom};
+    turn.set_len(0)?;
+    turn.seek(SeekFrom::Start(0))?;
+    write!(turn, "{}", opts.as_of_us)?;
     prune(&dir, opts.pid, KEEP_DEAD);
     Ok(LiveOutcome::Written(path))
+}
+
+/// `$EPOCHREALTIME` (seconds with a decimal point or comma) in microseconds.
+pub fn parse_epoch(s: &str) -> Option<u64> {
+    let secs: f64 = s.trim().replace(',', ".").parse().ok()?;
+    (secs.is_finite() && secs > 0.0).then_some((secs * 1e6) as u64)
 }
 
 fn lock_path(dir: &Path, pid: u32) -> PathBuf {
@@ -208,7 +223,8 @@ fn lock_path(dir: &Path, pid: u32) -> PathBuf {
 fn lock(path: &Path) -> io::Result<fs::File> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
-    let file = OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(path)?;
+    let file =
+        OpenOptions::new().create(true).truncate(false).read(true).write(true).mode(0o600).open(path)?;
     // SAFETY: flock only reads the descriptor, which `file` keeps open.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
         return Err(io::Error::last_os_error());
@@ -298,6 +314,14 @@ mod tests {
         assert_eq!(parse_handover(zsh), ["cd /tmp", "git status"]);
         assert!(parse_handover(b"").is_empty());
         assert!(parse_handover(b"\0\0").is_empty());
+    }
+
+    #[test]
+    fn epochrealtime_in_both_locales() {
+        assert_eq!(parse_epoch("1795309222.587369"), Some(1_795_309_222_587_369));
+        assert_eq!(parse_epoch("1795309222,5873696804").map(|u| u / 1000), Some(1_795_309_222_587));
+        assert_eq!(parse_epoch(""), None);
+        assert_eq!(parse_epoch("x"), None);
     }
 
     #[test]

@@ -120,7 +120,11 @@ fn options(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Options> {
 /// `--live PID`, for the prompt hook: never prints, never fails loudly; what goes wrong
 /// goes to the hook log.
 fn live(args: &SnapshotArgs, pid: u32) -> u8 {
-    let as_of_ms = crate::probe::Probe::default().now_ms();
+    let started_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0);
+    let as_of_us = args.as_of.as_deref().and_then(hook::parse_epoch).unwrap_or(started_us);
     let probe = match Probe::from_process() {
         Ok(p) => p,
         // The directory is gone: nothing true can be said about it, keep the old file.
@@ -139,7 +143,7 @@ fn live(args: &SnapshotArgs, pid: u32) -> u8 {
                 history,
                 history_lines: args.history_lines,
                 interval: args.interval.map(std::time::Duration::from_secs),
-                as_of_ms,
+                as_of_us,
             },
         )
     })();
