@@ -147,8 +147,7 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
     let dir = live_dir(probe).context("cannot find the state directory: set HOME or XDG_STATE_HOME")?;
     fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     let path = dir.join(format!("{}.lok", opts.pid));
-    // Two prompts in quick succession start two writers; they take turns, and the one
-    // that started last has the final word.
+    // Two prompts in quick succession start two writers; they take turns on the lock.
     // The lock file holds the time of the snapshot last written: a writer forked
     // earlier but scheduled later must not put an older state back.
     let mut turn = lock(&lock_path(&dir, opts.pid))?;
