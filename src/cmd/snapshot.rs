@@ -22,7 +22,7 @@ enum Destination {
 
 pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let probe = Probe::from_process().context("could not read the working directory")?;
-    let opts = options(args, &probe)?;
+    let opts = options(args)?;
     let destination = destination(args, &probe)?;
     let snap = snapshot::take(&probe, &opts);
     for w in &snap.warnings {
@@ -58,7 +58,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-fn options(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Options> {
+fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
     let cwd = match &args.cwd {
         Some(dir) => Some(
             std::path::absolute(dir)
@@ -68,7 +68,6 @@ fn options(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Options> {
         ),
         None => None,
     };
-    let _ = probe;
     Ok(Options {
         history_lines: args.history_lines,
         history_file: args.history_file.clone(),
@@ -105,6 +104,9 @@ fn print_summary(snap: &Snapshot, name: &str, bytes: u64, w: &mut impl Write) ->
     writeln!(w, "Captured: {} ({})", crate::sanitize::for_terminal(name), summary::size(bytes))?;
     writeln!(w)?;
     summary::shell_contents(&snap.lok, w)?;
+    if let Some(source) = &snap.history_source {
+        writeln!(w, "History:     from {}", crate::sanitize::for_terminal(source))?;
+    }
     let r = &snap.redactions;
     let sections: [(&str, &Report); 5] = [
         ("history", &r.history),
@@ -116,7 +118,13 @@ fn print_summary(snap: &Snapshot, name: &str, bytes: u64, w: &mut impl Write) ->
     let parts: Vec<String> = sections
         .iter()
         .filter(|(_, rep)| rep.values > 0)
-        .map(|(section, rep)| format!("{section} {} values in {} lines", rep.values, rep.lines))
+        .map(|(section, rep)| {
+            format!(
+                "{section} {} in {}",
+                summary::count(rep.values, "value"),
+                summary::count(rep.lines, "line")
+            )
+        })
         .collect();
     if parts.is_empty() {
         writeln!(w, "Redacted:    nothing found")
