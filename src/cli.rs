@@ -5,16 +5,33 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Listed at the end of every `--help`.
-pub const ENV_HELP: &str = "\
+/// The environment and exit statuses, listed at the end of every `--help`.
+macro_rules! env_help {
+    () => {
+        "\
 Environment:
   LOKUST_TIMEOUT_MS    deadline for each subprocess (git, tmux), default 2000
   CLAUDE_CONFIG_DIR    Claude Code's config directory, default ~/.claude
   HISTFILE             the history file to read, default per shell
   XDG_STATE_HOME       where snapshots are kept, default ~/.local/state
-  NO_COLOR             set to disable colour
 
-Exit status: 0 success, 2 error, 130 interrupted.";
+Exit status: 0 success (warnings may have been printed), 2 error, 130 interrupted."
+    };
+}
+
+pub const ENV_HELP: &str = env_help!();
+
+const SNAPSHOT_AFTER: &str = concat!(
+    "\
+Examples:
+  lokust-shell-snapshot > s.lok                 capture to standard output
+  lokust-shell-snapshot -o s.lok                capture to a file (0600, atomic)
+  lokust-shell-snapshot --tmux work -o s.lok    describe the tmux session \"work\"
+  ssh host lokust-shell-snapshot > s.lok        capture a remote shell
+
+",
+    env_help!()
+);
 
 const SNAPSHOT_LONG: &str = "\
 Capture the state of this shell session into a portable .lok file: the working \
@@ -32,7 +49,7 @@ warning, and the snapshot still succeeds.";
 
 /// Capture this shell session into a .lok file.
 #[derive(Debug, Clone, Args)]
-#[command(long_about = SNAPSHOT_LONG, after_long_help = ENV_HELP)]
+#[command(long_about = SNAPSHOT_LONG, after_long_help = SNAPSHOT_AFTER)]
 pub struct SnapshotArgs {
     /// Write the .lok to FILE.
     #[arg(value_name = "FILE")]
@@ -142,7 +159,7 @@ pub struct ShellCli {
 
 /// Capture this shell session into a .lok file.
 #[derive(Debug, Parser)]
-#[command(name = "lokust-shell-snapshot", version, long_about = SNAPSHOT_LONG, after_long_help = ENV_HELP)]
+#[command(name = "lokust-shell-snapshot", version, long_about = SNAPSHOT_LONG, after_long_help = SNAPSHOT_AFTER)]
 pub struct SnapshotCli {
     #[command(flatten)]
     pub args: SnapshotArgs,
