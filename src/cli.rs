@@ -11,6 +11,7 @@ macro_rules! env_help {
         "\
 Environment:
   LOKUST_TIMEOUT_MS    deadline for each subprocess (git, tmux), default 2000
+  LOKUST_LOG           debug: print what each capturer cost on standard error
   CLAUDE_CONFIG_DIR    Claude Code's config directory, default ~/.claude
   HISTFILE             the history file to read, default per shell
   XDG_STATE_HOME       where snapshots are kept, default ~/.local/state

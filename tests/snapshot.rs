@@ -552,3 +552,15 @@ fn on_a_terminal_without_a_file_the_snapshot_is_kept_in_the_state_dir() {
     assert_eq!(lokust::fsutil::mode(&dir).unwrap(), 0o700);
     assert_eq!(lokust::fsutil::mode(&files[0].path()).unwrap(), 0o600);
 }
+
+#[test]
+fn lokust_log_debug_shows_what_each_capturer_cost() {
+    let env = TestEnv::new();
+    let out = env.cmd("lokust-shell-snapshot").arg("-q").env("LOKUST_LOG", "debug").assert().success();
+    let text = stderr(&out);
+    for capturer in ["env", "history", "claude code", "git", "multiplexer"] {
+        assert!(text.contains(&format!("lokust: debug: {capturer} took ")), "{capturer} missing:\n{text}");
+    }
+    let out = env.cmd("lokust-shell-snapshot").arg("-q").assert().success();
+    assert_eq!(stderr(&out), "");
+}

@@ -28,6 +28,11 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     for w in &snap.warnings {
         exit::warn(w);
     }
+    if exit::debug_enabled() {
+        for (capturer, took) in &snap.timings {
+            eprintln!("lokust: debug: {capturer} took {:.2} ms", took.as_secs_f64() * 1000.0);
+        }
+    }
     let lok = Lok::Shell(Box::new(snap.lok.clone()));
     let written = match &destination {
         Destination::Stdout => {
