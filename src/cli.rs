@@ -5,18 +5,36 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Listed at the end of every `--help`.
-pub const ENV_HELP: &str = "\
+/// The environment and exit statuses, listed at the end of every `--help`.
+macro_rules! env_help {
+    () => {
+        "\
 Environment:
   LOKUST_TIMEOUT_MS    deadline for each subprocess (git, tmux), default 2000
+  LOKUST_LOG           debug: print what each capturer cost on standard error
   CLAUDE_CONFIG_DIR    Claude Code's config directory, default ~/.claude
   HISTFILE             the history file to read, default per shell
   XDG_STATE_HOME       where snapshots are kept, default ~/.local/state
   LOKUST_HOOK          set to 0 to turn the prompt hook off
   LOKUST_HOOK_INTERVAL seconds between the hook's refreshes in one directory, default 30
-  NO_COLOR             set to disable colour
 
-Exit status: 0 success, 2 error, 130 interrupted.";
+Exit status: 0 success (warnings may have been printed), 2 error, 130 interrupted."
+    };
+}
+
+pub const ENV_HELP: &str = env_help!();
+
+const SNAPSHOT_AFTER: &str = concat!(
+    "\
+Examples:
+  lokust-shell-snapshot > s.lok                 capture to standard output
+  lokust-shell-snapshot -o s.lok                capture to a file (0600, atomic)
+  lokust-shell-snapshot --tmux work -o s.lok    describe the tmux session \"work\"
+  ssh host lokust-shell-snapshot > s.lok        capture a remote shell
+
+",
+    env_help!()
+);
 
 const SNAPSHOT_LONG: &str = "\
 Capture the state of this shell session into a portable .lok file: the working \
@@ -34,7 +52,7 @@ warning, and the snapshot still succeeds.";
 
 /// Capture this shell session into a .lok file.
 #[derive(Debug, Clone, Args)]
-#[command(long_about = SNAPSHOT_LONG, after_long_help = ENV_HELP)]
+#[command(long_about = SNAPSHOT_LONG, after_long_help = SNAPSHOT_AFTER)]
 pub struct SnapshotArgs {
     /// Write the .lok to FILE.
     #[arg(value_name = "FILE")]
@@ -204,7 +222,7 @@ pub struct ShellCli {
 
 /// Capture this shell session into a .lok file.
 #[derive(Debug, Parser)]
-#[command(name = "lokust-shell-snapshot", version, long_about = SNAPSHOT_LONG, after_long_help = ENV_HELP)]
+#[command(name = "lokust-shell-snapshot", version, long_about = SNAPSHOT_LONG, after_long_help = SNAPSHOT_AFTER)]
 pub struct SnapshotCli {
     #[command(flatten)]
     pub args: SnapshotArgs,

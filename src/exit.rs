@@ -28,6 +28,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe))
 }
 
+/// Whether `LOKUST_LOG` asks for debug output (`debug` or `trace`).
+pub fn debug_enabled() -> bool {
+    matches!(std::env::var("LOKUST_LOG").as_deref(), Ok("debug" | "trace"))
+}
+
 /// Prints a warning the same way everywhere.
 pub fn warn(message: &str) {
     eprintln!("lokust: warning: {message}");

@@ -3,7 +3,7 @@
 //! warning, and the snapshot still succeeds.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::capture::{claude, env, git, history, multiplexer, terminal};
 use crate::exec;
@@ -61,6 +61,8 @@ pub struct Snapshot {
     pub redactions: Redactions,
     /// Where the history came from, for the summary.
     pub history_source: Option<String>,
+    /// How long each capturer took, in the order they finished.
+    pub timings: Vec<(&'static str, Duration)>,
 }
 
 /// The working directory as the user sees it: `$PWD` when it names the same directory
@@ -99,19 +101,31 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
     let git_job = {
         let cwd = cwd.clone();
         std::thread::spawn(move || {
+            let started = Instant::now();
             let mut report = Report::default();
-            git::capture(&cwd, &mut report).map(|git| (git, report))
+            let git = git::capture(&cwd, &mut report).map(|git| (git, report));
+            (git, started.elapsed())
         })
     };
     let tmux_job = {
         let probe = probe.clone();
         let session = opts.tmux_session.clone();
         let deadline = opts.deadline;
-        std::thread::spawn(move || multiplexer::capture(&probe, session.as_deref(), deadline))
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            (multiplexer::capture(&probe, session.as_deref(), deadline), started.elapsed())
+        })
     };
 
+    let mut timings = Vec::new();
+    let mut clock = Instant::now();
+    let mut lap = |name: &'static str, timings: &mut Vec<(&'static str, Duration)>| {
+        timings.push((name, clock.elapsed()));
+        clock = Instant::now();
+    };
     let shell = opts.shell.clone().unwrap_or_else(|| shell_name(probe));
     let env = env::capture(probe);
+    lap("env", &mut timings);
     redactions.env = env.report;
 
     let (entries, history_source) = match &opts.history_entries {
@@ -122,6 +136,7 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         None => read_history(probe, &shell, opts, &mut warnings),
     };
     let history = history::redact_entries(entries);
+    lap("history", &mut timings);
     redactions.history = history.report;
 
     let claude_code = match claude::capture(probe, &cwd) {
@@ -132,27 +147,34 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         }
     };
 
+    lap("claude code", &mut timings);
     let git = match exec::within("git", opts.deadline, move || git_job.join()) {
-        Ok(Ok(Ok((git, report)))) => {
+        Ok(Ok((result, took))) => {
+            timings.push(("git", took));
+            result
+        }
+        Ok(Err(_)) => Err(git2::Error::from_str("the reader crashed")),
+        Err(e) => {
+            warnings.push(format!("git: {e}"));
+            Ok((None, Report::default()))
+        }
+    };
+    let git = match git {
+        Ok((git, report)) => {
             redactions.git = report;
             git
         }
-        Ok(Ok(Err(e))) => {
-            warnings.push(format!("git: could not read the repository: {}", e.message()));
-            None
-        }
-        Ok(Err(_)) => {
-            warnings.push("git: the reader crashed".into());
-            None
-        }
         Err(e) => {
-            warnings.push(format!("git: {e}"));
+            warnings.push(format!("git: could not read the repository: {}", e.message()));
             None
         }
     };
     let multiplexer = match tmux_job.join() {
-        Ok(Ok(m)) => m,
-        Ok(Err(e)) => {
+        Ok((Ok(m), took)) => {
+            timings.push(("multiplexer", took));
+            m
+        }
+        Ok((Err(e), _)) => {
             warnings.push(format!("tmux: {e}"));
             None
         }
@@ -193,7 +215,7 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         extra: Default::default(),
     };
     debug_assert_eq!(serde_json::to_value(lok.session.kind).ok(), Some(SHELL_KIND.into()));
-    Snapshot { lok, warnings, redactions, history_source }
+    Snapshot { lok, warnings, redactions, history_source, timings }
 }
 
 fn read_history(

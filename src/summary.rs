@@ -45,6 +45,11 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `1 value`, `3 values`.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 fn short(head: &str) -> &str {
     head.get(..7).unwrap_or(head)
 }

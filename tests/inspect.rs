@@ -73,8 +73,7 @@ fn real_session_files_round_trip_through_inspect() {
         return;
     }
     let env = TestEnv::new();
-    let mut files = Vec::new();
-    collect(&root, &mut files);
+    let files = crate::util::files_below(&root);
     let sessions: Vec<_> =
         files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl" || e == "json")).collect();
     assert!(sessions.len() >= 40, "expected the real fixtures, found {}", sessions.len());
@@ -109,16 +108,5 @@ fn real_session_files_round_trip_through_inspect() {
         let back = crate::util::json(&out.get_output().stdout);
         assert_eq!(back["agent_session"], lok["agent_session"], "{}", path.display());
         crate::format::assert_valid(&back, &path.display().to_string());
-    }
-}
-
-fn collect(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap().flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else {
-            out.push(p);
-        }
     }
 }

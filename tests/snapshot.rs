@@ -3,7 +3,6 @@
 //! tree, and a real tmux server on a private socket.
 
 use std::fs;
-use std::path::Path;
 use std::process::Command as StdCommand;
 
 use serde_json::Value;
@@ -420,7 +419,7 @@ fn real_claude_transcripts_in_a_slot() {
     let dir = env.home.join(".claude/projects").join(&slot);
     fs::create_dir_all(&dir).unwrap();
     let mut n = 0;
-    for entry in walk(&real) {
+    for entry in crate::util::files_below(&real) {
         let first = fs::read_to_string(&entry).unwrap();
         let id = first
             .lines()
@@ -432,19 +431,6 @@ fn real_claude_transcripts_in_a_slot() {
     assert_eq!(n, 7);
     let lok = snapshot(&mut env.cmd("lokust-shell-snapshot"));
     assert_eq!(lok["shell"]["claude_code"]["sessions_logged"], 7);
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir).unwrap().flatten() {
-        if e.path().is_dir() {
-            out.extend(walk(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out.sort();
-    out
 }
 
 #[test]
@@ -565,4 +551,16 @@ fn on_a_terminal_without_a_file_the_snapshot_is_kept_in_the_state_dir() {
     assert_eq!(files.len(), 1);
     assert_eq!(lokust::fsutil::mode(&dir).unwrap(), 0o700);
     assert_eq!(lokust::fsutil::mode(&files[0].path()).unwrap(), 0o600);
+}
+
+#[test]
+fn lokust_log_debug_shows_what_each_capturer_cost() {
+    let env = TestEnv::new();
+    let out = env.cmd("lokust-shell-snapshot").arg("-q").env("LOKUST_LOG", "debug").assert().success();
+    let text = stderr(&out);
+    for capturer in ["env", "history", "claude code", "git", "multiplexer"] {
+        assert!(text.contains(&format!("lokust: debug: {capturer} took ")), "{capturer} missing:\n{text}");
+    }
+    let out = env.cmd("lokust-shell-snapshot").arg("-q").assert().success();
+    assert_eq!(stderr(&out), "");
 }

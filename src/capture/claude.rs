@@ -140,4 +140,18 @@ mod tests {
         assert_eq!(base36(3105), "2e9");
         assert_eq!(base36(0), "0");
     }
+
+    #[test]
+    fn a_long_slot_is_found_by_its_prefix_whatever_the_suffix() {
+        let projects = tempfile::tempdir().unwrap();
+        let long = format!("/{}", "b".repeat(300));
+        let slot = slot_name(&long);
+        let older = format!("{}-zzzz", &slot[..MAX_SLOT_LEN]);
+        fs::create_dir(projects.path().join(&older)).unwrap();
+        assert_eq!(find_slot_dir(projects.path(), &slot), Some(projects.path().join(&older)));
+        // A short name must match exactly.
+        fs::create_dir(projects.path().join("-tmp-ab")).unwrap();
+        assert_eq!(find_slot_dir(projects.path(), "-tmp-a"), None);
+        assert_eq!(find_slot_dir(projects.path(), "-tmp-ab"), Some(projects.path().join("-tmp-ab")));
+    }
 }

@@ -28,7 +28,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
         return Ok(live(args, pid));
     }
     let probe = Probe::from_process().context("could not read the working directory")?;
-    let mut opts = options(args, &probe)?;
+    let mut opts = options(args)?;
     let destination = destination(args, &probe)?;
     // --tmux SESSION describes that session's active pane, as lokust-tmux export does:
     // its directory and shell (unless given) and its scrollback.
@@ -57,6 +57,11 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     for w in &snap.warnings {
         exit::warn(w);
+    }
+    if exit::debug_enabled() {
+        for (capturer, took) in &snap.timings {
+            eprintln!("lokust: debug: {capturer} took {:.2} ms", took.as_secs_f64() * 1000.0);
+        }
     }
     let lok = Lok::Shell(Box::new(snap.lok.clone()));
     let written = match &destination {
@@ -88,7 +93,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-fn options(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Options> {
+fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
     let cwd = match &args.cwd {
         Some(dir) => Some(
             std::path::absolute(dir)
@@ -98,7 +103,6 @@ fn options(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Options> {
         ),
         None => None,
     };
-    let _ = probe;
     let history_entries = match &args.history_from {
         Some(from) => Some(
             hook::read_handover(from)
@@ -182,6 +186,9 @@ fn print_summary(snap: &Snapshot, name: &str, bytes: u64, w: &mut impl Write) ->
     writeln!(w, "Captured: {} ({})", crate::sanitize::for_terminal(name), summary::size(bytes))?;
     writeln!(w)?;
     summary::shell_contents(&snap.lok, w)?;
+    if let Some(source) = &snap.history_source {
+        writeln!(w, "History:     from {}", crate::sanitize::for_terminal(source))?;
+    }
     let r = &snap.redactions;
     let sections: [(&str, &Report); 5] = [
         ("history", &r.history),
@@ -193,7 +200,13 @@ fn print_summary(snap: &Snapshot, name: &str, bytes: u64, w: &mut impl Write) ->
     let parts: Vec<String> = sections
         .iter()
         .filter(|(_, rep)| rep.values > 0)
-        .map(|(section, rep)| format!("{section} {} values in {} lines", rep.values, rep.lines))
+        .map(|(section, rep)| {
+            format!(
+                "{section} {} in {}",
+                summary::count(rep.values, "value"),
+                summary::count(rep.lines, "line")
+            )
+        })
         .collect();
     if parts.is_empty() {
         writeln!(w, "Redacted:    nothing found")

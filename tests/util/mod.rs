@@ -22,6 +22,21 @@ pub fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared")
 }
 
+/// Every file below `dir`, sorted.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).expect("readable dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_below(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Whether a program is on PATH. In CI a missing one fails the test (the test command
 /// installs everything); on a developer's machine the test is skipped with a message.
 pub fn have(program: &str) -> bool {
