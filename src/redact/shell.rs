@@ -652,8 +652,7 @@ fn stage(
             continue;
         }
         let next = args.get(j);
-        let next_is_value =
-            next.is_some_and(|n| n.text.first() != Some(&b'-') || n.text.len() == 1);
+        let next_is_value = next.is_some_and(|n| !looks_like_flag(&n.text));
         // Per-command short flags first: they decide what `-p` means here.
         let mut handled = false;
         for f in SHORT_FLAGS {
@@ -804,6 +803,17 @@ fn stage(
         }
     }
     let _ = line;
+}
+
+/// `--verbose`, `-x`, `-p1`: an option. A word like `-7RhLJ…` is a value that happens to
+/// start with a dash (random tokens do, one time in 64).
+fn looks_like_flag(t: &[u8]) -> bool {
+    t.first() == Some(&b'-')
+        && t.len() > 1
+        && (t.len() <= 3
+            || t[1..]
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_')))
 }
 
 fn short_rule(kind: ValueKind) -> &'static str {

@@ -102,38 +102,41 @@ fn token_patterns_compile() {
 
 #[test]
 fn positives_are_redacted_by_their_rule_alone_and_embedded() {
-    let mut rng = Rng(0x1ee7_5eed);
     let mut failures = Vec::new();
-    for r in RULES {
-        for t in r.positives {
-            let (line, secrets) = expand(t, &mut rng);
-            // The rule itself finds it (not merely another rule).
-            let spans = find_spans(line.as_bytes());
-            for s in &secrets {
-                let at = line.find(s.as_str()).unwrap();
-                let covered = spans
-                    .iter()
-                    .any(|sp| sp.rule == r.id && sp.start <= at && sp.end >= at + s.len());
-                if !covered && !line.contains('\n') && !line.contains("\\n") {
-                    failures.push(format!(
-                        "{}: rule does not cover {s:?} in {line:?}: {spans:?}",
-                        r.id
-                    ));
-                }
-            }
-            let tokenish = matches!(r.matcher, Matcher::Token(_));
-            let mut texts = embeddings(&line);
-            if tokenish {
-                texts.push(format!(
-                    "curl -d \"note={line}&x=1\" https://api.example.com"
-                ));
-                texts.push(format!("{{\"text\": \"got {line}, ok\"}}"));
-            }
-            for text in texts {
-                let out = redact(&text);
+    // Several draws per template: random content must not decide whether a rule fires.
+    for seed in 1..=8u64 {
+        let mut rng = Rng(0x1ee7_5eed * seed);
+        for r in RULES {
+            for t in r.positives {
+                let (line, secrets) = expand(t, &mut rng);
+                // The rule itself finds it (not merely another rule).
+                let spans = find_spans(line.as_bytes());
                 for s in &secrets {
-                    if out.contains(s.as_str()) || !out.contains(REDACTED) {
-                        failures.push(format!("{}: {text:?} -> {out:?}", r.id));
+                    let at = line.find(s.as_str()).unwrap();
+                    let covered = spans
+                        .iter()
+                        .any(|sp| sp.rule == r.id && sp.start <= at && sp.end >= at + s.len());
+                    if !covered && !line.contains('\n') && !line.contains("\\n") {
+                        failures.push(format!(
+                            "{}: rule does not cover {s:?} in {line:?}: {spans:?}",
+                            r.id
+                        ));
+                    }
+                }
+                let tokenish = matches!(r.matcher, Matcher::Token(_));
+                let mut texts = embeddings(&line);
+                if tokenish {
+                    texts.push(format!(
+                        "curl -d \"note={line}&x=1\" https://api.example.com"
+                    ));
+                    texts.push(format!("{{\"text\": \"got {line}, ok\"}}"));
+                }
+                for text in texts {
+                    let out = redact(&text);
+                    for s in &secrets {
+                        if out.contains(s.as_str()) || !out.contains(REDACTED) {
+                            failures.push(format!("{}: {text:?} -> {out:?}", r.id));
+                        }
                     }
                 }
             }

@@ -389,12 +389,22 @@ pub(crate) fn is_bool(v: &[u8]) -> bool {
 }
 
 pub(crate) fn is_path(v: &[u8]) -> bool {
-    v.starts_with(b"/")
+    (v.starts_with(b"/") && !base64_with_leading_slash(v))
         || v.starts_with(b"~/")
         || v == b"~"
         || v.starts_with(b"./")
         || v.starts_with(b"../")
         || (v.len() > 2 && v[1] == b':' && v[2] == b'\\')
+}
+
+/// Base64 can start with `/`: `/SS6Iua+Zcg2…` is a token, `/run/user/1000` a path.
+fn base64_with_leading_slash(v: &[u8]) -> bool {
+    v.len() >= 16
+        && !v[1..].contains(&b'/')
+        && v.iter().any(u8::is_ascii_uppercase)
+        && v.iter().any(u8::is_ascii_lowercase)
+        && v.iter().any(u8::is_ascii_digit)
+        && !v.contains(&b'.')
 }
 
 fn is_filename(v: &[u8]) -> bool {
