@@ -198,7 +198,7 @@ pub static RULES: &[Rule] = &[
         "google-api-key",
         "Google API keys",
         ["AIza"],
-        r"\bAIza[0-9A-Za-z_\-]{35}(?-u:\b|$)",
+        r"\bAIza[0-9A-Za-z_\-]{35}",
         ["AIza‹u35›"],
         ["AIzaSy"]
     ),
@@ -260,7 +260,7 @@ pub static RULES: &[Rule] = &[
         "sendgrid-key",
         "SendGrid API keys",
         ["SG."],
-        r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b",
+        r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
         ["SG.‹u22›.‹u43›"],
         ["SG.gov", "SG."]
     ),
@@ -296,7 +296,7 @@ pub static RULES: &[Rule] = &[
         "terraform-cloud-token",
         "Terraform Cloud / Enterprise API tokens",
         [".atlasv1."],
-        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}\b",
+        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}",
         ["‹a14›.atlasv1.‹u67›"],
         ["x.atlasv1.y"]
     ),
@@ -482,8 +482,11 @@ pub static RULES: &[Rule] = &[
         "telegram-bot-token",
         "Telegram bot tokens",
         [":AA"],
-        r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}(?-u:\b|$)",
-        ["‹d10›:AA‹u33›"],
+        r"(?:\b|bot)(?P<s>\d{8,10}:AA[A-Za-z0-9_\-]{30,34})",
+        [
+            "‹d10›:AA‹u33›",
+            "curl https://api.telegram.org/bot⟦‹d9›:AA‹u33›⟧/getMe"
+        ],
         ["12:AA"]
     ),
     token!(
@@ -551,6 +554,9 @@ pub static RULES: &[Rule] = &[
             "HEROKU_API_KEY=⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧ heroku apps",
             "Server=db;Database=app;User Id=sa;Password=⟦P@ssw0rd!⟧;",
             "//registry.npmjs.org/:_authToken=⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧",
+            "[Environment]::SetEnvironmentVariable(\"API_TOKEN\", \"⟦‹a24›⟧\", \"User\")",
+            "os.environ['OPENAI_API_KEY'] = '⟦‹a40›⟧'",
+            "$env:GITHUB_TOKEN = \"⟦‹a40›⟧\"",
         ],
         negatives: &[
             "TOKENIZERS_PARALLELISM=false python train.py",
@@ -645,6 +651,8 @@ pub static RULES: &[Rule] = &[
             "patch -p1 < fix.diff",
             "openssl enc -d -aes256 -pass env:ARCHIVE_PW -in f",
             "ssh-keygen -t ed25519 -N '' -f id",
+            // openssl options are single-dash words: `-key` is not `-k ey`.
+            "openssl req -new -key k.pem -out r.csr",
         ],
     },
     Rule {
@@ -747,6 +755,7 @@ pub static RULES: &[Rule] = &[
             "aws configure set aws_secret_access_key ⟦‹b40›⟧",
             "poetry config http-basic.internal ci ⟦p0etryPw⟧",
             "npm config set //registry.npmjs.org/:_authToken ⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧",
+            "rclone config create s3 s3 access_key_id AKIAX secret_access_key ⟦‹b40›⟧",
         ],
         negatives: &[
             "vault login -method=oidc",
@@ -833,6 +842,8 @@ pub static RULES: &[Rule] = &[
             "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI‹b43› me@host",
             // Corpus false positive: `::` is a path separator, not `name: value`.
             "test auth::token::tests::parses_bearer_header ... ok",
+            // sops ciphertext.
+            "password: ENC[AES256_GCM,data:‹b16›,iv:‹b16›,tag:‹b16›,type:str]",
         ],
     },
     Rule {
@@ -883,7 +894,10 @@ pub static RULES: &[Rule] = &[
         what: ".netrc entries: machine … login … password X",
         keywords: &["machine"],
         matcher: Matcher::Context(Engine::Netrc),
-        positives: &["machine api.heroku.com login me@example.com password ⟦‹h32›⟧"],
+        positives: &[
+            "machine api.heroku.com login me@example.com password ⟦‹h32›⟧",
+            "echo 'machine github.com login me password ⟦h‹a20›⟧' > ~/.netrc",
+        ],
         negatives: &[
             "machine api.heroku.com login me@example.com",
             "the machine password policy",

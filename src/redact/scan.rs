@@ -149,6 +149,7 @@ pub(crate) fn find_spans_depth(line: &[u8], depth: u8) -> Vec<Span> {
     if on(Engine::Shell) || on(Engine::Equals) {
         super::shell::scan(line, &mut out, depth);
         equals(line, &mut out);
+        code_assign(line, &mut out);
     }
     if on(Engine::Colon) {
         colon(line, &mut out);
@@ -197,6 +198,28 @@ fn unquote(line: &[u8], s: usize, e: usize) -> (usize, usize) {
         (s + 1, e - 1)
     } else {
         (s, e)
+    }
+}
+
+lazy_re!(
+    CODE_ASSIGN,
+    r#"[\[(][ \t]*["']([A-Za-z_][A-Za-z0-9_.\-]*)["'][ \t]*(?:\][ \t]*=|,)[ \t]*("(?:[^"\\]|\\.)*"|'[^']*')"#
+);
+
+/// `os.environ["API_KEY"] = "…"`, `SetEnvironmentVariable("API_TOKEN", "…")`.
+fn code_assign(line: &[u8], out: &mut Vec<Span>) {
+    for c in CODE_ASSIGN.captures_iter(line) {
+        let val = c.get(2).unwrap();
+        let (vs, ve) = unquote(line, val.start(), val.end());
+        if let Some(class) = name_class(c.get(1).unwrap().as_bytes(), Form::Env)
+            && should_redact(class, &line[vs..ve])
+        {
+            out.push(Span {
+                start: vs,
+                end: ve,
+                rule: "assign",
+            });
+        }
     }
 }
 
@@ -469,7 +492,7 @@ fn pem_inline(line: &[u8], out: &mut Vec<Span>) {
 
 lazy_re!(
     AWS_PROMPT,
-    r"Secret Access Key(?: \[[^\]]*\])?:[ \t]*([A-Za-z0-9/+=]{40})\b"
+    r"Secret Access Key(?: \[[^\]]*\])?:[ \t]*([A-Za-z0-9/+=]{40})"
 );
 
 fn aws_prompt(line: &[u8], out: &mut Vec<Span>) {
@@ -483,7 +506,7 @@ fn aws_prompt(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
-lazy_re!(NETRC, r"\bmachine[ \t]+\S+.*?\bpassword[ \t]+(\S+)");
+lazy_re!(NETRC, r"\bmachine[ \t]+\S+.*?\bpassword[ \t]+([^\s'\x22]+)");
 
 fn netrc(line: &[u8], out: &mut Vec<Span>) {
     for c in NETRC.captures_iter(line) {

@@ -624,6 +624,17 @@ fn stage(
                 }
             }
         }
+        // `rclone config create NAME TYPE key value …`: the pairs are positional.
+        "rclone" if args.iter().any(|w| w.text == b"config") => {
+            for j in 0..args.len() {
+                if let Some(c) = name_class(&args[j].text, Form::Colon)
+                    && let Some(v) = args.get(j + 1)
+                    && should_redact(c, &v.text)
+                {
+                    push(out, v.span_from(0), base, "positional");
+                }
+            }
+        }
         "xfreerdp" | "xfreerdp3" | "wlfreerdp" | "sdl-freerdp" => {
             for w in args {
                 if w.text.starts_with(b"/p:") || w.text.starts_with(b"-p:") {
@@ -684,7 +695,8 @@ fn stage(
                 }
                 break;
             }
-            if t.len() > fl.len() && t.starts_with(fl) && fl.len() == 2 {
+            // `-pX`, `-hpX`; but openssl's options are single-dash words (`-key`, not `-k ey`).
+            if t.len() > fl.len() && t.starts_with(fl) && cmd != "openssl" {
                 handled = true;
                 value(
                     w,

@@ -320,6 +320,10 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
         || l.starts_with("secretsmanager:")
         || l.starts_with("ref+")
         || l.starts_with("keyring:")
+        // sops and ansible-vault ciphertext: encrypted, not secret.
+        || l.starts_with("enc[")
+        || l.starts_with("!vault")
+        || l.starts_with("$ansible_vault")
         || l.starts_with('@')
         || (l.starts_with('%') && l.ends_with('%') && l.len() > 2)
         || (l.starts_with('<') && l.ends_with('>'))
@@ -397,14 +401,19 @@ pub(crate) fn is_path(v: &[u8]) -> bool {
         || (v.len() > 2 && v[1] == b':' && v[2] == b'\\')
 }
 
-/// Base64 can start with `/`: `/SS6Iua+Zcg2…` is a token, `/run/user/1000` a path.
+/// Base64 can start with `/`: `/SS6Iua+Zcg2…` is a token, `/run/user/1000` a path. Path
+/// segments are words, numbers and lower-case hashes; a segment mixing cases and digits
+/// over ten characters, or a `+` or `=`, is base64.
 fn base64_with_leading_slash(v: &[u8]) -> bool {
-    v.len() >= 16
-        && !v[1..].contains(&b'/')
-        && v.iter().any(u8::is_ascii_uppercase)
-        && v.iter().any(u8::is_ascii_lowercase)
-        && v.iter().any(u8::is_ascii_digit)
-        && !v.contains(&b'.')
+    v.contains(&b'+')
+        || v.ends_with(b"=")
+        || v.split(|&b| b == b'/').any(|seg| {
+            seg.len() >= 10
+                && seg.iter().any(u8::is_ascii_uppercase)
+                && seg.iter().any(u8::is_ascii_lowercase)
+                && seg.iter().any(u8::is_ascii_digit)
+                && !seg.contains(&b'.')
+        })
 }
 
 fn is_filename(v: &[u8]) -> bool {
