@@ -141,10 +141,18 @@ fn corpus_lines_through_the_filter_match_redact() {
         expected.push_str(&redact::redact_report(&c.line, &mut want));
         expected.push('\n');
     }
-    let mut out = Vec::new();
-    let got = redact::filter::run(input.as_bytes(), &mut out).unwrap();
-    assert_eq!(String::from_utf8(out).unwrap(), expected);
-    assert_eq!((got.lines, got.values), (want.lines, want.values));
+    // Tiny buffers split lines and PEM blocks across reads; the default one does not.
+    for cap in [1, 13, 256, 64 * 1024] {
+        let mut out = Vec::new();
+        let reader = std::io::BufReader::with_capacity(cap, input.as_bytes());
+        let got = redact::filter::run(reader, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            expected,
+            "buffer of {cap} bytes"
+        );
+        assert_eq!((got.lines, got.values), (want.lines, want.values));
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@
 use std::io::{self, BufRead, Write};
 
 use super::Report;
-use super::scan::{LineScanner, first_keyword};
+use super::scan::{LineScanner, keyword_lines};
 
 /// Copies `input` to `output`, redacting secrets; returns what was redacted.
 pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Report> {
@@ -53,27 +53,44 @@ pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Repo
 /// Complete lines: copy the stretches without keywords, hand the rest to the engine.
 fn block<W: Write>(
     sc: &mut LineScanner,
-    mut chunk: &[u8],
+    chunk: &[u8],
     out: &mut Vec<u8>,
     report: &mut Report,
     w: &mut W,
 ) -> io::Result<()> {
-    while !chunk.is_empty() {
-        if sc.in_block() {
-            // Inside a PEM block every line matters, keywords or not.
-            let end = memchr::memchr(b'\n', chunk).map_or(chunk.len(), |i| i + 1);
-            line(sc, &chunk[..end], out, report, w)?;
-            chunk = &chunk[end..];
+    // Everything before `done` has been written.
+    let mut done = 0;
+    // A PEM block opened by the previous chunk's last line.
+    pem_body(sc, chunk, &mut done, out, report, w)?;
+    for (start, end, mask) in keyword_lines(chunk) {
+        if start < done {
+            // A line already handled inside a PEM block.
             continue;
         }
-        let Some(hit) = first_keyword(chunk) else {
-            return w.write_all(chunk);
-        };
-        let start = memchr::memrchr(b'\n', &chunk[..hit]).map_or(0, |i| i + 1);
-        let end = memchr::memchr(b'\n', &chunk[hit..]).map_or(chunk.len(), |i| hit + i + 1);
-        w.write_all(&chunk[..start])?;
-        line(sc, &chunk[start..end], out, report, w)?;
-        chunk = &chunk[end..];
+        w.write_all(&chunk[done..start])?;
+        out.clear();
+        let changed = sc.line_masked(&chunk[start..end], Some(mask), out, report);
+        w.write_all(if changed { out } else { &chunk[start..end] })?;
+        done = end;
+        pem_body(sc, chunk, &mut done, out, report, w)?;
+    }
+    w.write_all(&chunk[done..])
+}
+
+/// Inside a PEM block every line matters, keywords or not.
+fn pem_body<W: Write>(
+    sc: &mut LineScanner,
+    chunk: &[u8],
+    done: &mut usize,
+    out: &mut Vec<u8>,
+    report: &mut Report,
+    w: &mut W,
+) -> io::Result<()> {
+    while sc.in_block() && *done < chunk.len() {
+        let at = *done;
+        let e = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i + 1);
+        line(sc, &chunk[at..e], out, report, w)?;
+        *done = e;
     }
     Ok(())
 }

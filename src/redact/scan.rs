@@ -9,7 +9,7 @@
 
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::rules::{Engine, Matcher, RULES};
@@ -53,8 +53,11 @@ static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
             }
         }
     }
+    // A full DFA: one table lookup per byte. It is the whole cost of harmless text, and
+    // builds in well under a millisecond for these few hundred short keywords.
     let ac = AhoCorasickBuilder::new()
         .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
         .build(&pats)
         .expect("prefilter keywords build");
     Prefilter { ac, rule_of }
@@ -65,9 +68,23 @@ pub(crate) fn any_keyword(text: &[u8]) -> bool {
     PREFILTER.ac.is_match(text)
 }
 
-/// Where the first keyword of `text` is.
-pub(crate) fn first_keyword(text: &[u8]) -> Option<usize> {
-    PREFILTER.ac.find(text).map(|m| m.start())
+/// Every line of `chunk` (complete lines) that holds a keyword, with the rules it wakes:
+/// `(start, end, mask)`, in order. One pass over the bytes serves both the decision to
+/// copy a stretch untouched and the choice of rules for the lines that are not.
+pub(crate) fn keyword_lines(chunk: &[u8]) -> impl Iterator<Item = (usize, usize, u128)> + '_ {
+    let p = &*PREFILTER;
+    let mut it = p.ac.find_overlapping_iter(chunk).peekable();
+    std::iter::from_fn(move || {
+        let m = it.next()?;
+        let start = memchr::memrchr(b'\n', &chunk[..m.start()]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &chunk[m.end()..]).map_or(chunk.len(), |i| m.end() + i + 1);
+        let mut mask = 1u128 << p.rule_of[m.pattern().as_usize()];
+        // Keywords hold no newline, so every match ending by `end` lies on this line.
+        while let Some(n) = it.next_if(|n| n.end() <= end) {
+            mask |= 1u128 << p.rule_of[n.pattern().as_usize()];
+        }
+        Some((start, end, mask))
+    })
 }
 
 fn woken(line: &[u8]) -> u128 {
@@ -112,17 +129,25 @@ fn placeholder_token(m: &[u8]) -> bool {
 }
 
 /// Every span any woken rule finds in `line`, unmerged.
+/// Rules woken by a secret's *name* (`NAME_WORDS`) rather than by a command or a format.
+const NAME_RULES: &[&str] = &["assign", "flag", "query", "kv"];
+
 pub(crate) fn find_spans(line: &[u8]) -> Vec<Span> {
     find_spans_depth(line, 0)
 }
 
 pub(crate) fn find_spans_depth(line: &[u8], depth: u8) -> Vec<Span> {
+    find_spans_masked(line, woken(line), depth)
+}
+
+/// [`find_spans`] when the prefilter has already said which rules `line` wakes.
+pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span> {
     let mut out = Vec::new();
-    let mask = woken(line);
     if mask == 0 {
         return out;
     }
     let mut engines = 0u16;
+    let mut name_woken = false;
     for (i, rule) in RULES.iter().enumerate() {
         if mask & (1u128 << i) == 0 {
             continue;
@@ -141,8 +166,15 @@ pub(crate) fn find_spans_depth(line: &[u8], depth: u8) -> Vec<Span> {
                     }
                 }
             }
+            Matcher::Context(_) if NAME_RULES.contains(&rule.id) => name_woken = true,
             Matcher::Context(e) => engines |= 1 << e as u16,
         }
+    }
+    // A secret's name only matters next to a value: after `=` or `:`, or as a flag. A
+    // base64 blob in scrollback that happens to contain "key" has none of them, and
+    // skipping it keeps long harmless lines cheap.
+    if name_woken && memchr::memchr3(b'=', b':', b'-', line).is_some() {
+        engines |= 1 << Engine::Shell as u16 | 1 << Engine::Colon as u16;
     }
     let on = |e: Engine| engines & (1 << e as u16) != 0;
     // The name-keyed rules share keywords; whichever woke, run both readings.
@@ -573,6 +605,17 @@ impl LineScanner {
     /// Redacts one line (with or without its line ending) into `out`. Returns whether
     /// anything changed.
     pub fn line(&mut self, line: &[u8], out: &mut Vec<u8>, report: &mut Report) -> bool {
+        self.line_masked(line, None, out, report)
+    }
+
+    /// [`LineScanner::line`] with the prefilter's verdict on `line`, when known.
+    pub fn line_masked(
+        &mut self,
+        line: &[u8],
+        mask: Option<u128>,
+        out: &mut Vec<u8>,
+        report: &mut Report,
+    ) -> bool {
         let body_len = line.len()
             - if line.ends_with(b"\r\n") {
                 2
@@ -601,10 +644,9 @@ impl LineScanner {
             }
             self.in_pem = false;
         }
-        let spans = if any_keyword(body) {
-            find_spans(body)
-        } else {
-            Vec::new()
+        let spans = match mask {
+            Some(m) => find_spans_masked(body, m, 0),
+            None => find_spans(body),
         };
         if pem_opens_block(body) {
             self.in_pem = true;
