@@ -105,13 +105,30 @@ pub(crate) fn redact_bytes(text: &[u8], report: &mut Report) -> Option<Vec<u8>> 
     changed.then_some(out)
 }
 
+/// Redacts one environment variable's value, using its name as context: the value of
+/// `DB_PASSWORD` is a secret whatever it looks like, the value of `TOKENIZERS_PARALLELISM`
+/// is not. Values of other variables are redacted as text (a token in `GIT_ASKPASS_ARGS`,
+/// a URL with a password in `DATABASE_URL`).
+pub fn redact_env<'a>(name: &str, value: &'a str, report: &mut Report) -> Cow<'a, str> {
+    if let Some(class) = value::name_class(name.as_bytes(), value::Form::Env)
+        && value::should_redact(class, value.as_bytes())
+    {
+        report.lines += 1;
+        report.count("assign");
+        return Cow::Owned(REDACTED.to_string());
+    }
+    redact_report(value, report)
+}
+
 /// Redacts every string value of one JSON Lines record (object keys are left alone).
 ///
 /// The line is re-serialised only when something changed, so untouched records stay
 /// byte-identical and changed ones stay valid JSON. A line that is not JSON is redacted
 /// as plain text, so a malformed record cannot smuggle a secret past.
 pub fn redact_json_line<'a>(line: &'a str, report: &mut Report) -> Cow<'a, str> {
-    if !scan::any_keyword(line.as_bytes()) && !line.contains('\\') {
+    // JSON escapes can hide a keyword (`\u0070assword`, `https:\/\/`); other lines
+    // without a keyword have nothing to find.
+    if !scan::any_keyword(line.as_bytes()) && !line.contains("\\u") && !line.contains("\\/") {
         return Cow::Borrowed(line);
     }
     let Ok(mut v) = serde_json::from_str::<serde_json::Value>(line) else {

@@ -571,6 +571,11 @@ pub static RULES: &[Rule] = &[
             "ssh -o PasswordAuthentication=no host",
             "export GPG_TTY=$(tty)",
             "export TF_VAR_db_password=\"$DB_PASSWORD\"",
+            // Source code and tool output in scrollback.
+            "      + password                = (sensitive value)",
+            "    password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())",
+            "    let secret = std::env::var(\"API_SECRET\")?;",
+            "    const apiKey = process.env.API_KEY;",
         ],
     },
     Rule {
@@ -598,6 +603,8 @@ pub static RULES: &[Rule] = &[
             "pass show email/gmail",
             "vault kv get -field=password secret/db",
             "gcloud auth print-access-token",
+            // mysql --help.
+            "  -p, --password[=name] Password to use when connecting to server.",
         ],
     },
     Rule {
@@ -845,6 +852,7 @@ pub static RULES: &[Rule] = &[
             "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI‹b43› me@host",
             // Corpus false positive: `::` is a path separator, not `name: value`.
             "test auth::token::tests::parses_bearer_header ... ok",
+            "export function verifyToken(token: string): Claims {",
             // sops ciphertext.
             "password: ENC[AES256_GCM,data:‹b16›,iv:‹b16›,tag:‹b16›,type:str]",
         ],

@@ -214,7 +214,7 @@ macro_rules! lazy_re {
 }
 
 /// A quoted or bare value; bare values stop at shell and URL delimiters.
-const VALUE: &str = r#"("(?:[^"\\]|\\.)*"|'[^']*'|[^\s;&|'"<>)=,]+=*)"#;
+const VALUE: &str = r#"("(?:[^"\\]|\\.)*"|'[^']*'|[^\s;&|'"<>()=,][^\s;&|'"<>)=,]*=*)"#;
 
 lazy_re!(
     EQUALS,
@@ -277,8 +277,9 @@ fn equals(line: &[u8], out: &mut Vec<Span>) {
         };
         let class = name_class(name.as_bytes(), form).filter(|_| !tracking(name.as_bytes()));
         let v = &line[vs..ve];
-        // Query values are URL-encoded: `%3D` is `=`.
+        let bare = vs == val.start();
         if let Some(class) = class
+            && !(bare && looks_like_code(v))
             && should_redact(class, v)
         {
             out.push(Span {
@@ -299,6 +300,28 @@ fn equals(line: &[u8], out: &mut Vec<Span>) {
             break;
         }
     }
+}
+
+/// An unquoted value that is source code, as scrollback shows it: a call
+/// (`bcrypt.hashpw(pw)`, `std::env::var(…)`) or a member chain (`process.env.API_KEY`,
+/// `self.token`). Shell would need quotes around a literal with parentheses, and a
+/// literal secret is not a chain of identifiers.
+pub(crate) fn looks_like_code(v: &[u8]) -> bool {
+    if v.contains(&b'(') || v.contains(&b')') || v.windows(2).any(|w| w == b"::") {
+        return true;
+    }
+    let parts: Vec<&[u8]> = v.split(|&b| b == b'.').collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && (p[0].is_ascii_alphabetic() || p[0] == b'_' || p[0] == b'$')
+                && p.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+                // `s.AbCdEf0123456789…` (a Vault token) is not a member chain.
+                && !(p.len() >= 16
+                    && p.iter().any(u8::is_ascii_uppercase)
+                    && p.iter().any(u8::is_ascii_lowercase)
+                    && p.iter().any(u8::is_ascii_digit))
+        })
 }
 
 /// Tracking and pagination parameters are never secrets, whatever they are called.
@@ -323,7 +346,7 @@ fn tracking(name: &[u8]) -> bool {
 
 lazy_re!(
     COLON,
-    r#"(?:^|[\s{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":][^\s,;}\]'"]*)"#
+    r#"(?:^|[\s{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
 );
 
 fn colon(line: &[u8], out: &mut Vec<Span>) {
@@ -342,6 +365,7 @@ fn colon(line: &[u8], out: &mut Vec<Span>) {
         );
         if !header
             && let Some(class) = name_class(name, Form::Colon)
+            && !(vs == val.start() && looks_like_code(&line[vs..ve]))
             && should_redact(class, &line[vs..ve])
         {
             out.push(Span {

@@ -423,6 +423,13 @@ fn stage(
             // `--password=x` is a flag with an attached value.
             if let Some(eq) = w.text.iter().position(|&b| b == b'=') {
                 let flag = &w.text[from..eq];
+                // `--password[=name]` in a usage text is not a flag with a value.
+                if !flag
+                    .iter()
+                    .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                {
+                    continue;
+                }
                 if flag == b"from-literal" {
                     if let Some(eq2) = w.text[eq + 1..].iter().position(|&b| b == b'=') {
                         let v = &w.text[eq + 2 + eq2..];

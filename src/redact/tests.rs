@@ -301,3 +301,33 @@ fn filter_streams_and_preserves_bytes() {
     assert_eq!(r.values, 3);
     assert_eq!(r.lines, 3);
 }
+
+#[test]
+fn env_values_use_their_name() {
+    let mut r = Report::default();
+    assert_eq!(redact_env("DB_PASSWORD", "hunter2", &mut r), REDACTED);
+    assert_eq!(
+        redact_env("TOKENIZERS_PARALLELISM", "false", &mut r),
+        "false"
+    );
+    assert_eq!(
+        redact_env("SSH_AUTH_SOCK", "/run/user/1000/ssh", &mut r),
+        "/run/user/1000/ssh"
+    );
+    assert_eq!(
+        redact_env("DATABASE_URL", "postgres://app:s3cret@db/app", &mut r),
+        "postgres://app:[REDACTED]@db/app"
+    );
+    assert_eq!((r.lines, r.values), (2, 2));
+}
+
+#[test]
+fn json_escapes_do_not_hide_secrets() {
+    let mut r = Report::default();
+    let line = r#"{"text":"export DB_\u0050ASSWORD=hunter2"}"#;
+    let out = redact_json_line(line, &mut r);
+    assert!(!out.contains("hunter2"), "{out}");
+    let line = r#"{"url":"https:\/\/deploy:hunter2@git.example.com\/x.git"}"#;
+    let out = redact_json_line(line, &mut r);
+    assert!(!out.contains("hunter2"), "{out}");
+}
