@@ -66,6 +66,11 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
                 flush(&mut cur, &mut toks);
                 i += 1;
             }
+            // A backslash ending the line continues the command on the next one.
+            b'\\' if i + 1 == n => {
+                flush(&mut cur, &mut toks);
+                i += 1;
+            }
             b'\\' if i + 1 < n => {
                 // `\n` inside a word stays two characters: fish and zsh history write
                 // embedded newlines that way, and PEM bodies on one line use it too.

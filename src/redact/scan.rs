@@ -618,12 +618,19 @@ pub(crate) struct LineScanner {
     in_pem: bool,
     /// No body line of the current block seen yet.
     pem_first: bool,
+    /// The command so far when the last line ended with a continuation `\`: the next
+    /// line is read after it, so that `mysql -u root \` / `  -phunter2` is still mysql.
+    carry: Vec<u8>,
 }
 
+/// Longest command kept as context for continuation lines.
+const CARRY_MAX: usize = 4096;
+
 impl LineScanner {
-    /// Inside a multi-line PEM block, where lines without keywords matter too.
+    /// Inside a multi-line PEM block or a command continued over lines, where lines
+    /// without keywords matter too.
     pub fn in_block(&self) -> bool {
-        self.in_pem
+        self.in_pem || !self.carry.is_empty()
     }
 
     /// Redacts one line (with or without its line ending) into `out`. Returns whether
@@ -668,10 +675,39 @@ impl LineScanner {
             }
             self.in_pem = false;
         }
-        let spans = match mask {
-            Some(m) => find_spans_masked(body, m, 0),
-            None => find_spans(body),
+        let continued = body.trim_ascii_end().ends_with(b"\\");
+        let spans = if self.carry.is_empty() {
+            match mask {
+                Some(m) => find_spans_masked(body, m, 0),
+                None => find_spans(body),
+            }
+        } else {
+            // Read the line as the rest of the carried command, then keep only the spans
+            // that fall on this line.
+            let off = self.carry.len() + 1;
+            self.carry.push(b' ');
+            self.carry.extend_from_slice(body);
+            let spans: Vec<Span> = find_spans(&self.carry)
+                .into_iter()
+                .filter(|s| s.end > off)
+                .map(|s| Span {
+                    start: s.start.max(off) - off,
+                    end: s.end - off,
+                    rule: s.rule,
+                })
+                .collect();
+            self.carry.truncate(off - 1);
+            spans
         };
+        if continued && self.carry.len() + body.len() < CARRY_MAX {
+            if !self.carry.is_empty() {
+                self.carry.push(b' ');
+            }
+            let t = body.trim_ascii_end();
+            self.carry.extend_from_slice(&t[..t.len() - 1]);
+        } else {
+            self.carry.clear();
+        }
         if pem_opens_block(body) {
             self.in_pem = true;
             self.pem_first = true;

@@ -488,8 +488,13 @@ fn stage(
             _ => break,
         }
     }
-    let cmd = basename(&words[idx]);
-    let args = &words[idx + 1..];
+    // A continuation line read on its own starts with an option: no command is known,
+    // but `--password X` still is one.
+    let (cmd, args) = if words[idx].text.first() == Some(&b'-') {
+        (String::new(), &words[idx..])
+    } else {
+        (basename(&words[idx]), &words[idx + 1..])
+    };
     let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
 
     // fish `set -gx NAME VALUE…` (also `-x`, `-Ux`, `--export`).

@@ -331,3 +331,17 @@ fn json_escapes_do_not_hide_secrets() {
     let out = redact_json_line(line, &mut r);
     assert!(!out.contains("hunter2"), "{out}");
 }
+
+#[test]
+fn continuation_lines_keep_their_command() {
+    let text = "mysql -u root \\\n  -phunter2 app\ndocker login \\\n  --username bob \\\n  --password \\\n  s3cretPw registry.example.com\nls -p\n";
+    let out = redact(text);
+    assert_eq!(
+        out,
+        "mysql -u root \\\n  -p[REDACTED] app\ndocker login \\\n  --username bob \\\n  --password \\\n  [REDACTED] registry.example.com\nls -p\n"
+    );
+    // The same through the streaming filter, where the continuation line has no keyword.
+    let mut o = Vec::new();
+    filter::run(text.as_bytes(), &mut o).unwrap();
+    assert_eq!(String::from_utf8(o).unwrap(), out);
+}
