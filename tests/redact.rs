@@ -169,3 +169,18 @@ fn corpus_lines_inside_json_strings() {
         }
     }
 }
+
+#[test]
+fn redacting_twice_changes_nothing() {
+    for c in corpus() {
+        let once = redact::redact(&c.line).into_owned();
+        let mut r = Report::default();
+        let twice = redact::redact_report(&once, &mut r);
+        assert!(
+            matches!(twice, Cow::Borrowed(_)),
+            "{:?} -> {once:?} -> {twice:?}",
+            c.line
+        );
+        assert_eq!(r.values, 0);
+    }
+}

@@ -146,6 +146,11 @@ pub fn redact_json_line<'a>(line: &'a str, report: &mut Report) -> Cow<'a, str> 
     Cow::Owned(s)
 }
 
+/// Keys whose string values are integrity tags, not credentials: Claude Code keeps the
+/// API's `signature` on every thinking block, and a resumed conversation is rejected if it
+/// is altered. Their values are still scanned as text.
+const INTEGRITY_KEYS: &[&str] = &["signature", "sig"];
+
 fn redact_value(v: &mut serde_json::Value, report: &mut Report) -> bool {
     use serde_json::Value;
     match v {
@@ -160,6 +165,7 @@ fn redact_value(v: &mut serde_json::Value, report: &mut Report) -> bool {
         Value::Object(o) => o.iter_mut().fold(false, |c, (k, x)| {
             // `{"password": "hunter2"}`: the key is context for a bare string value.
             if let Value::String(s) = x
+                && !INTEGRITY_KEYS.contains(&k.as_str())
                 && let Some(class) = value::name_class(k.as_bytes(), value::Form::Colon)
                 && value::should_redact(class, s.as_bytes())
             {

@@ -260,6 +260,11 @@ fn json_lines() {
     assert!(matches!(redact_json_line(clean, &mut r), Cow::Borrowed(_)));
     let keyish = r#"{"password_hint":"x","n":1}"#;
     assert!(matches!(redact_json_line(keyish, &mut r), Cow::Borrowed(_)));
+    let thinking = r#"{"type":"thinking","thinking":"check the session token","signature":"EqQBCkYIBxgCKkB3vR9mQ2xLp8sT4uWz0aYcN6dF1gH5jK7lM9nP3qS2tV4wX8yZ"}"#;
+    assert!(matches!(
+        redact_json_line(thinking, &mut r),
+        Cow::Borrowed(_)
+    ));
     let dirty = r#"{"type":"tool_use","input":{"command":"export GITHUB_TOKEN=abcdEFGH1234ijkl5678"},"password":"not-a-key-name-test"}"#;
     let out = redact_json_line(dirty, &mut r);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
