@@ -605,6 +605,8 @@ pub static RULES: &[Rule] = &[
             "gcloud auth print-access-token",
             // mysql --help.
             "  -p, --password[=name] Password to use when connecting to server.",
+            // Found by fuzzing: an option name holds only letters, digits, `-`, `_`, `.`.
+            "-pAPI_KEY-u[REDACTED]Authorization:[REDACTED] TOKEN-passTOKEN@mysql%",
         ],
     },
     Rule {

@@ -424,10 +424,7 @@ fn stage(
             if let Some(eq) = w.text.iter().position(|&b| b == b'=') {
                 let flag = &w.text[from..eq];
                 // `--password[=name]` in a usage text is not a flag with a value.
-                if !flag
-                    .iter()
-                    .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-                {
+                if !is_flag_name(flag) {
                     continue;
                 }
                 if flag == b"from-literal" {
@@ -737,6 +734,9 @@ fn stage(
         if dashes == 1 && flag.len() < 2 {
             continue;
         }
+        if !is_flag_name(flag) {
+            continue;
+        }
         let flag_s = std::str::from_utf8(flag).unwrap_or("");
         let Some(n) = next.filter(|_| next_is_value) else {
             continue;
@@ -827,6 +827,14 @@ fn stage(
         }
     }
     let _ = line;
+}
+
+/// What an option's name is made of; anything else is not an option.
+fn is_flag_name(f: &[u8]) -> bool {
+    !f.is_empty()
+        && f[0].is_ascii_alphanumeric()
+        && f.iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// `--verbose`, `-x`, `-p1`: an option. A word like `-7RhLJ…` is a value that happens to
