@@ -398,19 +398,12 @@ pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8) {
     for cmd in stages(lex(body)) {
         for i in 0..cmd.len() {
             let prev = i.checked_sub(1).map(|p| &cmd[p]);
-            stage(&cmd[i], prev, base, body, out, depth);
+            stage(&cmd[i], prev, base, out, depth);
         }
     }
 }
 
-fn stage(
-    st: &Stage,
-    prev: Option<&Stage>,
-    base: usize,
-    line: &[u8],
-    out: &mut Vec<Span>,
-    depth: u8,
-) {
+fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, depth: u8) {
     let words = &st.words;
     let mut idx = 0;
     let mut sudo_s = false;
@@ -826,7 +819,6 @@ fn stage(
             }
         }
     }
-    let _ = line;
 }
 
 /// What an option's name is made of; anything else is not an option.
@@ -883,8 +875,6 @@ fn cookie_pairs(w: &Word, base: usize, out: &mut Vec<Span>) {
     for part in w.text.split(|&b| b == b';') {
         if let Some(eq) = part.iter().position(|&b| b == b'=') {
             let v = &part[eq + 1..];
-            let lead = part.len() - part.trim_ascii_start().len();
-            let _ = lead;
             if should_redact(Class::Secret, v) {
                 push(
                     out,
