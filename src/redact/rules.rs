@@ -591,6 +591,7 @@ pub static RULES: &[Rule] = &[
             "gh secret set DEPLOY_KEY --body ⟦‹a40›⟧",
             "az ad sp create-for-rbac --client-secret ⟦‹u34›⟧",
             "openssl enc -aes256 -pass pass:⟦t0ps3cret⟧ -in a -out b",
+            "openssl rsa -in enc.key -passin pass:⟦t0ps3cret⟧ -out dec.key",
             // Corpus miss: a random token may start with a dash.
             "vendor-cli login --token ⟦-7Rh‹a37›⟧",
         ],
@@ -603,6 +604,7 @@ pub static RULES: &[Rule] = &[
             "pass show email/gmail",
             "vault kv get -field=password secret/db",
             "gcloud auth print-access-token",
+            "mongod --auth --dbpath /data/db",
             // mysql --help.
             "  -p, --password[=name] Password to use when connecting to server.",
             // Found by fuzzing: an option name holds only letters, digits, `-`, `_`, `.`.
@@ -682,6 +684,8 @@ pub static RULES: &[Rule] = &[
             "rabbitmqctl",
             "mysqladmin",
             "--user",
+            // httpie and xh: `http -a user:pass …`.
+            " -a ",
             "net ",
         ],
         matcher: Matcher::Context(Engine::Shell),
@@ -695,6 +699,8 @@ pub static RULES: &[Rule] = &[
             "htpasswd -bc .htpasswd admin ⟦adminPw1⟧",
             "rabbitmqctl add_user app ⟦rabbitPw9⟧",
             "mysqladmin -u root password ⟦newRootPw⟧",
+            "http -a alice:⟦h1ddenPw⟧ GET https://api.example.com/me",
+            "http --auth alice:⟦h1ddenPw⟧ GET https://api.example.com/me",
         ],
         negatives: &[
             "curl -u admin https://x.example.com",
@@ -720,6 +726,7 @@ pub static RULES: &[Rule] = &[
             "secret",
             "passwd",
             "ssh-add",
+            "devops",
         ],
         matcher: Matcher::Context(Engine::Shell),
         positives: &[
@@ -731,6 +738,7 @@ pub static RULES: &[Rule] = &[
             "echo -n ⟦luksPass1⟧ | cryptsetup open /dev/sdb1 data -",
             "echo ⟦‹b43›=⟧ | wg pubkey",
             "echo -n admin:⟦hunter2⟧ | base64",
+            "echo ⟦‹a52›⟧ | az devops login --organization https://dev.azure.com/acme",
         ],
         negatives: &[
             "echo $PASSWORD | sudo -S true",

@@ -131,6 +131,13 @@ const SHORT_FLAGS: &[ShortFlag] = &[
         ValueKind::UserPass(b'%'),
     ),
     sf(&["lftp"], None, "-u", false, ValueKind::UserPass(b',')),
+    sf(
+        &["http", "https", "xh", "xhs"],
+        None,
+        "-a",
+        false,
+        ValueKind::UserPass(b':'),
+    ),
     sf(&["wget"], None, "--password", false, ValueKind::Plain),
     sf(
         &["pg_basebackup", "psql"],
@@ -246,6 +253,7 @@ fn reads_secret_on_stdin(cmd: &str, args: &[Word], sudo_s: bool) -> bool {
         || (cmd == "wg" && has("pubkey"))
         || (matches!(cmd, "docker" | "podman") && has("secret") && has("create"))
         || (cmd == "vault" && has("login") && has("-"))
+        || (cmd == "az" && has("devops") && has("login"))
         || (cmd == "htpasswd" && args.iter().any(|w| is_cluster_with(w, b'i')))
 }
 
@@ -734,7 +742,9 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         let Some(n) = next.filter(|_| next_is_value) else {
             continue;
         };
-        if USERPASS_FLAGS.contains(&flag_s) && dashes == 2 {
+        // `http --auth user:pass` (httpie); `mongod --auth` takes no value.
+        let auth_pair = flag_s == "auth" && dashes == 2 && n.text.contains(&b':');
+        if (USERPASS_FLAGS.contains(&flag_s) && dashes == 2) || auth_pair {
             value(
                 n,
                 0,

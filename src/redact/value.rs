@@ -151,6 +151,8 @@ const PUBLIC: &[&str] = &[
 const BENIGN_NAMES: &[&str] = &["pwd", "oldpwd", "gpg_tty", "keymap", "sessionstore"];
 
 const PASSWORD_SEG: &[&str] = &[
+    "passin",
+    "passout",
     "password",
     "passwd",
     "pwd",
