@@ -25,9 +25,37 @@ pub(crate) struct Span {
 }
 
 struct Prefilter {
-    ac: AhoCorasick,
+    patterns: Vec<String>,
     /// Pattern id → rule index.
     rule_of: Vec<u8>,
+    /// For short texts (a snapshot's history lines, env values): quick to build.
+    nfa: OnceLock<AhoCorasick>,
+    /// For streams and long texts: a full DFA, one table lookup per byte. Scanning is
+    /// the whole cost of harmless text, but the DFA takes about a millisecond to build,
+    /// which a snapshot of a few hundred lines should not pay.
+    dfa: OnceLock<AhoCorasick>,
+}
+
+/// Texts at least this long are scanned with the DFA.
+const DFA_FROM: usize = 64 * 1024;
+
+impl Prefilter {
+    fn build(&self, kind: AhoCorasickKind) -> AhoCorasick {
+        AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(kind))
+            .build(&self.patterns)
+            .expect("prefilter keywords build")
+    }
+
+    fn for_len(&self, len: usize) -> &AhoCorasick {
+        if len >= DFA_FROM {
+            self.dfa.get_or_init(|| self.build(AhoCorasickKind::DFA))
+        } else {
+            self.nfa
+                .get_or_init(|| self.build(AhoCorasickKind::ContiguousNFA))
+        }
+    }
 }
 
 static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
@@ -53,19 +81,17 @@ static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
             }
         }
     }
-    // A full DFA: one table lookup per byte. It is the whole cost of harmless text, and
-    // builds in well under a millisecond for these few hundred short keywords.
-    let ac = AhoCorasickBuilder::new()
-        .match_kind(MatchKind::Standard)
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(&pats)
-        .expect("prefilter keywords build");
-    Prefilter { ac, rule_of }
+    Prefilter {
+        patterns: pats,
+        rule_of,
+        nfa: OnceLock::new(),
+        dfa: OnceLock::new(),
+    }
 });
 
 /// Does `text` contain any keyword at all? The fast path of every entry point.
 pub(crate) fn any_keyword(text: &[u8]) -> bool {
-    PREFILTER.ac.is_match(text)
+    PREFILTER.for_len(text.len()).is_match(text)
 }
 
 /// Every line of `chunk` (complete lines) that holds a keyword, with the rules it wakes:
@@ -73,7 +99,8 @@ pub(crate) fn any_keyword(text: &[u8]) -> bool {
 /// copy a stretch untouched and the choice of rules for the lines that are not.
 pub(crate) fn keyword_lines(chunk: &[u8]) -> impl Iterator<Item = (usize, usize, u128)> + '_ {
     let p = &*PREFILTER;
-    let mut it = p.ac.find_overlapping_iter(chunk).peekable();
+    // The filter's chunks are read buffers: long enough for the DFA to pay off.
+    let mut it = p.for_len(DFA_FROM).find_overlapping_iter(chunk).peekable();
     std::iter::from_fn(move || {
         let m = it.next()?;
         let start = memchr::memrchr(b'\n', &chunk[..m.start()]).map_or(0, |i| i + 1);
@@ -90,7 +117,7 @@ pub(crate) fn keyword_lines(chunk: &[u8]) -> impl Iterator<Item = (usize, usize,
 fn woken(line: &[u8]) -> u128 {
     let p = &*PREFILTER;
     let mut mask = 0u128;
-    for m in p.ac.find_overlapping_iter(line) {
+    for m in p.for_len(line.len()).find_overlapping_iter(line) {
         mask |= 1u128 << p.rule_of[m.pattern().as_usize()];
     }
     mask
