@@ -18,6 +18,7 @@ pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Repo
     let mut report = Report::default();
     let mut sc = LineScanner::default();
     let mut out = Vec::new();
+    let mut hits = Vec::new();
     // A line longer than the reader's buffer, collected whole.
     let mut long = Vec::new();
     loop {
@@ -43,7 +44,14 @@ pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Repo
             continue;
         };
         let chunk = &buf[..=last_nl];
-        block(&mut sc, chunk, &mut out, &mut report, &mut output)?;
+        block(
+            &mut sc,
+            chunk,
+            &mut hits,
+            &mut out,
+            &mut report,
+            &mut output,
+        )?;
         input.consume(last_nl + 1);
     }
     output.flush()?;
@@ -54,6 +62,7 @@ pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Repo
 fn block<W: Write>(
     sc: &mut LineScanner,
     chunk: &[u8],
+    hits: &mut Vec<(usize, usize, u128)>,
     out: &mut Vec<u8>,
     report: &mut Report,
     w: &mut W,
@@ -62,7 +71,8 @@ fn block<W: Write>(
     let mut done = 0;
     // A PEM block opened by the previous chunk's last line.
     pem_body(sc, chunk, &mut done, out, report, w)?;
-    for (start, end, mask) in keyword_lines(chunk) {
+    keyword_lines(chunk, hits);
+    for &(start, end, mask) in hits.iter() {
         if start < done {
             // A line already handled inside a PEM block.
             continue;
