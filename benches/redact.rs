@@ -78,6 +78,23 @@ const SCROLLBACK: &[&str] = &[
     "[main 3f2a1b9] Fix the token refresh race",
 ];
 
+/// History where most lines hold a keyword (`token`, `auth`, `session`, `passed`…):
+/// every such line goes through the rule engines.
+fn dense(target: usize) -> Vec<u8> {
+    let mut rng = Rng(0xdec0_de00_1234_5678);
+    let mut s = String::with_capacity(target + 4096);
+    while s.len() < target {
+        let pool = if rng.below(2) == 0 {
+            HISTORY
+        } else {
+            SCROLLBACK
+        };
+        s.push_str(rng.pick(pool));
+        s.push('\n');
+    }
+    s.into_bytes()
+}
+
 fn generate(target: usize, secrets: bool) -> Vec<u8> {
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
     let mut s = String::with_capacity(target + 4096);
@@ -178,6 +195,11 @@ fn main() {
     );
     let data = generate(100 * 1024 * 1024, false);
     measure("the same without secrets (harmless text only)", &data);
+    let data = dense(50 * 1024 * 1024);
+    measure(
+        "worst case: short history lines, most holding a keyword",
+        &data,
+    );
     println!(
         "first call, clean text:        {:>8.3} ms",
         cold_clean.as_secs_f64() * 1e3

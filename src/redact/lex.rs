@@ -14,6 +14,14 @@ pub(crate) struct Word {
 }
 
 impl Word {
+    fn new() -> Word {
+        // Most words are short: one allocation each instead of growing from empty.
+        Word {
+            text: Vec::with_capacity(32),
+            map: Vec::with_capacity(32),
+        }
+    }
+
     /// The span of the line that holds `text[from..]`, quotes around it excluded.
     pub fn span_from(&self, from: usize) -> Option<(usize, usize)> {
         self.span(from, self.text.len())
@@ -52,10 +60,7 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
         }
     };
     let push = |cur: &mut Option<Word>, b: u8, at: usize| {
-        let w = cur.get_or_insert_with(|| Word {
-            text: Vec::new(),
-            map: Vec::new(),
-        });
+        let w = cur.get_or_insert_with(Word::new);
         w.text.push(b);
         w.map.push(at as u32);
     };
@@ -82,10 +87,7 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
                 i += 2;
             }
             b'\'' => {
-                cur.get_or_insert_with(|| Word {
-                    text: Vec::new(),
-                    map: Vec::new(),
-                });
+                cur.get_or_insert_with(Word::new);
                 let ansi_c = cur.as_ref().is_some_and(|w| w.text.last() == Some(&b'$'));
                 i += 1;
                 while i < n && line[i] != b'\'' {
@@ -100,10 +102,7 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
                 i += 1;
             }
             b'"' => {
-                cur.get_or_insert_with(|| Word {
-                    text: Vec::new(),
-                    map: Vec::new(),
-                });
+                cur.get_or_insert_with(Word::new);
                 i += 1;
                 while i < n && line[i] != b'"' {
                     if line[i] == b'\\'

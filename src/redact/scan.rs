@@ -181,10 +181,11 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
     }
     let mut engines = 0u16;
     let mut name_woken = false;
-    for (i, rule) in RULES.iter().enumerate() {
-        if mask & (1u128 << i) == 0 {
-            continue;
-        }
+    let mut bits = mask;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        let rule = &RULES[i];
         match rule.matcher {
             Matcher::Token(_) => {
                 let re = rule_regex(i).expect("token rule");

@@ -319,10 +319,10 @@ fn text(w: &Word) -> &str {
     std::str::from_utf8(&w.text).unwrap_or("")
 }
 
-fn basename(w: &Word) -> String {
+fn basename(w: &Word) -> &str {
     let t = text(w);
     let b = t.rsplit('/').next().unwrap_or(t);
-    b.strip_suffix(".exe").unwrap_or(b).to_string()
+    b.strip_suffix(".exe").unwrap_or(b)
 }
 
 fn is_prompt(w: &Word) -> bool {
@@ -458,7 +458,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             continue;
         }
         let name = basename(w);
-        match name.as_str() {
+        match name {
             "sudo" | "doas" | "env" | "time" | "nohup" | "exec" | "command" | "builtin"
             | "noglob" | "nice" | "timeout" | "npx" | "bunx" | "pnpx" | "caffeinate" => {
                 idx += 1;
@@ -468,7 +468,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
                             sudo_s = true;
                         }
                         let takes = matches!(
-                            (name.as_str(), f.text.as_slice()),
+                            (name, f.text.as_slice()),
                             (
                                 "sudo",
                                 b"-u" | b"-g" | b"-C" | b"-D" | b"-h" | b"-p" | b"-r" | b"-t"
@@ -489,7 +489,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     // A continuation line read on its own starts with an option: no command is known,
     // but `--password X` still is one.
     let (cmd, args) = if words[idx].text.first() == Some(&b'-') {
-        (String::new(), &words[idx..])
+        ("", &words[idx..])
     } else {
         (basename(&words[idx]), &words[idx + 1..])
     };
@@ -586,7 +586,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         }
     }
 
-    match cmd.as_str() {
+    match cmd {
         "wpa_passphrase" => {
             if let Some(p) = args.get(1)
                 && should_redact(Class::Password, &p.text)
@@ -677,7 +677,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         // Per-command short flags first: they decide what `-p` means here.
         let mut handled = false;
         for f in SHORT_FLAGS {
-            if !f.commands.contains(&cmd.as_str()) {
+            if !f.commands.contains(&cmd) {
                 continue;
             }
             if let Some(sub) = f.sub
@@ -778,7 +778,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     }
 
     // Standard input: `echo X | sudo -S …`, `… --password-stdin <<< X`, `| chpasswd`.
-    if reads_secret_on_stdin(&cmd, args, sudo_s) {
+    if reads_secret_on_stdin(cmd, args, sudo_s) {
         let kind = if cmd == "chpasswd" || cmd == "chgpasswd" {
             ValueKind::UserPass(b':')
         } else {
@@ -861,7 +861,7 @@ fn short_rule(kind: ValueKind) -> &'static str {
 fn echo_args(st: &Stage) -> Vec<&Word> {
     let mut ws = st.words.iter().skip_while(|w| is_prompt(w));
     let Some(cmd) = ws.next() else { return vec![] };
-    match basename(cmd).as_str() {
+    match basename(cmd) {
         "echo" => ws
             .filter(|w| !matches!(w.text.as_slice(), b"-n" | b"-e" | b"-ne" | b"-en" | b"-E"))
             .collect(),

@@ -258,8 +258,32 @@ pub(crate) fn segments(name: &[u8]) -> Vec<String> {
     out
 }
 
+/// Every sensitive segment above contains one of these; most names contain none, and
+/// are let go without splitting them into segments.
+const FRAGMENTS: &[&[u8]] = &[
+    b"pass", b"pwd", b"psk", b"pw", b"pin", b"token", b"secret", b"key", b"auth", b"cred",
+    b"private", b"signing", b"session", b"sid", b"cookie", b"sig", b"bearer", b"jwt", b"salt",
+    b"sas", b"dsn",
+];
+
+fn may_name_a_secret(name: &[u8]) -> bool {
+    let mut buf = [0u8; 128];
+    if name.len() > buf.len() {
+        return true;
+    }
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    FRAGMENTS
+        .iter()
+        .any(|f| lower.windows(f.len()).any(|w| w == *f))
+}
+
 /// Classifies a name, or `None` when its value is not a credential.
 pub(crate) fn name_class(name: &[u8], form: Form) -> Option<Class> {
+    if !may_name_a_secret(name) {
+        return None;
+    }
     let segs = segments(name);
     let last = segs.last()?;
     let whole = String::from_utf8_lossy(name).to_ascii_lowercase();
