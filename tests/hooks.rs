@@ -308,7 +308,7 @@ fn live_cmd(env: &TestEnv, pid: &str, history: &[u8]) -> assert_cmd::assert::Ass
 fn a_live_snapshot_never_gets_worse() {
     let env = TestEnv::new();
     let live = live_dir(&env).join("4242.lok");
-    let token = format!("ghp_{}", "Zq9X".repeat(9));
+    let token = "ghp_R7c2Qm9XvLp4Tn8Ws1Yd6Hb3Kf5Jg0Ae2Zx9";
     live_cmd(&env, "4242", format!("echo a\0git push https://{token}@h/x\0").as_bytes());
     let first = read_live(&live).unwrap();
     assert_eq!(history(&first), ["echo a", "git push https://[REDACTED]@h/x"]);

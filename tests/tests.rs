@@ -15,3 +15,5 @@ mod docs;
 mod tmux;
 // The prompt hooks in real zsh, bash and fish, and the live snapshots they keep.
 mod hooks;
+// The redactor over the corpus: recall and false-positive rate, and the filter.
+mod redact;

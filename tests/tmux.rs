@@ -101,7 +101,7 @@ impl Drop for Client {
 }
 
 fn token() -> String {
-    format!("ghp_{}", "Zq9X".repeat(9))
+    "ghp_R7c2Qm9XvLp4Tn8Ws1Yd6Hb3Kf5Jg0Ae2Zx9".to_string()
 }
 
 /// A server with session "work" running sh in `env.cwd`, with the test's state dir in

@@ -1,0 +1,183 @@
+//! The one entry point every captured text goes through before it reaches a `.lok`.
+//!
+//! Everything lokust writes may be shared, so this module is the product's promise: history
+//! lines, environment values, git remotes, scrollback and transcripts all pass through
+//! [`redact_report`]. A secret's *value* is replaced by `[REDACTED]` and the structure
+//! around it is kept (`export GITHUB_TOKEN=[REDACTED]`), so the line stays useful.
+//!
+//! The pipeline (see `scan.rs`): a keyword prefilter, so that text with no candidate comes
+//! back borrowed and byte-identical; provider token formats (`rules.rs`); context rules that
+//! read the shell command (`shell.rs`, on top of the lexer in `lex.rs`) or the text's
+//! `name=value` / `name: value` / URL / header structure; and an allowlist of benign values
+//! (`value.rs`). See SECURITY.md for what is and is not redacted.
+
+mod lex;
+mod rules;
+mod scan;
+mod shell;
+mod value;
+
+pub mod filter;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io;
+
+pub use crate::lok::REDACTED;
+pub use rules::{Engine, Matcher, RULES, Rule};
+
+/// What a redaction pass did, by rule. Holds counts only, never secret text, so it can be
+/// printed, logged and stored in a snapshot summary.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Lines that changed.
+    pub lines: u64,
+    /// Secret values replaced.
+    pub values: u64,
+    /// Values replaced, by rule id.
+    pub by_rule: BTreeMap<&'static str, u64>,
+}
+
+impl Report {
+    /// Adds `other`'s counts to this report.
+    pub fn merge(&mut self, other: &Report) {
+        self.lines += other.lines;
+        self.values += other.values;
+        for (k, v) in &other.by_rule {
+            *self.by_rule.entry(k).or_default() += v;
+        }
+    }
+
+    fn count(&mut self, rule: &'static str) {
+        self.values += 1;
+        *self.by_rule.entry(rule).or_default() += 1;
+    }
+
+    /// Writes the counts, one rule per line, for `lokust-shell redact --explain`.
+    /// Only rule ids and numbers: never the text that was redacted.
+    pub fn write_explain<W: io::Write>(&self, mut w: W) -> io::Result<()> {
+        writeln!(
+            w,
+            "redacted {} value{} on {} line{}",
+            self.values,
+            if self.values == 1 { "" } else { "s" },
+            self.lines,
+            if self.lines == 1 { "" } else { "s" }
+        )?;
+        let width = self.by_rule.keys().map(|k| k.len()).max().unwrap_or(0);
+        for (rule, n) in &self.by_rule {
+            writeln!(w, "  {rule:<width$}  {n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Returns `text` with every secret replaced by `[REDACTED]`. Unchanged text is returned
+/// borrowed and byte-identical. `text` may span lines (a PEM block, a scrollback page).
+pub fn redact(text: &str) -> Cow<'_, str> {
+    redact_report(text, &mut Report::default())
+}
+
+/// [`redact`], counting what it did into `report`.
+pub fn redact_report<'a>(text: &'a str, report: &mut Report) -> Cow<'a, str> {
+    match redact_bytes(text.as_bytes(), report) {
+        None => Cow::Borrowed(text),
+        // Spans are widened to character boundaries and the marker is ASCII, so the
+        // result is valid UTF-8; the lossy path is never taken but costs nothing.
+        Some(out) => Cow::Owned(
+            String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        ),
+    }
+}
+
+/// The byte-level engine behind every entry point: `None` when nothing changed.
+pub(crate) fn redact_bytes(text: &[u8], report: &mut Report) -> Option<Vec<u8>> {
+    if !scan::any_keyword(text) {
+        return None;
+    }
+    let mut sc = scan::LineScanner::default();
+    let mut out = Vec::with_capacity(text.len() + 16);
+    let mut changed = false;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        changed |= sc.line(line, &mut out, report);
+    }
+    changed.then_some(out)
+}
+
+/// Redacts one environment variable's value, using its name as context: the value of
+/// `DB_PASSWORD` is a secret whatever it looks like, the value of `TOKENIZERS_PARALLELISM`
+/// is not. Values of other variables are redacted as text (a token in `GIT_ASKPASS_ARGS`,
+/// a URL with a password in `DATABASE_URL`).
+pub fn redact_env<'a>(name: &str, value: &'a str, report: &mut Report) -> Cow<'a, str> {
+    if let Some(class) = value::name_class(name.as_bytes(), value::Form::Env)
+        && value::should_redact(class, value.as_bytes())
+    {
+        report.lines += 1;
+        report.count("assign");
+        return Cow::Owned(REDACTED.to_string());
+    }
+    redact_report(value, report)
+}
+
+/// Redacts every string value of one JSON Lines record (object keys are left alone).
+///
+/// The line is re-serialised only when something changed, so untouched records stay
+/// byte-identical and changed ones stay valid JSON. A line that is not JSON is redacted
+/// as plain text, so a malformed record cannot smuggle a secret past.
+pub fn redact_json_line<'a>(line: &'a str, report: &mut Report) -> Cow<'a, str> {
+    // JSON escapes can hide a keyword (`\u0070assword`, `https:\/\/`); other lines
+    // without a keyword have nothing to find.
+    if !scan::any_keyword(line.as_bytes()) && !line.contains("\\u") && !line.contains("\\/") {
+        return Cow::Borrowed(line);
+    }
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(line) else {
+        return redact_report(line, report);
+    };
+    let mut local = Report::default();
+    if !redact_value(&mut v, &mut local) {
+        return Cow::Borrowed(line);
+    }
+    report.merge(&local);
+    let mut s = serde_json::to_string(&v).expect("a parsed JSON value serialises");
+    if line.ends_with('\n') {
+        s.push('\n');
+    }
+    Cow::Owned(s)
+}
+
+/// Keys whose string values are integrity tags, not credentials: Claude Code keeps the
+/// API's `signature` on every thinking block, and a resumed conversation is rejected if it
+/// is altered. Their values are still scanned as text.
+const INTEGRITY_KEYS: &[&str] = &["signature", "sig"];
+
+fn redact_value(v: &mut serde_json::Value, report: &mut Report) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => match redact_report(s, report) {
+            Cow::Borrowed(_) => false,
+            Cow::Owned(new) => {
+                *s = new;
+                true
+            }
+        },
+        Value::Array(a) => a.iter_mut().fold(false, |c, x| redact_value(x, report) | c),
+        Value::Object(o) => o.iter_mut().fold(false, |c, (k, x)| {
+            // `{"password": "hunter2"}`: the key is context for a bare string value.
+            if let Value::String(s) = x
+                && !INTEGRITY_KEYS.contains(&k.as_str())
+                && let Some(class) = value::name_class(k.as_bytes(), value::Form::Colon)
+                && value::should_redact(class, s.as_bytes())
+            {
+                *s = REDACTED.to_string();
+                report.count("kv");
+                return true;
+            }
+            redact_value(x, report) | c
+        }),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,927 @@
+//! The rule catalogue, as data: what each rule matches, the keywords that let the
+//! prefilter wake it, and the examples its unit test runs alone and embedded in text.
+//!
+//! Examples are templates so that no token-shaped literal sits in the source: `‹a36›` is
+//! 36 random alphanumerics, drawn fresh by the test from a fixed seed (see `expand`), and
+//! `⟦…⟧` marks the secret inside a context example. A positive without `⟦⟧` is a secret
+//! in its entirety. Negatives must come out byte for byte identical.
+//!
+//! Token patterns are ASCII byte regexes. When a pattern has a group named `s`, only that
+//! group is replaced; otherwise the whole match is.
+
+/// How a rule finds its matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matcher {
+    /// A provider token format, found by regex anywhere in a line.
+    Token(&'static str),
+    /// A context rule, implemented by one of the engines in `scan.rs` and `shell.rs`.
+    Context(Engine),
+}
+
+/// The code that implements a family of context rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// The shell lexer: flags, per-command short flags, stdin, positional secrets.
+    Shell,
+    /// `name=value` in any text: assignments, `--flag=value`, query strings, DSNs.
+    Equals,
+    /// `name: value` (YAML, JSON, HTTP headers).
+    Colon,
+    /// `scheme://user:password@host`.
+    Url,
+    /// `Authorization:` headers.
+    Header,
+    /// `Cookie:` headers.
+    Cookie,
+    /// PEM private-key blocks, also on one line with literal `\n`.
+    Pem,
+    /// `AWS Secret Access Key [None]: …` as `aws configure` prints it.
+    AwsPrompt,
+    /// `.netrc`: `machine … login … password X`.
+    Netrc,
+}
+
+/// One rule of the catalogue.
+#[derive(Debug)]
+pub struct Rule {
+    /// Stable id, shown by `--explain` and in snapshot summaries.
+    pub id: &'static str,
+    /// What it catches, for people.
+    pub what: &'static str,
+    /// Literal keywords; a line with none of any rule's keywords is never scanned.
+    /// Matched case-sensitively; context rules' keywords are also tried in upper case
+    /// and capitalised.
+    pub keywords: &'static [&'static str],
+    pub matcher: Matcher,
+    /// Examples that must be redacted (templates, see the module documentation).
+    pub positives: &'static [&'static str],
+    /// Examples that must come out unchanged.
+    pub negatives: &'static [&'static str],
+}
+
+/// Name fragments that wake the assignment, flag and `key: value` rules.
+const NAME_WORDS: &[&str] = &[
+    "pass", "pwd", "token", "secret", "key", "auth", "private", "cred", "session", "signing",
+    "psk", "sig", "cookie", "bearer", "jwt", "salt", "dsn", "sid",
+];
+
+macro_rules! token {
+    ($id:literal, $what:literal, [$($kw:literal),+], $re:literal, [$($p:literal),*], [$($n:literal),*]) => {
+        Rule {
+            id: $id,
+            what: $what,
+            keywords: &[$($kw),+],
+            matcher: Matcher::Token($re),
+            positives: &[$($p),*],
+            negatives: &[$($n),*],
+        }
+    };
+}
+
+pub static RULES: &[Rule] = &[
+    token!(
+        "github-token",
+        "GitHub classic, OAuth, user, server and refresh tokens",
+        ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        r"\bgh[pousr]_[A-Za-z0-9]{36,251}\b",
+        ["ghp_‹a36›", "gho_‹a36›", "ghs_‹a36›", "ghr_‹a76›"],
+        [
+            "ghp_",
+            "see ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in the docs",
+            "ghp_short123"
+        ]
+    ),
+    token!(
+        "github-fine-grained",
+        "GitHub fine-grained personal access tokens",
+        ["github_pat_"],
+        r"\bgithub_pat_[A-Za-z0-9]{20,}_[A-Za-z0-9]{50,}\b",
+        ["github_pat_‹a22›_‹a59›"],
+        ["github_pat_", "grep github_pat_ -r ."]
+    ),
+    token!(
+        "gitlab-token",
+        "GitLab personal, deploy, runner, trigger and feed tokens",
+        [
+            "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-",
+            "glagent-", "gloas-"
+        ],
+        r"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_\-]{20,300}(?:\.[0-9a-z]{2}\.[0-9a-z]{7})?",
+        [
+            "glpat-‹u20›",
+            "glrt-‹u20›",
+            "glptt-‹h40›",
+            "glpat-‹u36›.01.‹l7›"
+        ],
+        ["glpat-", "rm glpat-notes.md"]
+    ),
+    token!(
+        "slack-token",
+        "Slack bot, user, app-level and config tokens",
+        [
+            "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xoxe.", "xapp-"
+        ],
+        r"\bxox[abposre](?:\.xox[a-z])?-[0-9A-Za-z]{1,}-[0-9A-Za-z\-]{10,}|\bxapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}",
+        [
+            "xoxb-‹d12›-‹d13›-‹a24›",
+            "xoxp-‹d12›-‹d12›-‹d13›-‹h32›",
+            "xapp-1-A‹A10›-‹d13›-‹h64›"
+        ],
+        ["xoxb-", "the xoxb- prefix"]
+    ),
+    token!(
+        "slack-webhook",
+        "Slack incoming-webhook URLs (the path is the secret)",
+        ["hooks.slack.com"],
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_\-]{20,})",
+        ["curl -X POST https://hooks.slack.com/services/⟦T‹A8›/B‹A10›/‹a24›⟧ -d @msg.json"],
+        ["open https://hooks.slack.com/services/"]
+    ),
+    token!(
+        "stripe-key",
+        "Stripe secret and restricted keys",
+        ["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+        r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{20,247}\b",
+        ["sk_live_‹a24›", "rk_live_‹a99›", "sk_test_‹a99›"],
+        ["pk_live_‹a24›", "sk_test_"]
+    ),
+    token!(
+        "stripe-webhook-secret",
+        "Stripe webhook signing secrets",
+        ["whsec_"],
+        r"\bwhsec_[A-Za-z0-9+/=]{32,}",
+        ["whsec_‹a32›"],
+        ["whsec_"]
+    ),
+    token!(
+        "openai-key",
+        "OpenAI project, service-account, admin and legacy keys; other sk- keys",
+        ["sk-"],
+        r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}|\bsk-or-v1-[a-f0-9]{64}\b|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b|\bsk-[A-Za-z0-9]{32,}\b",
+        [
+            "sk-proj-‹u48›T3BlbkFJ‹u48›",
+            "sk-‹a20›T3BlbkFJ‹a20›",
+            "sk-svcacct-‹u64›",
+            "sk-‹h32›"
+        ],
+        [
+            "pip install sk-video-processing-toolkit",
+            "cd sk-learn",
+            "sk-"
+        ]
+    ),
+    token!(
+        "anthropic-key",
+        "Anthropic API and admin keys",
+        ["sk-ant-"],
+        r"\bsk-ant-(?:api|admin|oat|ort|sid)\d{2}-[A-Za-z0-9_\-]{20,}",
+        ["sk-ant-api03-‹u93›AA", "sk-ant-admin01-‹u93›AA"],
+        ["sk-ant-", "see sk-ant-api03-…"]
+    ),
+    token!(
+        "aws-access-key-id",
+        "AWS access key ids (long-term and temporary)",
+        ["AKIA", "ASIA", "ABIA", "ACCA"],
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        ["AKIA‹B16›", "ASIA‹B16›"],
+        ["AKIAIOSFODNN7EXAMPLE", "ASIAN markets"]
+    ),
+    token!(
+        "aws-session-token",
+        "AWS STS session tokens",
+        ["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdz"],
+        r"\b(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz)[A-Za-z0-9+/=]{100,}",
+        ["IQoJb3JpZ2luX2Vj‹b300›", "FwoGZXIvYXdz‹b200›"],
+        ["IQoJb3JpZ2luX2Vj"]
+    ),
+    token!(
+        "google-api-key",
+        "Google API keys",
+        ["AIza"],
+        r"\bAIza[0-9A-Za-z_\-]{35}",
+        ["AIza‹u35›"],
+        ["AIzaSy"]
+    ),
+    token!(
+        "google-oauth",
+        "Google OAuth client secrets and access tokens",
+        ["GOCSPX-", "ya29."],
+        r"\bGOCSPX-[A-Za-z0-9_\-]{28}|\bya29\.[0-9A-Za-z_\-]{20,}",
+        ["GOCSPX-‹u28›", "ya29.‹u120›"],
+        ["ya29.", "GOCSPX-"]
+    ),
+    token!(
+        "digitalocean-token",
+        "DigitalOcean personal, OAuth and refresh tokens",
+        ["dop_v1_", "doo_v1_", "dor_v1_"],
+        r"\bdo[opr]_v1_[a-f0-9]{64}\b",
+        ["dop_v1_‹h64›", "doo_v1_‹h64›"],
+        ["dop_v1_"]
+    ),
+    token!(
+        "digitalocean-spaces-key",
+        "DigitalOcean Spaces access key ids",
+        ["DO00"],
+        r"\bDO00[A-Z0-9]{16}\b",
+        ["DO00‹A16›"],
+        ["DO00"]
+    ),
+    token!(
+        "npm-token",
+        "npm access tokens",
+        ["npm_"],
+        r"\bnpm_[A-Za-z0-9]{36}\b",
+        ["npm_‹a36›"],
+        ["echo $npm_config_cache", "npm_package_version=1.2.3"]
+    ),
+    token!(
+        "pypi-token",
+        "PyPI and TestPyPI upload tokens",
+        ["pypi-AgE"],
+        r"\bpypi-AgE[A-Za-z0-9_\-]{50,}",
+        [
+            "pypi-AgEIcHlwaS5vcmc‹u70›",
+            "pypi-AgENdGVzdC5weXBpLm9yZw‹u70›"
+        ],
+        ["pypi-AgEIcHlwaS5vcmc"]
+    ),
+    token!(
+        "huggingface-token",
+        "Hugging Face user and organisation tokens",
+        ["hf_", "api_org_"],
+        r"\bhf_[A-Za-z]{34,40}\b|\bapi_org_[A-Za-z]{34}\b",
+        ["hf_‹L34›", "api_org_‹L34›"],
+        [
+            "from huggingface_hub import hf_hub_download",
+            "HF_HOME=/data/hf"
+        ]
+    ),
+    token!(
+        "sendgrid-key",
+        "SendGrid API keys",
+        ["SG."],
+        r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+        ["SG.‹u22›.‹u43›"],
+        ["SG.gov", "SG."]
+    ),
+    token!(
+        "twilio-key",
+        "Twilio API key and account SIDs",
+        [
+            "SK0", "SK1", "SK2", "SK3", "SK4", "SK5", "SK6", "SK7", "SK8", "SK9", "SKa", "SKb",
+            "SKc", "SKd", "SKe", "SKf", "AC0", "AC1", "AC2", "AC3", "AC4", "AC5", "AC6", "AC7",
+            "AC8", "AC9", "ACa", "ACb", "ACc", "ACd", "ACe", "ACf"
+        ],
+        r"\b(?:SK|AC)[0-9a-f]{32}\b",
+        ["SK‹h32›", "AC‹h32›"],
+        ["AC1 adapter", "SKU1234"]
+    ),
+    token!(
+        "dockerhub-token",
+        "Docker Hub personal and organisation access tokens",
+        ["dckr_"],
+        r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}",
+        ["dckr_pat_‹u27›"],
+        ["dckr_pat_"]
+    ),
+    token!(
+        "vault-token",
+        "HashiCorp Vault service, batch and recovery tokens",
+        ["hvs.", "hvb.", "hvr."],
+        r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}",
+        ["hvs.‹u24›", "hvb.‹u90›"],
+        ["hvs."]
+    ),
+    token!(
+        "terraform-cloud-token",
+        "Terraform Cloud / Enterprise API tokens",
+        [".atlasv1."],
+        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}",
+        ["‹a14›.atlasv1.‹u67›"],
+        ["x.atlasv1.y"]
+    ),
+    token!(
+        "databricks-token",
+        "Databricks personal access tokens",
+        ["dapi"],
+        r"\bdapi[a-f0-9]{32}(?:-\d)?\b",
+        ["dapi‹h32›", "dapi‹h32›-2"],
+        ["dapi", "rapid dapi calls"]
+    ),
+    token!(
+        "shopify-token",
+        "Shopify access, custom-app, partner and shared-secret tokens",
+        ["shpat_", "shpca_", "shppa_", "shpss_"],
+        r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
+        ["shpat_‹h32›", "shpss_‹h32›"],
+        ["shpat_"]
+    ),
+    token!(
+        "heroku-key",
+        "Heroku platform API keys (new format)",
+        ["HRKU-"],
+        r"\bHRKU-AA[0-9A-Za-z_\-]{30,}",
+        ["HRKU-AA‹u58›"],
+        ["HRKU-"]
+    ),
+    token!(
+        "linear-key",
+        "Linear API keys and OAuth tokens",
+        ["lin_api_", "lin_oauth_"],
+        r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b",
+        ["lin_api_‹a40›"],
+        ["lin_api_"]
+    ),
+    token!(
+        "notion-token",
+        "Notion integration tokens (current and legacy)",
+        ["ntn_", "secret_"],
+        r"\bntn_[A-Za-z0-9]{40,50}\b|\bsecret_[A-Za-z0-9]{43}\b",
+        ["ntn_‹d11›‹a35›", "secret_‹a43›"],
+        ["ntn_", "secret_santa_list.txt"]
+    ),
+    token!(
+        "sentry-token",
+        "Sentry user and organisation auth tokens",
+        ["sntrys_", "sntryu_"],
+        r"\bsntry[su]_[A-Za-z0-9+/=_\-]{40,}",
+        ["sntryu_‹h64›", "sntrys_‹u120›"],
+        ["sntrys_"]
+    ),
+    token!(
+        "grafana-token",
+        "Grafana service-account and Grafana Cloud tokens",
+        ["glsa_", "glc_"],
+        r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}",
+        ["glsa_‹a32›_‹h8›", "glc_‹b60›"],
+        ["glsa_", "glc_"]
+    ),
+    token!(
+        "age-secret-key",
+        "age identities (secret keys)",
+        ["AGE-SECRET-KEY-1"],
+        r"\bAGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}\b",
+        ["AGE-SECRET-KEY-1‹Z58›"],
+        ["age -r age1‹z58› -o x.age x", "AGE-SECRET-KEY-1"]
+    ),
+    token!(
+        "tailscale-key",
+        "Tailscale auth, API and OAuth client keys",
+        ["tskey-"],
+        r"\btskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
+        [
+            "tskey-auth-k‹a10›CNTRL-‹a32›",
+            "tskey-api-k‹a10›CNTRL-‹a32›"
+        ],
+        ["tskey-auth-"]
+    ),
+    token!(
+        "supabase-token",
+        "Supabase personal access tokens and secret keys",
+        ["sbp_", "sb_secret_"],
+        r"\bsbp_(?:oauth_)?[a-f0-9]{40}\b|\bsb_secret_[A-Za-z0-9_\-]{20,}",
+        ["sbp_‹h40›", "sb_secret_‹u31›"],
+        ["sbp_", "sb_publishable_‹u31›"]
+    ),
+    token!(
+        "postman-key",
+        "Postman API keys",
+        ["PMAK-"],
+        r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b",
+        ["PMAK-‹h24›-‹h34›"],
+        ["PMAK-"]
+    ),
+    token!(
+        "atlassian-token",
+        "Atlassian API tokens",
+        ["ATATT3", "ATCTT3"],
+        r"\bAT[AC]TT3[A-Za-z0-9_\-=]{50,}",
+        ["ATATT3x‹u180›"],
+        ["ATATT3"]
+    ),
+    token!(
+        "groq-key",
+        "Groq API keys",
+        ["gsk_"],
+        r"\bgsk_[A-Za-z0-9]{48,52}\b",
+        ["gsk_‹a52›"],
+        ["gsk_"]
+    ),
+    token!(
+        "perplexity-key",
+        "Perplexity API keys",
+        ["pplx-"],
+        r"\bpplx-[A-Za-z0-9]{40,56}\b",
+        ["pplx-‹a48›"],
+        ["pplx-"]
+    ),
+    token!(
+        "replicate-token",
+        "Replicate API tokens",
+        ["r8_"],
+        r"\br8_[A-Za-z0-9]{36,40}\b",
+        ["r8_‹a37›"],
+        ["r8_"]
+    ),
+    token!(
+        "pulumi-token",
+        "Pulumi access tokens",
+        ["pul-"],
+        r"\bpul-[a-f0-9]{40}\b",
+        ["pul-‹h40›"],
+        ["pul-"]
+    ),
+    token!(
+        "doppler-token",
+        "Doppler personal, service and service-account tokens",
+        [
+            "dp.pt.",
+            "dp.st.",
+            "dp.sa.",
+            "dp.ct.",
+            "dp.scim.",
+            "dp.audit."
+        ],
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]+\.)?[A-Za-z0-9]{40,44}\b",
+        ["dp.pt.‹a43›", "dp.st.prd.‹a40›"],
+        ["dp.pt."]
+    ),
+    token!(
+        "planetscale-token",
+        "PlanetScale passwords and tokens",
+        ["pscale_pw_", "pscale_tkn_", "pscale_oauth_"],
+        r"\bpscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-.=]{30,}",
+        ["pscale_pw_‹u43›"],
+        ["pscale_pw_"]
+    ),
+    token!(
+        "rubygems-key",
+        "RubyGems API keys",
+        ["rubygems_"],
+        r"\brubygems_[a-f0-9]{48}\b",
+        ["rubygems_‹h48›"],
+        ["rubygems_"]
+    ),
+    token!(
+        "artifactory-key",
+        "JFrog Artifactory API keys",
+        ["AKCp"],
+        r"\bAKCp[A-Za-z0-9]{69}\b",
+        ["AKCp‹a69›"],
+        ["AKCp"]
+    ),
+    token!(
+        "facebook-token",
+        "Meta / Facebook access tokens",
+        ["EAA"],
+        r"\bEAA[A-Za-z0-9]{100,}",
+        ["EAAB‹a150›"],
+        ["EAAB", "EAAC rule"]
+    ),
+    token!(
+        "telegram-bot-token",
+        "Telegram bot tokens",
+        [":AA"],
+        r"(?:\b|bot)(?P<s>\d{8,10}:AA[A-Za-z0-9_\-]{30,34})",
+        [
+            "‹d10›:AA‹u33›",
+            "curl https://api.telegram.org/bot⟦‹d9›:AA‹u33›⟧/getMe"
+        ],
+        ["12:AA"]
+    ),
+    token!(
+        "newrelic-key",
+        "New Relic user API keys",
+        ["NRAK-"],
+        r"\bNRAK-[A-Z0-9]{27}\b",
+        ["NRAK-‹A27›"],
+        ["NRAK-"]
+    ),
+    token!(
+        "mailgun-key",
+        "Mailgun API keys",
+        ["key-"],
+        r"\bkey-[a-f0-9]{32}\b",
+        ["key-‹h32›"],
+        ["ssh-keygen -t ed25519", "primary-key-index"]
+    ),
+    token!(
+        "render-key",
+        "Render API keys",
+        ["rnd_"],
+        r"\brnd_[A-Za-z0-9]{32}\b",
+        ["rnd_‹a32›"],
+        ["rnd_"]
+    ),
+    token!(
+        "jwt",
+        "JSON Web Tokens (header.payload.signature)",
+        ["eyJ"],
+        r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*",
+        ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ‹u60›.‹u43›"],
+        ["eyJhbGciOiJIUzI1NiJ9", "eyJ"]
+    ),
+    Rule {
+        id: "private-key",
+        what: "PEM private-key blocks: the body is replaced, the BEGIN/END lines kept",
+        keywords: &["PRIVATE KEY"],
+        matcher: Matcher::Context(Engine::Pem),
+        positives: &[
+            r"-----BEGIN RSA PRIVATE KEY-----\n⟦MII‹b60›\n‹b64›\n‹b20›==⟧\n-----END RSA PRIVATE KEY-----",
+            r#"{"key": "-----BEGIN PRIVATE KEY-----\n⟦MIIE‹b60›\n‹b30›⟧\n-----END PRIVATE KEY-----\n"}"#,
+            "-----BEGIN OPENSSH PRIVATE KEY----- ⟦b3BlbnNzaC1rZXktdjEAAAAA‹b60›⟧ -----END OPENSSH PRIVATE KEY-----",
+        ],
+        negatives: &[
+            "grep -rl -- '-----BEGIN RSA PRIVATE KEY-----' .",
+            "-----BEGIN PUBLIC KEY-----",
+            "openssl genpkey -algorithm ed25519 -out private key.pem",
+        ],
+    },
+    Rule {
+        id: "assign",
+        what: "NAME=value where NAME names a secret: export, inline prefix, set -gx, setenv, docker -e, --from-literal, -var",
+        keywords: NAME_WORDS,
+        matcher: Matcher::Context(Engine::Equals),
+        positives: &[
+            "export DB_PASSWORD=⟦hunter2⟧",
+            "PGPASSWORD='⟦falcon nebula 9⟧' psql -h db -U app",
+            "set -gx OPENAI_API_KEY ⟦‹a48›⟧",
+            "setenv AWS_SECRET_ACCESS_KEY ⟦‹b40›⟧",
+            "docker run -e API_TOKEN=⟦‹a32›⟧ app:latest",
+            "kubectl create secret generic db --from-literal=password=⟦S3cure!pw⟧",
+            "terraform apply -var 'db_password=⟦Tr0ub4dor&3⟧'",
+            "export TWILIO_AUTH_TOKEN=\"⟦‹h32›⟧\"",
+            "HEROKU_API_KEY=⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧ heroku apps",
+            "Server=db;Database=app;User Id=sa;Password=⟦P@ssw0rd!⟧;",
+            "//registry.npmjs.org/:_authToken=⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧",
+            "[Environment]::SetEnvironmentVariable(\"API_TOKEN\", \"⟦‹a24›⟧\", \"User\")",
+            "os.environ['OPENAI_API_KEY'] = '⟦‹a40›⟧'",
+            "$env:GITHUB_TOKEN = \"⟦‹a40›⟧\"",
+        ],
+        negatives: &[
+            "TOKENIZERS_PARALLELISM=false python train.py",
+            "export SSH_AUTH_SOCK=/run/user/1000/ssh-agent.sock",
+            "export SECRET_NAME=prod/db/password",
+            "export GITHUB_TOKEN=$(gh auth token)",
+            "export API_KEY=${API_KEY:-}",
+            "export PASSWORD_STORE_DIR=~/.password-store",
+            "KMS_KEY_ID=alias/app-key aws kms encrypt",
+            "export OPENAI_API_KEY=<your-key>",
+            "export DESKTOP_SESSION=plasma",
+            "ssh -o PasswordAuthentication=no host",
+            "export GPG_TTY=$(tty)",
+            "export TF_VAR_db_password=\"$DB_PASSWORD\"",
+            // Source code and tool output in scrollback.
+            "      + password                = (sensitive value)",
+            "    password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())",
+            "    let secret = std::env::var(\"API_SECRET\")?;",
+            "    const apiKey = process.env.API_KEY;",
+        ],
+    },
+    Rule {
+        id: "flag",
+        what: "--password, --token, --api-key, -storepass … followed by a value",
+        keywords: NAME_WORDS,
+        matcher: Matcher::Context(Engine::Shell),
+        positives: &[
+            "docker login --username bob --password ⟦Pa55word!⟧ registry.example.com",
+            "mysql --password=⟦hunter2⟧ -u root",
+            "keytool -importkeystore -srcstorepass ⟦changeit2⟧ -deststorepass ⟦hunter22⟧",
+            "heroku login --api-key ⟦‹h32›⟧",
+            "gh secret set DEPLOY_KEY --body ⟦‹a40›⟧",
+            "az ad sp create-for-rbac --client-secret ⟦‹u34›⟧",
+            "openssl enc -aes256 -pass pass:⟦t0ps3cret⟧ -in a -out b",
+            "openssl rsa -in enc.key -passin pass:⟦t0ps3cret⟧ -out dec.key",
+            // Corpus miss: a random token may start with a dash.
+            "vendor-cli login --token ⟦-7Rh‹a37›⟧",
+        ],
+        negatives: &[
+            "aws secretsmanager get-secret-value --secret-id prod/db/password",
+            "ansible-playbook site.yml --ask-pass",
+            "docker login --password-stdin ghcr.io",
+            "cargo login --token-file ~/.cargo/token",
+            "gh auth token",
+            "pass show email/gmail",
+            "vault kv get -field=password secret/db",
+            "gcloud auth print-access-token",
+            "mongod --auth --dbpath /data/db",
+            // mysql --help.
+            "  -p, --password[=name] Password to use when connecting to server.",
+            // Found by fuzzing: an option name holds only letters, digits, `-`, `_`, `.`.
+            "-pAPI_KEY-u[REDACTED]Authorization:[REDACTED] TOKEN-passTOKEN@mysql%",
+        ],
+    },
+    Rule {
+        id: "short-flag",
+        what: "per-command short password flags: mysql -pX, 7z -pX, sshpass -p, redis-cli -a, ldapsearch -w, zip -P …",
+        keywords: &[
+            "mysql",
+            "mariadb",
+            "7z ",
+            "7za",
+            "7zz",
+            "7zr",
+            "rar",
+            "sqlcmd",
+            "bcp",
+            "osql",
+            "mosquitto",
+            "zip",
+            "ldap",
+            "redis-cli",
+            "valkey-cli",
+            "openssl",
+            "ssh-keygen",
+            "sshpass",
+            "mongo",
+            "doctl",
+            "codecov",
+            "login",
+        ],
+        matcher: Matcher::Context(Engine::Shell),
+        positives: &[
+            "mysql -u root -p⟦hunter2⟧ app",
+            "mysqldump -uroot -p⟦S3cr3t⟧ shop > shop.sql",
+            "7z a -p⟦Vault42x⟧ backup.7z docs/",
+            "sshpass -p ⟦Summer2024!⟧ ssh deploy@10.0.0.5",
+            "redis-cli -h cache -p 6380 -a ⟦r3disPass⟧ ping",
+            "zip -P ⟦zipPw99⟧ out.zip a.txt",
+            "ldapsearch -x -D cn=admin,dc=ex,dc=org -w ⟦ldapPw1⟧ -b dc=ex,dc=org",
+            "ssh-keygen -t ed25519 -N ⟦keyPassphrase1⟧ -f id",
+            "sqlcmd -S db -U sa -P ⟦Sql$erver1⟧",
+            "docker login -u bob -p ⟦Pa55word!⟧ registry.example.com",
+            "mongosh -u admin -p ⟦m0ngoPw⟧ --authenticationDatabase admin",
+        ],
+        negatives: &[
+            "ssh -p 22 host",
+            "psql -h db -p 5432 -U app",
+            "git add -p",
+            "mkdir -p src/bin",
+            "docker run -p 8080:80 nginx",
+            "redis-cli -p 6379 ping",
+            "mysql -u root -p app",
+            "cp -p a b",
+            "unzip -p a.zip f",
+            "patch -p1 < fix.diff",
+            "openssl enc -d -aes256 -pass env:ARCHIVE_PW -in f",
+            "ssh-keygen -t ed25519 -N '' -f id",
+            // openssl options are single-dash words: `-key` is not `-k ey`.
+            "openssl req -new -key k.pem -out r.csr",
+        ],
+    },
+    Rule {
+        id: "userpass",
+        what: "user:password arguments: curl -u, --dest-creds, smbclient -U u%p, lftp -u u,p, xfreerdp /p:, htpasswd -b …",
+        keywords: &[
+            "curl",
+            "creds",
+            "smbclient",
+            "rpcclient",
+            "smbmap",
+            "lftp",
+            "freerdp",
+            "htpasswd",
+            "rabbitmqctl",
+            "mysqladmin",
+            "--user",
+            // httpie and xh: `http -a user:pass …`.
+            " -a ",
+            "net ",
+        ],
+        matcher: Matcher::Context(Engine::Shell),
+        positives: &[
+            "curl -u admin:⟦s3cretPw⟧ https://api.example.com",
+            "curl --user deploy:⟦hunter2⟧ https://x.example.com",
+            "skopeo copy --dest-creds bot:⟦Tok3nPass⟧ docker://a docker://b",
+            "smbclient //fs/share -U alice%⟦W1nterPw⟧",
+            "lftp -u ftpuser,⟦ftpPa55⟧ ftp.example.com",
+            "xfreerdp /u:admin /p:⟦Rdp!Pass1⟧ /v:10.0.0.9",
+            "htpasswd -bc .htpasswd admin ⟦adminPw1⟧",
+            "rabbitmqctl add_user app ⟦rabbitPw9⟧",
+            "mysqladmin -u root password ⟦newRootPw⟧",
+            "http -a alice:⟦h1ddenPw⟧ GET https://api.example.com/me",
+            "http --auth alice:⟦h1ddenPw⟧ GET https://api.example.com/me",
+        ],
+        negatives: &[
+            "curl -u admin https://x.example.com",
+            "curl -u $USER:$PASS https://x.example.com",
+            "git log -u",
+            "xfreerdp /u:admin /v:host",
+            "htpasswd -c .htpasswd admin",
+        ],
+    },
+    Rule {
+        id: "stdin",
+        what: "secrets piped or here-stringed into sudo -S, --password-stdin, chpasswd, kinit, cryptsetup, --with-token, base64",
+        keywords: &[
+            "sudo",
+            "stdin",
+            "chpasswd",
+            "kinit",
+            "cryptsetup",
+            "with-token",
+            "passphrase-fd",
+            "pubkey",
+            "base64",
+            "secret",
+            "passwd",
+            "ssh-add",
+            "devops",
+        ],
+        matcher: Matcher::Context(Engine::Shell),
+        positives: &[
+            "echo '⟦hunter2⟧' | sudo -S apt update",
+            "echo ⟦Pa55word!⟧ | docker login -u bob --password-stdin",
+            "echo 'alice:⟦N3wPass!⟧' | sudo chpasswd",
+            "printf '%s\\n' ⟦krbPass1⟧ | kinit alice@EXAMPLE.COM",
+            "gh auth login --with-token <<< ⟦‹a40›⟧",
+            "echo -n ⟦luksPass1⟧ | cryptsetup open /dev/sdb1 data -",
+            "echo ⟦‹b43›=⟧ | wg pubkey",
+            "echo -n admin:⟦hunter2⟧ | base64",
+            "echo ⟦‹a52›⟧ | az devops login --organization https://dev.azure.com/acme",
+        ],
+        negatives: &[
+            "echo $PASSWORD | sudo -S true",
+            "cat ~/pw.txt | docker login --password-stdin",
+            "echo hello | sudo tee /etc/x",
+            "sudo -S true < /dev/null",
+            "echo -n hello | base64",
+            "wg genkey | tee privatekey | wg pubkey > publickey",
+        ],
+    },
+    Rule {
+        id: "positional",
+        what: "secrets as positional arguments: vault login, ngrok authtoken, snyk auth, wpa_passphrase, nmcli password, aws configure set",
+        keywords: &[
+            "vault",
+            "ngrok",
+            "snyk",
+            "wpa_passphrase",
+            "nmcli",
+            "configure",
+            "dotenv",
+            "config",
+            "setenv",
+            "cloudflared",
+            "heroku",
+        ],
+        matcher: Matcher::Context(Engine::Shell),
+        positives: &[
+            "vault login ⟦s.‹a24›⟧",
+            "ngrok config add-authtoken ⟦‹a27›_‹a21›⟧",
+            "snyk auth ⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧",
+            "wpa_passphrase HomeWifi ⟦wifiPass123⟧",
+            "nmcli dev wifi connect Cafe password ⟦latte2024⟧",
+            "aws configure set aws_secret_access_key ⟦‹b40›⟧",
+            "poetry config http-basic.internal ci ⟦p0etryPw⟧",
+            "npm config set //registry.npmjs.org/:_authToken ⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧",
+            "rclone config create s3 s3 access_key_id AKIAX secret_access_key ⟦‹b40›⟧",
+        ],
+        negatives: &[
+            "vault login -method=oidc",
+            "vault login",
+            "nmcli connection show",
+            "aws configure set region eu-west-1",
+            "ngrok http 8080",
+            "snyk auth",
+            "git config --global user.signingkey ~/.ssh/id_ed25519.pub",
+        ],
+    },
+    Rule {
+        id: "base64-secret",
+        what: "a base64 blob piped to base64 -d that decodes to a secret or to user:password",
+        keywords: &["base64"],
+        matcher: Matcher::Context(Engine::Shell),
+        positives: &[
+            // "password=Tr0ub4dor&3" and "deploy:N3wPass!".
+            "echo ⟦cGFzc3dvcmQ9VHIwdWI0ZG9yJjM=⟧ | base64 -d",
+            "base64 --decode <<< ⟦ZGVwbG95Ok4zd1Bhc3Mh⟧",
+        ],
+        negatives: &[
+            "echo aGVsbG8gd29ybGQ= | base64 -d",
+            "base64 -d image.b64 > image.png",
+        ],
+    },
+    Rule {
+        id: "url-password",
+        what: "the password in scheme://user:password@host (git, databases, proxies, brokers)",
+        keywords: &["://"],
+        matcher: Matcher::Context(Engine::Url),
+        positives: &[
+            "git clone https://deploy:⟦Pa55w0rd⟧@git.example.com/app.git",
+            "psql postgres://app:⟦s3cr3t⟧@db:5432/app",
+            "mongosh 'mongodb+srv://admin:⟦M0ng0Pass⟧@cluster0.abcde.mongodb.net/test'",
+            "redis-cli -u redis://:⟦r3disPw⟧@cache:6379/0",
+            "export HTTPS_PROXY=http://bob:⟦proxyPw1⟧@proxy:3128",
+            "git remote add origin https://⟦‹h40›⟧@github.com/o/r.git",
+        ],
+        negatives: &[
+            "git clone https://github.com/org/repo.git",
+            "ssh git@github.com",
+            "curl http://localhost:8080/health",
+            "psql postgres://app@db:5432/app",
+            "curl https://user:$PASS@host.example.com",
+            "curl http://[::1]:8080/",
+            "git clone ssh://git@gitlab.example.com:2222/team/app.git",
+        ],
+    },
+    Rule {
+        id: "header",
+        what: "Authorization and Proxy-Authorization header credentials",
+        keywords: &["uthorization", "UTHORIZATION"],
+        matcher: Matcher::Context(Engine::Header),
+        positives: &[
+            "curl -H 'Authorization: Bearer ⟦‹u40›⟧' https://api.example.com",
+            "curl -H \"Authorization: Basic ⟦‹b28›⟧\" https://x.example.com",
+            "http GET api.example.com Authorization:'token ⟦‹h40›⟧'",
+        ],
+        negatives: &[
+            "curl -H 'Authorization: Bearer $TOKEN' https://x.example.com",
+            "curl -H \"Authorization: Bearer ${{ secrets.API_TOKEN }}\"",
+            "grep -rn Authorization: src/",
+        ],
+    },
+    Rule {
+        id: "kv",
+        what: "name: value where the name names a secret (YAML, JSON bodies, X-Api-Key-style headers)",
+        keywords: NAME_WORDS,
+        matcher: Matcher::Context(Engine::Colon),
+        positives: &[
+            "curl -H 'X-Api-Key: ⟦‹a32›⟧' https://api.example.com",
+            "curl -H 'PRIVATE-TOKEN: ⟦‹u20›⟧' https://gitlab.example.com/api/v4/user",
+            "  password: ⟦hunter2⟧",
+            "{\"client_secret\": \"⟦‹u40›⟧\"}",
+            "curl -d '{\"password\":\"⟦Pa55!word⟧\"}' https://x.example.com/login",
+        ],
+        negatives: &[
+            "  token_type: bearer",
+            "expires_in: 3600",
+            "Password: ",
+            "key: app.kubernetes.io/name",
+            "\"auth\": \"$AUTH\"",
+            "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI‹b43› me@host",
+            // Corpus false positive: `::` is a path separator, not `name: value`.
+            "test auth::token::tests::parses_bearer_header ... ok",
+            "export function verifyToken(token: string): Claims {",
+            // sops ciphertext.
+            "password: ENC[AES256_GCM,data:‹b16›,iv:‹b16›,tag:‹b16›,type:str]",
+        ],
+    },
+    Rule {
+        id: "cookie",
+        what: "cookie values in Cookie:/Set-Cookie: headers and curl -b",
+        keywords: &["ookie", "OOKIE", "curl"],
+        matcher: Matcher::Context(Engine::Cookie),
+        positives: &[
+            "curl -b 'session=⟦‹a32›⟧' https://x.example.com",
+            "curl -H 'Cookie: sid=⟦‹a24›⟧; theme=dark' https://x.example.com",
+        ],
+        negatives: &[
+            "curl -b cookies.txt https://x.example.com",
+            "curl -c jar.txt https://x.example.com",
+        ],
+    },
+    Rule {
+        id: "query",
+        what: "secret query parameters (api_key, access_token, sig, password …), never tracking ones",
+        keywords: NAME_WORDS,
+        matcher: Matcher::Context(Engine::Equals),
+        positives: &[
+            "curl 'https://api.example.com/v1/x?api_key=⟦‹a32›⟧&page=2'",
+            "azcopy copy 'https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sr=b&sig=⟦‹b43›%3D⟧' .",
+            "wget 'https://dl.example.com/file?token=⟦‹u32›⟧'",
+            "jdbc:postgresql://db:5432/app?user=app&password=⟦Pgpass1⟧",
+        ],
+        negatives: &[
+            "open 'https://shop.example.com/?utm_source=news&gclid=Cj0KCQjw‹u40›'",
+            "open 'https://example.com/?fbclid=IwAR‹u40›'",
+            "curl 'https://api.example.com/items?page_token=CAE'",
+            "https://www.google.com/search?q=rust+borrow+checker&ei=‹u22›",
+        ],
+    },
+    Rule {
+        id: "aws-secret",
+        what: "AWS secret access keys as `aws configure` prompts for them",
+        keywords: &["Secret Access Key"],
+        matcher: Matcher::Context(Engine::AwsPrompt),
+        positives: &["AWS Secret Access Key [None]: ⟦‹b40›⟧"],
+        negatives: &[
+            "AWS Secret Access Key [None]: ",
+            "AWS Secret Access Key [****************abcd]: ",
+        ],
+    },
+    Rule {
+        id: "netrc",
+        what: ".netrc entries: machine … login … password X",
+        keywords: &["machine"],
+        matcher: Matcher::Context(Engine::Netrc),
+        positives: &[
+            "machine api.heroku.com login me@example.com password ⟦‹h32›⟧",
+            "echo 'machine github.com login me password ⟦h‹a20›⟧' > ~/.netrc",
+        ],
+        negatives: &[
+            "machine api.heroku.com login me@example.com",
+            "the machine password policy",
+        ],
+    },
+];

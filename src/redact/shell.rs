@@ -1,0 +1,920 @@
+//! Context rules that need to know the command: which flag takes a password, which `-p` is
+//! a port, which `echo` feeds `sudo -S`.
+//!
+//! A line is lexed (see `lex.rs`), cut into commands at `;`/`&&`/`||` and into stages at
+//! `|`, and each stage is read as wrappers (`sudo`, `env`, a pasted prompt), a command
+//! name, and its arguments. The tables below say, per command, where its secrets sit;
+//! they are the data, the code only walks them.
+
+use super::lex::{Tok, Word, lex};
+use super::scan::{Span, find_spans_depth};
+use super::value::{Class, Form, name_class, should_redact};
+
+/// Short flags whose value is a secret, per command. `-p` is a password for `mysql` and a
+/// port for `ssh`, `psql`, `docker run` and `redis-cli`, so nothing here is global.
+struct ShortFlag {
+    commands: &'static [&'static str],
+    /// Only counts when this word follows the command (`docker login -p`).
+    sub: Option<&'static str>,
+    flag: &'static str,
+    /// `mysql -pX` only: `mysql -p db` prompts, and `db` is the database.
+    attached_only: bool,
+    value: ValueKind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ValueKind {
+    /// The whole value is the secret.
+    Plain,
+    /// `user<sep>password`: only the part after the first separator is the secret.
+    UserPass(u8),
+}
+
+const MYSQL: &[&str] = &[
+    "mysql",
+    "mysqldump",
+    "mysqladmin",
+    "mysqlimport",
+    "mysqlcheck",
+    "mysqlshow",
+    "mariadb",
+    "mariadb-dump",
+    "mysqlpump",
+    "mysqlsh",
+];
+const MONGO: &[&str] = &[
+    "mongo",
+    "mongosh",
+    "mongodump",
+    "mongorestore",
+    "mongoexport",
+    "mongoimport",
+    "mongostat",
+    "mongotop",
+];
+const LDAP: &[&str] = &[
+    "ldapsearch",
+    "ldapadd",
+    "ldapmodify",
+    "ldapdelete",
+    "ldapwhoami",
+    "ldappasswd",
+    "ldapcompare",
+    "ldapmodrdn",
+];
+const REGISTRY_LOGIN: &[&str] = &[
+    "docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "crane", "cf", "az",
+    "argocd", "regctl",
+];
+
+const SHORT_FLAGS: &[ShortFlag] = &[
+    sf(MYSQL, None, "-p", true, ValueKind::Plain),
+    sf(
+        &["7z", "7za", "7zz", "7zr"],
+        None,
+        "-p",
+        true,
+        ValueKind::Plain,
+    ),
+    sf(&["rar", "unrar"], None, "-p", true, ValueKind::Plain),
+    sf(&["rar", "unrar"], None, "-hp", true, ValueKind::Plain),
+    sf(
+        &["sqlcmd", "bcp", "osql", "isql"],
+        None,
+        "-P",
+        false,
+        ValueKind::Plain,
+    ),
+    sf(
+        &["mosquitto_pub", "mosquitto_sub", "mosquitto_rr"],
+        None,
+        "-P",
+        false,
+        ValueKind::Plain,
+    ),
+    sf(
+        &["zip", "unzip", "zipcloak", "funzip"],
+        None,
+        "-P",
+        false,
+        ValueKind::Plain,
+    ),
+    sf(LDAP, None, "-w", false, ValueKind::Plain),
+    sf(
+        &["redis-cli", "valkey-cli", "keydb-cli"],
+        None,
+        "-a",
+        false,
+        ValueKind::Plain,
+    ),
+    sf(&["openssl"], None, "-k", false, ValueKind::Plain),
+    sf(&["openssl"], None, "-K", false, ValueKind::Plain),
+    sf(&["ssh-keygen"], None, "-N", false, ValueKind::Plain),
+    sf(&["ssh-keygen"], None, "-P", false, ValueKind::Plain),
+    sf(&["sshpass"], None, "-p", false, ValueKind::Plain),
+    sf(MONGO, None, "-p", false, ValueKind::Plain),
+    sf(
+        &["doctl", "codecov", "cml"],
+        None,
+        "-t",
+        false,
+        ValueKind::Plain,
+    ),
+    sf(REGISTRY_LOGIN, Some("login"), "-p", false, ValueKind::Plain),
+    sf(&["curl"], None, "-u", false, ValueKind::UserPass(b':')),
+    sf(&["curl"], None, "-U", false, ValueKind::UserPass(b':')),
+    sf(
+        &["smbclient", "rpcclient", "smbmap", "smbcacls", "net"],
+        None,
+        "-U",
+        false,
+        ValueKind::UserPass(b'%'),
+    ),
+    sf(&["lftp"], None, "-u", false, ValueKind::UserPass(b',')),
+    sf(
+        &["http", "https", "xh", "xhs"],
+        None,
+        "-a",
+        false,
+        ValueKind::UserPass(b':'),
+    ),
+    sf(&["wget"], None, "--password", false, ValueKind::Plain),
+    sf(
+        &["pg_basebackup", "psql"],
+        None,
+        "--password",
+        false,
+        ValueKind::Plain,
+    ),
+];
+
+const fn sf(
+    commands: &'static [&'static str],
+    sub: Option<&'static str>,
+    flag: &'static str,
+    attached_only: bool,
+    value: ValueKind,
+) -> ShortFlag {
+    ShortFlag {
+        commands,
+        sub,
+        flag,
+        attached_only,
+        value,
+    }
+}
+
+/// Long flags that name a secret but take no value.
+const NO_VALUE_FLAGS: &[&str] = &[
+    "ask-pass",
+    "ask-become-pass",
+    "ask-vault-pass",
+    "password-stdin",
+    "with-token",
+    "no-password",
+    "prompt-password",
+    "token-stdin",
+    "passphrase-fd",
+    "auth-only",
+    "no-auth",
+    "skip-auth",
+    "insecure-skip-tls-verify",
+    "pass-through",
+    "passthrough",
+    "keep-session",
+    "ask-password",
+    "password-prompt",
+    "private",
+    "secret-stdin",
+    "auth-token-stdin",
+    "show-token",
+    "print-access-token",
+    "print-identity-token",
+    "oauth",
+    "session",
+    "new-session",
+    "auth",
+    "secrets",
+    "key",
+    "session-token-stdin",
+    "stdin",
+];
+
+/// Flags whose value is `user:password`, wherever they appear.
+const USERPASS_FLAGS: &[&str] = &[
+    "user",
+    "proxy-user",
+    "creds",
+    "src-creds",
+    "dest-creds",
+    "registry-creds",
+    "credentials",
+];
+
+/// `CMD SUB… NAME VALUE`: commands that store a named setting.
+const SETTERS: &[(&str, &[&str])] = &[
+    ("aws", &["configure", "set"]),
+    ("dotenvx", &["set"]),
+    ("dotenv", &["set"]),
+    ("npm", &["config", "set"]),
+    ("pnpm", &["config", "set"]),
+    ("yarn", &["config", "set"]),
+    ("poetry", &["config"]),
+    ("git", &["config"]),
+    ("launchctl", &["setenv"]),
+    ("setenv", &[]),
+    ("conda", &["env", "config", "vars", "set"]),
+];
+
+/// `CMD SUB… VALUE`: the first positional argument after these words is the secret.
+const POSITIONAL: &[(&str, &[&str], Class)] = &[
+    ("vault", &["login"], Class::Secret),
+    ("ngrok", &["authtoken"], Class::Secret),
+    ("ngrok", &["config", "add-authtoken"], Class::Secret),
+    ("snyk", &["auth"], Class::Secret),
+    ("cloudflared", &["service", "install"], Class::Secret),
+    ("tailscale", &["up", "--auth-key"], Class::Secret),
+    ("heroku", &["auth:token"], Class::Secret),
+];
+
+/// Commands that read a password (or key) on standard input.
+fn reads_secret_on_stdin(cmd: &str, args: &[Word], sudo_s: bool) -> bool {
+    let has = |f: &str| args.iter().any(|w| w.text == f.as_bytes());
+    sudo_s
+        || has("--password-stdin")
+        || has("--with-token")
+        || has("--token-stdin")
+        || has("--passphrase-fd")
+        || (cmd == "passwd" && has("--stdin"))
+        || matches!(
+            cmd,
+            "chpasswd" | "kinit" | "cryptsetup" | "chgpasswd" | "ssh-add"
+        )
+        || (cmd == "wg" && has("pubkey"))
+        || (matches!(cmd, "docker" | "podman") && has("secret") && has("create"))
+        || (cmd == "vault" && has("login") && has("-"))
+        || (cmd == "az" && has("devops") && has("login"))
+        || (cmd == "htpasswd" && args.iter().any(|w| is_cluster_with(w, b'i')))
+}
+
+fn is_cluster_with(w: &Word, c: u8) -> bool {
+    w.text.len() > 1
+        && w.text[0] == b'-'
+        && w.text[1] != b'-'
+        && w.text[1..].iter().all(u8::is_ascii_alphabetic)
+        && w.text.contains(&c)
+}
+
+struct Stage {
+    words: Vec<Word>,
+    here: Option<Word>,
+}
+
+fn stages(toks: Vec<Tok>) -> Vec<Vec<Stage>> {
+    let mut cmds: Vec<Vec<Stage>> = vec![vec![Stage {
+        words: vec![],
+        here: None,
+    }]];
+    let mut pending_here = false;
+    let mut skip_next = false;
+    for t in toks {
+        match t {
+            Tok::Word(w) => {
+                let st = cmds.last_mut().unwrap().last_mut().unwrap();
+                if pending_here {
+                    st.here = Some(w);
+                    pending_here = false;
+                } else if skip_next {
+                    skip_next = false;
+                } else {
+                    st.words.push(w);
+                }
+            }
+            Tok::Pipe => cmds.last_mut().unwrap().push(Stage {
+                words: vec![],
+                here: None,
+            }),
+            Tok::Sep => cmds.push(vec![Stage {
+                words: vec![],
+                here: None,
+            }]),
+            Tok::HereString => pending_here = true,
+            Tok::Redirect => skip_next = true,
+        }
+    }
+    cmds
+}
+
+fn push(out: &mut Vec<Span>, span: Option<(usize, usize)>, base: usize, rule: &'static str) {
+    if let Some((s, e)) = span {
+        out.push(Span {
+            start: s + base,
+            end: e + base,
+            rule,
+        });
+    }
+}
+
+fn text(w: &Word) -> &str {
+    std::str::from_utf8(&w.text).unwrap_or("")
+}
+
+fn basename(w: &Word) -> &str {
+    let t = text(w);
+    let b = t.rsplit('/').next().unwrap_or(t);
+    b.strip_suffix(".exe").unwrap_or(b)
+}
+
+fn is_prompt(w: &Word) -> bool {
+    let t = &w.text;
+    matches!(t.last(), Some(b'$' | b'#' | b'%' | b'>'))
+        && (t.len() == 1 || t.contains(&b'@') || t.contains(&b':') || t.contains(&b'~'))
+        || t == "❯".as_bytes()
+        || t == "➜".as_bytes()
+        || t == "λ".as_bytes()
+}
+
+fn is_assignment(t: &[u8]) -> Option<usize> {
+    let eq = t.iter().position(|&b| b == b'=')?;
+    let name = &t[..eq];
+    (!name.is_empty()
+        && (name[0].is_ascii_alphabetic() || name[0] == b'_')
+        && name
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
+    .then_some(eq)
+}
+
+/// Checks `text[from..]` as `NAME=VALUE` and redacts VALUE when NAME is a secret's name.
+fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>) {
+    let t = &w.text[from..];
+    let Some(eq) = is_assignment(t) else { return };
+    let name = &t[..eq];
+    let val = &t[eq + 1..];
+    if let Some(c) = name_class(name, Form::Env)
+        && should_redact(c, val)
+    {
+        push(out, w.span_from(from + eq + 1), base, "assign");
+    } else if is_assignment(val).is_some() {
+        // `--from-literal=password=x`, `-var=db_password=x`: a pair inside a flag.
+        assignment(w, from + eq + 1, base, out);
+    }
+}
+
+/// Redacts `w[from..]`, keeping a `user<sep>` prefix when the value has one.
+fn value(
+    w: &Word,
+    from: usize,
+    kind: ValueKind,
+    class: Class,
+    base: usize,
+    rule: &'static str,
+    out: &mut Vec<Span>,
+) {
+    let t = &w.text[from..];
+    let (skip, v) = match kind {
+        ValueKind::Plain => {
+            // openssl's `pass:X`; `env:VAR`, `file:PATH`, `fd:N` and `stdin` name no secret.
+            if let Some(rest) = t.strip_prefix(b"pass:") {
+                (5, rest)
+            } else if [&b"env:"[..], b"file:", b"fd:"]
+                .iter()
+                .any(|p| t.starts_with(p))
+            {
+                return;
+            } else {
+                (0, t)
+            }
+        }
+        ValueKind::UserPass(sep) => match t.iter().position(|&b| b == sep) {
+            Some(i) => (i + 1, &t[i + 1..]),
+            // A bare user name: curl prompts for the password.
+            None => return,
+        },
+    };
+    if should_redact(class, v) {
+        push(out, w.span_from(from + skip), base, rule);
+    }
+}
+
+pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8) {
+    // fish history: `- cmd: …`.
+    let (base, body) = match line.trim_ascii_start().strip_prefix(b"- cmd: ") {
+        Some(rest) => (line.len() - rest.len(), rest),
+        None => (0, line),
+    };
+    for cmd in stages(lex(body)) {
+        for i in 0..cmd.len() {
+            let prev = i.checked_sub(1).map(|p| &cmd[p]);
+            stage(&cmd[i], prev, base, out, depth);
+        }
+    }
+}
+
+fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, depth: u8) {
+    let words = &st.words;
+    let mut idx = 0;
+    let mut sudo_s = false;
+    // Every word of the form NAME=VALUE, wherever it is: inline prefixes, `export`,
+    // `docker -e`, `-var`, `--set`, `make`.
+    for w in words {
+        let from = usize::from(w.text.first() == Some(&b'-'))
+            + usize::from(w.text.get(1) == Some(&b'-') && w.text[0] == b'-');
+        if from > 0 {
+            // `--password=x` is a flag with an attached value.
+            if let Some(eq) = w.text.iter().position(|&b| b == b'=') {
+                let flag = &w.text[from..eq];
+                // `--password[=name]` in a usage text is not a flag with a value.
+                if !is_flag_name(flag) {
+                    continue;
+                }
+                if flag == b"from-literal" {
+                    if let Some(eq2) = w.text[eq + 1..].iter().position(|&b| b == b'=') {
+                        let v = &w.text[eq + 2 + eq2..];
+                        if should_redact(Class::Password, v) {
+                            push(out, w.span_from(eq + 2 + eq2), base, "assign");
+                        }
+                    }
+                    continue;
+                }
+                if let Some(c) = name_class(flag, Form::Flag) {
+                    value(w, eq + 1, ValueKind::Plain, c, base, "flag", out);
+                    continue;
+                }
+                assignment(w, eq + 1, base, out);
+            }
+        } else {
+            assignment(w, 0, base, out);
+        }
+    }
+    // Skip a pasted prompt, inline assignments and wrappers to find the command.
+    if words.first().is_some_and(is_prompt) {
+        idx += 1;
+    }
+    loop {
+        let Some(w) = words.get(idx) else { return };
+        if is_assignment(&w.text).is_some() {
+            idx += 1;
+            continue;
+        }
+        let name = basename(w);
+        match name {
+            "sudo" | "doas" | "env" | "time" | "nohup" | "exec" | "command" | "builtin"
+            | "noglob" | "nice" | "timeout" | "npx" | "bunx" | "pnpx" | "caffeinate" => {
+                idx += 1;
+                while let Some(f) = words.get(idx) {
+                    if f.text.first() == Some(&b'-') && f.text.len() > 1 {
+                        if name == "sudo" && is_cluster_with(f, b'S') || f.text == b"--stdin" {
+                            sudo_s = true;
+                        }
+                        let takes = matches!(
+                            (name, f.text.as_slice()),
+                            (
+                                "sudo",
+                                b"-u" | b"-g" | b"-C" | b"-D" | b"-h" | b"-p" | b"-r" | b"-t"
+                            ) | ("nice", b"-n")
+                                | ("env", b"-u" | b"-C")
+                        );
+                        idx += 1 + usize::from(takes);
+                    } else if name == "timeout" && f.text.first().is_some_and(u8::is_ascii_digit) {
+                        idx += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            _ => break,
+        }
+    }
+    // A continuation line read on its own starts with an option: no command is known,
+    // but `--password X` still is one.
+    let (cmd, args) = if words[idx].text.first() == Some(&b'-') {
+        ("", &words[idx..])
+    } else {
+        (basename(&words[idx]), &words[idx + 1..])
+    };
+    let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
+
+    // fish `set -gx NAME VALUE…` (also `-x`, `-Ux`, `--export`).
+    if cmd == "set"
+        && args
+            .iter()
+            .take_while(|w| w.text.first() == Some(&b'-'))
+            .any(|w| w.text == b"--export" || is_cluster_with(w, b'x'))
+    {
+        let rest: Vec<&Word> = args
+            .iter()
+            .skip_while(|w| w.text.first() == Some(&b'-'))
+            .collect();
+        if let Some((name, vals)) = rest.split_first()
+            && let Some(c) = name_class(&name.text, Form::Env)
+        {
+            for v in vals {
+                if should_redact(c, &v.text) {
+                    push(out, v.span_from(0), base, "assign");
+                }
+            }
+        }
+    }
+
+    // Setters: `aws configure set NAME VALUE`, `setenv NAME VALUE`, `git config K V`.
+    for (c, subs) in SETTERS {
+        if cmd != *c {
+            continue;
+        }
+        let mut j = 0;
+        let mut ok = true;
+        for s in *subs {
+            while argtext(j).is_some_and(|t| t.first() == Some(&b'-')) {
+                j += 1;
+            }
+            if argtext(j) != Some(s.as_bytes()) {
+                ok = false;
+                break;
+            }
+            j += 1;
+        }
+        while ok && argtext(j).is_some_and(|t| t.first() == Some(&b'-')) {
+            j += 1;
+        }
+        if !ok {
+            continue;
+        }
+        let (Some(name), Some(v)) = (args.get(j), args.get(j + 1)) else {
+            continue;
+        };
+        if name.text.starts_with(b"http-basic.") {
+            // `poetry config http-basic.repo USER PASSWORD`.
+            if let Some(p) = args.get(j + 2)
+                && should_redact(Class::Password, &p.text)
+            {
+                push(out, p.span_from(0), base, "positional");
+            }
+        } else if let Some(class) = name_class(&name.text, Form::Env)
+            && should_redact(class, &v.text)
+        {
+            let rule = if matches!(*c, "setenv" | "launchctl") {
+                "assign"
+            } else {
+                "positional"
+            };
+            push(out, v.span_from(0), base, rule);
+        }
+    }
+
+    // `vault login TOKEN`, `ngrok config add-authtoken TOKEN`, `snyk auth TOKEN`.
+    for (c, subs, class) in POSITIONAL {
+        if cmd != *c {
+            continue;
+        }
+        let positional: Vec<&Word> = args
+            .iter()
+            .filter(|w| {
+                w.text.first() != Some(&b'-') || subs.iter().any(|s| s.as_bytes() == w.text)
+            })
+            .collect();
+        if positional.len() > subs.len()
+            && subs
+                .iter()
+                .zip(&positional)
+                .all(|(s, w)| s.as_bytes() == w.text)
+        {
+            let v = positional[subs.len()];
+            if is_assignment(&v.text).is_none() && should_redact(*class, &v.text) {
+                push(out, v.span_from(0), base, "positional");
+            }
+        }
+    }
+
+    match cmd {
+        "wpa_passphrase" => {
+            if let Some(p) = args.get(1)
+                && should_redact(Class::Password, &p.text)
+            {
+                push(out, p.span_from(0), base, "positional");
+            }
+        }
+        "nmcli" => {
+            for j in 0..args.len() {
+                let t = args[j].text.as_slice();
+                if matches!(
+                    t,
+                    b"password" | b"wifi-sec.psk" | b"802-1x.password" | b"vpn.secrets"
+                ) && let Some(v) = args.get(j + 1)
+                    && should_redact(Class::Password, &v.text)
+                {
+                    push(out, v.span_from(0), base, "positional");
+                }
+            }
+        }
+        "htpasswd" if args.iter().any(|w| is_cluster_with(w, b'b')) => {
+            let pos: Vec<&Word> = args
+                .iter()
+                .filter(|w| w.text.first() != Some(&b'-'))
+                .collect();
+            if pos.len() >= 3 && should_redact(Class::Password, &pos[2].text) {
+                push(out, pos[2].span_from(0), base, "userpass");
+            }
+        }
+        "rabbitmqctl" => {
+            if matches!(argtext(0), Some(b"add_user" | b"change_password"))
+                && let Some(p) = args.get(2)
+                && should_redact(Class::Password, &p.text)
+            {
+                push(out, p.span_from(0), base, "userpass");
+            }
+        }
+        "mysqladmin" => {
+            for j in 0..args.len() {
+                if args[j].text == b"password"
+                    && let Some(p) = args.get(j + 1)
+                    && should_redact(Class::Password, &p.text)
+                {
+                    push(out, p.span_from(0), base, "userpass");
+                }
+            }
+        }
+        // `rclone config create NAME TYPE key value …`: the pairs are positional.
+        "rclone" if args.iter().any(|w| w.text == b"config") => {
+            for j in 0..args.len() {
+                if let Some(c) = name_class(&args[j].text, Form::Colon)
+                    && let Some(v) = args.get(j + 1)
+                    && should_redact(c, &v.text)
+                {
+                    push(out, v.span_from(0), base, "positional");
+                }
+            }
+        }
+        "xfreerdp" | "xfreerdp3" | "wlfreerdp" | "sdl-freerdp" => {
+            for w in args {
+                if w.text.starts_with(b"/p:") || w.text.starts_with(b"-p:") {
+                    value(
+                        w,
+                        3,
+                        ValueKind::Plain,
+                        Class::Password,
+                        base,
+                        "userpass",
+                        out,
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+
+    // Flags, one argument at a time.
+    let mut j = 0;
+    while j < args.len() {
+        let w = &args[j];
+        let t = w.text.as_slice();
+        j += 1;
+        if t.len() < 2 || t[0] != b'-' || t.contains(&b'=') {
+            continue;
+        }
+        let next = args.get(j);
+        let next_is_value = next.is_some_and(|n| !looks_like_flag(&n.text));
+        // Per-command short flags first: they decide what `-p` means here.
+        let mut handled = false;
+        for f in SHORT_FLAGS {
+            if !f.commands.contains(&cmd) {
+                continue;
+            }
+            if let Some(sub) = f.sub
+                && !args.iter().any(|w| w.text == sub.as_bytes())
+            {
+                continue;
+            }
+            let fl = f.flag.as_bytes();
+            if t == fl {
+                handled = true;
+                if !f.attached_only
+                    && next_is_value
+                    && let Some(n) = next
+                {
+                    value(
+                        n,
+                        0,
+                        f.value,
+                        Class::Password,
+                        base,
+                        short_rule(f.value),
+                        out,
+                    );
+                    j += 1;
+                }
+                break;
+            }
+            // `-pX`, `-hpX`; but openssl's options are single-dash words (`-key`, not `-k ey`).
+            if t.len() > fl.len() && t.starts_with(fl) && cmd != "openssl" {
+                handled = true;
+                value(
+                    w,
+                    fl.len(),
+                    f.value,
+                    Class::Password,
+                    base,
+                    short_rule(f.value),
+                    out,
+                );
+                break;
+            }
+        }
+        if handled {
+            continue;
+        }
+        if cmd == "curl" && matches!(t, b"-b" | b"--cookie") {
+            if let Some(n) = next.filter(|_| next_is_value) {
+                cookie_pairs(n, base, out);
+                j += 1;
+            }
+            continue;
+        }
+        let dashes = if t.starts_with(b"--") { 2 } else { 1 };
+        let flag = &t[dashes..];
+        if dashes == 1 && flag.len() < 2 {
+            continue;
+        }
+        if !is_flag_name(flag) {
+            continue;
+        }
+        let flag_s = std::str::from_utf8(flag).unwrap_or("");
+        let Some(n) = next.filter(|_| next_is_value) else {
+            continue;
+        };
+        // `http --auth user:pass` (httpie); `mongod --auth` takes no value.
+        let auth_pair = flag_s == "auth" && dashes == 2 && n.text.contains(&b':');
+        if (USERPASS_FLAGS.contains(&flag_s) && dashes == 2) || auth_pair {
+            value(
+                n,
+                0,
+                ValueKind::UserPass(b':'),
+                Class::Password,
+                base,
+                "userpass",
+                out,
+            );
+            j += 1;
+            continue;
+        }
+        if (cmd == "gh"
+            && matches!(flag_s, "body" | "b")
+            && args.iter().any(|w| w.text == b"secret"))
+            || (cmd == "aws"
+                && flag_s == "value"
+                && args.iter().any(|w| w.text == b"put-parameter"))
+        {
+            value(n, 0, ValueKind::Plain, Class::Password, base, "flag", out);
+            j += 1;
+            continue;
+        }
+        if NO_VALUE_FLAGS.contains(&flag_s) {
+            continue;
+        }
+        if let Some(c) = name_class(flag, Form::Flag) {
+            value(n, 0, ValueKind::Plain, c, base, "flag", out);
+            j += 1;
+        }
+    }
+
+    // Standard input: `echo X | sudo -S …`, `… --password-stdin <<< X`, `| chpasswd`.
+    if reads_secret_on_stdin(cmd, args, sudo_s) {
+        let kind = if cmd == "chpasswd" || cmd == "chgpasswd" {
+            ValueKind::UserPass(b':')
+        } else {
+            ValueKind::Plain
+        };
+        if let Some(h) = &st.here {
+            value(h, 0, kind, Class::Password, base, "stdin", out);
+        }
+        if let Some(p) = prev {
+            for w in echo_args(p) {
+                value(w, 0, kind, Class::Password, base, "stdin", out);
+            }
+        }
+    }
+
+    // `echo BLOB | base64 -d`: decode the blob and look for a secret inside it.
+    if cmd == "base64" || cmd == "openssl" && argtext(0) == Some(b"base64") {
+        let decode = args.iter().any(|w| {
+            matches!(
+                w.text.as_slice(),
+                b"-d" | b"--decode" | b"-D" | b"-di" | b"-id"
+            )
+        });
+        let mut blobs: Vec<&Word> = st.here.iter().collect();
+        if let Some(p) = prev {
+            blobs.extend(echo_args(p));
+        }
+        for w in blobs {
+            if decode {
+                if depth < 2 && decodes_to_secret(&w.text, depth) {
+                    push(out, w.span_from(0), base, "base64-secret");
+                }
+            } else if let Some(colon) = w.text.iter().position(|&b| b == b':')
+                && colon > 0
+                && !w.text.contains(&b' ')
+                && !w.text.windows(3).any(|x| x == b"://")
+            {
+                // `echo -n user:password | base64`: building a Basic credential.
+                value(
+                    w,
+                    colon + 1,
+                    ValueKind::Plain,
+                    Class::Password,
+                    base,
+                    "stdin",
+                    out,
+                );
+            }
+        }
+    }
+}
+
+/// What an option's name is made of; anything else is not an option.
+fn is_flag_name(f: &[u8]) -> bool {
+    !f.is_empty()
+        && f[0].is_ascii_alphanumeric()
+        && f.iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// `--verbose`, `-x`, `-p1`: an option. A word like `-7RhLJ…` is a value that happens to
+/// start with a dash (random tokens do, one time in 64).
+fn looks_like_flag(t: &[u8]) -> bool {
+    t.first() == Some(&b'-')
+        && t.len() > 1
+        && (t.len() <= 3
+            || t[1..]
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_')))
+}
+
+fn short_rule(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Plain => "short-flag",
+        ValueKind::UserPass(_) => "userpass",
+    }
+}
+
+/// The words an `echo`/`printf` stage writes.
+fn echo_args(st: &Stage) -> Vec<&Word> {
+    let mut ws = st.words.iter().skip_while(|w| is_prompt(w));
+    let Some(cmd) = ws.next() else { return vec![] };
+    match basename(cmd) {
+        "echo" => ws
+            .filter(|w| !matches!(w.text.as_slice(), b"-n" | b"-e" | b"-ne" | b"-en" | b"-E"))
+            .collect(),
+        "printf" => {
+            let rest: Vec<&Word> = ws.collect();
+            match rest.split_first() {
+                Some((fmt, args)) if fmt.text.contains(&b'%') => args.to_vec(),
+                _ => rest,
+            }
+        }
+        _ => vec![],
+    }
+}
+
+fn cookie_pairs(w: &Word, base: usize, out: &mut Vec<Span>) {
+    if !w.text.contains(&b'=') {
+        // A cookie jar file.
+        return;
+    }
+    let mut start = 0;
+    for part in w.text.split(|&b| b == b';') {
+        if let Some(eq) = part.iter().position(|&b| b == b'=') {
+            let v = &part[eq + 1..];
+            if should_redact(Class::Secret, v) {
+                push(
+                    out,
+                    w.span(start + eq + 1, start + part.len()),
+                    base,
+                    "cookie",
+                );
+            }
+        }
+        start += part.len() + 1;
+    }
+}
+
+fn decodes_to_secret(blob: &[u8], depth: u8) -> bool {
+    use base64::Engine as _;
+    let trimmed: Vec<u8> = blob.iter().copied().filter(|&b| b != b'=').collect();
+    let cfg = base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true);
+    let std_ = base64::engine::GeneralPurpose::new(&base64::alphabet::STANDARD, cfg);
+    let url = base64::engine::GeneralPurpose::new(&base64::alphabet::URL_SAFE, cfg);
+    let Ok(decoded) = std_.decode(&trimmed).or_else(|_| url.decode(&trimmed)) else {
+        return false;
+    };
+    // `user:password`, the payload of an HTTP Basic credential.
+    let basic = decoded.iter().position(|&b| b == b':').is_some_and(|c| {
+        c > 0
+            && c + 1 < decoded.len()
+            && decoded.iter().all(|b| b.is_ascii_graphic())
+            && !decoded.windows(3).any(|w| w == b"://")
+    });
+    basic || !find_spans_depth(&decoded, depth + 1).is_empty()
+}

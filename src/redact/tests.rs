@@ -1,0 +1,352 @@
+//! Every rule's examples, alone and embedded in other text, plus the API's promises
+//! (borrowed when unchanged, structure kept, reports without secrets).
+
+use std::borrow::Cow;
+
+use super::scan::{find_spans, merge};
+use super::*;
+
+/// A small deterministic generator, so examples are random but reproducible.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn alphabet(c: char) -> &'static [u8] {
+    match c {
+        'a' => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+        'h' => b"0123456789abcdef",
+        'A' => b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+        'B' => b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+        'd' => b"0123456789",
+        'l' => b"abcdefghijklmnopqrstuvwxyz",
+        'L' => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+        'u' => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
+        'b' => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        'Z' => b"QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+        'z' => b"qpzry9x8gf2tvdw0s3jn54khce6mua7l",
+        other => panic!("unknown template class {other}"),
+    }
+}
+
+/// Expands `‹a36›` generators; returns the text and the `⟦…⟧`-marked secrets.
+pub(crate) fn expand(template: &str, rng: &mut Rng) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let mut secrets = Vec::new();
+    let mut open: Option<usize> = None;
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '‹' => {
+                let class = chars.next().unwrap();
+                let mut n = String::new();
+                for d in chars.by_ref() {
+                    if d == '›' {
+                        break;
+                    }
+                    n.push(d);
+                }
+                let abc = alphabet(class);
+                for _ in 0..n.parse::<usize>().unwrap() {
+                    out.push(abc[(rng.next() % abc.len() as u64) as usize] as char);
+                }
+            }
+            '⟦' => open = Some(out.len()),
+            '⟧' => secrets.push(out[open.take().unwrap()..].to_string()),
+            c => out.push(c),
+        }
+    }
+    let secrets = if secrets.is_empty() && !template.contains('⟦') {
+        vec![out.clone()]
+    } else {
+        secrets
+    };
+    (out, secrets)
+}
+
+fn embeddings(line: &str) -> Vec<String> {
+    vec![
+        line.to_string(),
+        format!(": 1700000000:0;{line}"),
+        format!("ls -la\n{line}\ngit status"),
+        format!("- cmd: {line}"),
+    ]
+}
+
+#[test]
+fn every_rule_has_examples_and_a_unique_id() {
+    let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+    ids.sort();
+    let n = ids.len();
+    ids.dedup();
+    assert_eq!(n, ids.len(), "duplicate rule ids");
+    for r in RULES {
+        assert!(!r.positives.is_empty(), "{} has no positive example", r.id);
+        assert!(!r.negatives.is_empty(), "{} has no negative example", r.id);
+        assert!(!r.keywords.is_empty(), "{} has no keyword", r.id);
+    }
+}
+
+#[test]
+fn token_patterns_compile() {
+    for i in 0..RULES.len() {
+        let _ = scan::rule_regex(i);
+    }
+}
+
+#[test]
+fn positives_are_redacted_by_their_rule_alone_and_embedded() {
+    let mut failures = Vec::new();
+    // Several draws per template: random content must not decide whether a rule fires.
+    for seed in 1..=32u64 {
+        let mut rng = Rng(0x1ee7_5eed * seed);
+        for r in RULES {
+            for t in r.positives {
+                let (line, secrets) = expand(t, &mut rng);
+                // The rule itself finds it (not merely another rule).
+                let spans = find_spans(line.as_bytes());
+                for s in &secrets {
+                    let at = line.find(s.as_str()).unwrap();
+                    let covered = spans
+                        .iter()
+                        .any(|sp| sp.rule == r.id && sp.start <= at && sp.end >= at + s.len());
+                    if !covered && !line.contains('\n') && !line.contains("\\n") {
+                        failures.push(format!(
+                            "{}: rule does not cover {s:?} in {line:?}: {spans:?}",
+                            r.id
+                        ));
+                    }
+                }
+                let tokenish = matches!(r.matcher, Matcher::Token(_));
+                let mut texts = embeddings(&line);
+                if tokenish {
+                    texts.push(format!(
+                        "curl -d \"note={line}&x=1\" https://api.example.com"
+                    ));
+                    texts.push(format!("{{\"text\": \"got {line}, ok\"}}"));
+                }
+                for text in texts {
+                    let out = redact(&text);
+                    for s in &secrets {
+                        if out.contains(s.as_str()) || !out.contains(REDACTED) {
+                            failures.push(format!("{}: {text:?} -> {out:?}", r.id));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn negatives_are_untouched_alone_and_embedded() {
+    let mut rng = Rng(0xbe_11a9);
+    let mut failures = Vec::new();
+    for r in RULES {
+        for t in r.negatives {
+            let (line, _) = expand(t, &mut rng);
+            for text in embeddings(&line) {
+                let out = redact(&text);
+                if !matches!(out, Cow::Borrowed(_)) {
+                    failures.push(format!("{}: {text:?} -> {out:?}", r.id));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn structure_is_kept() {
+    let tok = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
+    assert_eq!(
+        redact(&format!("export GITHUB_TOKEN={tok}")),
+        "export GITHUB_TOKEN=[REDACTED]"
+    );
+    assert_eq!(
+        redact("curl -H 'Authorization: Bearer abc123DEF456ghi789JKL' https://x"),
+        "curl -H 'Authorization: Bearer [REDACTED]' https://x"
+    );
+    assert_eq!(
+        redact("psql postgres://app:s3cr3t@db/x"),
+        "psql postgres://app:[REDACTED]@db/x"
+    );
+    assert_eq!(
+        redact("mysql -u root -phunter2"),
+        "mysql -u root -p[REDACTED]"
+    );
+    assert_eq!(
+        redact("export PASSWORD=\"correct horse battery\""),
+        "export PASSWORD=\"[REDACTED]\""
+    );
+}
+
+#[test]
+fn unchanged_text_is_borrowed() {
+    for t in [
+        "git log --oneline 3f2a1b9c0d4e5f60718293a4b5c6d7e8f9012345",
+        "cargo test --lib redact",
+        "export TOKENIZERS_PARALLELISM=false",
+        "",
+        "caf\u{e9} \u{2615}",
+    ] {
+        assert!(matches!(redact(t), Cow::Borrowed(_)), "{t:?}");
+    }
+}
+
+#[test]
+fn redaction_is_idempotent() {
+    let once = redact("export DB_PASSWORD=hunter2; mysql -phunter2").into_owned();
+    let mut r = Report::default();
+    assert!(
+        matches!(redact_report(&once, &mut r), Cow::Borrowed(_)),
+        "{once}"
+    );
+    assert_eq!(r.values, 0);
+}
+
+#[test]
+fn multi_line_pem_body_is_replaced_header_kept() {
+    let text = "cat key.pem\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDLkR4yWhvG1cZ4fK0VEvNwWn4nq9hSgAAAJh2uX7Udrl+1A==\n-----END OPENSSH PRIVATE KEY-----\nls\n";
+    let mut r = Report::default();
+    let out = redact_report(text, &mut r);
+    assert_eq!(
+        out,
+        "cat key.pem\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED]\n[REDACTED]\n-----END OPENSSH PRIVATE KEY-----\nls\n"
+    );
+    assert_eq!((r.lines, r.values), (2, 1));
+    assert_eq!(r.by_rule.get("private-key"), Some(&1));
+}
+
+#[test]
+fn report_counts_and_explain_has_no_secret() {
+    let mut r = Report::default();
+    let text = "export DB_PASSWORD=hunter2\nls\nmysql -uroot -pfalcon9 -h db\n";
+    let out = redact_report(text, &mut r);
+    assert!(!out.contains("hunter2") && !out.contains("falcon9"));
+    assert_eq!((r.lines, r.values), (2, 2));
+    let mut buf = Vec::new();
+    r.write_explain(&mut buf).unwrap();
+    let s = String::from_utf8(buf).unwrap();
+    assert!(s.contains("assign") && s.contains("short-flag"), "{s}");
+    assert!(!s.contains("hunter2") && !s.contains("falcon9"));
+    let mut total = Report::default();
+    total.merge(&r);
+    total.merge(&r);
+    assert_eq!((total.lines, total.values), (4, 4));
+}
+
+#[test]
+fn json_lines() {
+    let mut r = Report::default();
+    let clean = r#"{"type":"user","message":{"content":"run the tests"}}"#;
+    assert!(matches!(redact_json_line(clean, &mut r), Cow::Borrowed(_)));
+    let keyish = r#"{"password_hint":"x","n":1}"#;
+    assert!(matches!(redact_json_line(keyish, &mut r), Cow::Borrowed(_)));
+    let thinking = r#"{"type":"thinking","thinking":"check the session token","signature":"EqQBCkYIBxgCKkB3vR9mQ2xLp8sT4uWz0aYcN6dF1gH5jK7lM9nP3qS2tV4wX8yZ"}"#;
+    assert!(matches!(
+        redact_json_line(thinking, &mut r),
+        Cow::Borrowed(_)
+    ));
+    let dirty = r#"{"type":"tool_use","input":{"command":"export GITHUB_TOKEN=abcdEFGH1234ijkl5678"},"password":"not-a-key-name-test"}"#;
+    let out = redact_json_line(dirty, &mut r);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["input"]["command"], "export GITHUB_TOKEN=[REDACTED]");
+    // Keys are left alone, but they are context for their value.
+    assert_eq!(v["password"], "[REDACTED]");
+    assert_eq!(r.values, 2);
+}
+
+#[test]
+fn merge_keeps_utf8_boundaries() {
+    let line = "x=\u{e9}\u{e9}".as_bytes();
+    let spans = merge(
+        line,
+        vec![scan::Span {
+            start: 3,
+            end: 5,
+            rule: "t",
+        }],
+    );
+    assert_eq!((spans[0].start, spans[0].end), (2, 6));
+}
+
+#[test]
+fn filter_streams_and_preserves_bytes() {
+    let mut input = Vec::new();
+    input.extend_from_slice(b"ls\n\xff\xfe raw bytes\nexport API_TOKEN=abcDEF123456ghiJKL\n");
+    input.extend(std::iter::repeat_n(b'a', 100_000));
+    input.extend_from_slice(b" --password hunter2\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9vQ3x9yZ\n-----END RSA PRIVATE KEY-----\nno newline at end");
+    let reader = std::io::BufReader::with_capacity(64, &input[..]);
+    let mut out = Vec::new();
+    let r = filter::run(reader, &mut out).unwrap();
+    let s = String::from_utf8_lossy(&out);
+    assert!(out.starts_with(b"ls\n\xff\xfe raw bytes\nexport API_TOKEN=[REDACTED]\n"));
+    assert!(
+        s.contains(" --password [REDACTED]\n-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n-----END")
+    );
+    assert!(out.ends_with(b"no newline at end"));
+    assert_eq!(r.values, 3);
+    assert_eq!(r.lines, 3);
+}
+
+#[test]
+fn env_values_use_their_name() {
+    let mut r = Report::default();
+    assert_eq!(redact_env("DB_PASSWORD", "hunter2", &mut r), REDACTED);
+    assert_eq!(
+        redact_env("TOKENIZERS_PARALLELISM", "false", &mut r),
+        "false"
+    );
+    assert_eq!(
+        redact_env("SSH_AUTH_SOCK", "/run/user/1000/ssh", &mut r),
+        "/run/user/1000/ssh"
+    );
+    assert_eq!(
+        redact_env("DATABASE_URL", "postgres://app:s3cret@db/app", &mut r),
+        "postgres://app:[REDACTED]@db/app"
+    );
+    assert_eq!((r.lines, r.values), (2, 2));
+}
+
+#[test]
+fn json_escapes_do_not_hide_secrets() {
+    let mut r = Report::default();
+    let line = r#"{"text":"export DB_\u0050ASSWORD=hunter2"}"#;
+    let out = redact_json_line(line, &mut r);
+    assert!(!out.contains("hunter2"), "{out}");
+    let line = r#"{"url":"https:\/\/deploy:hunter2@git.example.com\/x.git"}"#;
+    let out = redact_json_line(line, &mut r);
+    assert!(!out.contains("hunter2"), "{out}");
+}
+
+#[test]
+fn continuation_lines_keep_their_command() {
+    let text = "mysql -u root \\\n  -phunter2 app\ndocker login \\\n  --username bob \\\n  --password \\\n  s3cretPw registry.example.com\nls -p\n";
+    let out = redact(text);
+    assert_eq!(
+        out,
+        "mysql -u root \\\n  -p[REDACTED] app\ndocker login \\\n  --username bob \\\n  --password \\\n  [REDACTED] registry.example.com\nls -p\n"
+    );
+    // The same through the streaming filter, where the continuation line has no keyword.
+    let mut o = Vec::new();
+    filter::run(text.as_bytes(), &mut o).unwrap();
+    assert_eq!(String::from_utf8(o).unwrap(), out);
+}

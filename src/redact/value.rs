@@ -1,0 +1,577 @@
+//! Judging names and values: is `DB_PASSWORD` a secret's name, and is `hunter2` a secret
+//! value or a reference, a placeholder, a path?
+//!
+//! Every context rule (assignments, flags, `key: value`, query parameters) asks the same two
+//! questions, so the answers live here, once. Names are split into lower-case segments
+//! (`GITHUB_TOKEN` → `github`, `token`; `clientSecret` → `client`, `secret`) so that
+//! `TOKENIZERS_PARALLELISM` and `SSH_AUTH_SOCK` can be told apart from `HF_TOKEN` by their
+//! last segment. Values in a password context are never held to an entropy bar: human
+//! passwords are low-entropy (gitleaks #1231, #1331).
+
+/// How strongly a name implies that its value is a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// Passwords, passphrases, PSKs: any literal value is redacted.
+    Password,
+    /// Tokens, keys, secrets: the value must also look like one.
+    Secret,
+}
+
+/// Where a name was found; bare `key` is only a secret's name in some places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// `NAME=value` (shell assignment, `.env`, `-e NAME=value`).
+    Env,
+    /// `--name value`, `--name=value`, `-storepass value`.
+    Flag,
+    /// `name: value` (YAML, JSON, HTTP headers).
+    Colon,
+    /// `?name=value&…`.
+    Query,
+}
+
+/// Last segments that make a name harmless: the value is an id, a path, a switch.
+/// Follows gitleaks' generic allowlist (`key[_.-]?id`, `secret[_.-]?name`).
+const BENIGN_LAST: &[&str] = &[
+    "id",
+    "ids",
+    "name",
+    "names",
+    "file",
+    "files",
+    "path",
+    "paths",
+    "dir",
+    "directory",
+    "url",
+    "uri",
+    "urls",
+    "addr",
+    "address",
+    "header",
+    "ttl",
+    "length",
+    "len",
+    "profile",
+    "region",
+    "sock",
+    "socket",
+    "type",
+    "types",
+    "mode",
+    "host",
+    "hostname",
+    "port",
+    "user",
+    "username",
+    "login",
+    "timeout",
+    "expiry",
+    "expires",
+    "expiration",
+    "count",
+    "size",
+    "method",
+    "kind",
+    "format",
+    "endpoint",
+    "enabled",
+    "enable",
+    "disabled",
+    "disable",
+    "required",
+    "parallelism",
+    "command",
+    "cmd",
+    "helper",
+    "program",
+    "prog",
+    "scope",
+    "scopes",
+    "version",
+    "provider",
+    "backend",
+    "arn",
+    "alias",
+    "fingerprint",
+    "location",
+    "prompt",
+    "stdin",
+    "policy",
+    "rotation",
+    "email",
+    "limit",
+    "max",
+    "min",
+    "duration",
+    "level",
+    "lifetime",
+    "algorithm",
+    "algo",
+    "bits",
+    "hint",
+    "store",
+    "tty",
+    "class",
+    "desktop",
+    "seat",
+    "vt",
+    "pid",
+    "env",
+    "manager",
+    "source",
+    "mount",
+    "engine",
+    "role",
+    "audience",
+    "issuer",
+    "generator",
+    "policy",
+    "lookup",
+    "refresh",
+    "validity",
+    "days",
+    "age",
+    "strategy",
+    "option",
+    "options",
+];
+
+/// Any of these segments makes the value public by definition.
+const PUBLIC: &[&str] = &[
+    "public",
+    "pub",
+    "pubkey",
+    "publickey",
+    "publishable",
+    "askpass",
+];
+
+/// Whole names that look sensitive but never are.
+const BENIGN_NAMES: &[&str] = &["pwd", "oldpwd", "gpg_tty", "keymap", "sessionstore"];
+
+const PASSWORD_SEG: &[&str] = &[
+    "passin",
+    "passout",
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "passphrase",
+    "passcode",
+    "psk",
+    "pw",
+    "pin",
+];
+
+const SECRET_SEG: &[&str] = &[
+    "token",
+    "tokens",
+    "secret",
+    "secrets",
+    "apikey",
+    "auth",
+    "authtoken",
+    "credential",
+    "credentials",
+    "creds",
+    "cred",
+    "private",
+    "privatekey",
+    "signing",
+    "session",
+    "sessionid",
+    "jsessionid",
+    "phpsessid",
+    "sid",
+    "accesskey",
+    "secretkey",
+    "cookie",
+    "sig",
+    "signature",
+    "bearer",
+    "jwt",
+    "salt",
+    "sas",
+    "authkey",
+    "dsn",
+];
+
+/// Segments that, before `key`, make it an API key rather than a sort key or a key file.
+const KEY_QUALIFIER: &[&str] = &[
+    "api",
+    "access",
+    "secret",
+    "private",
+    "app",
+    "master",
+    "license",
+    "encryption",
+    "account",
+    "storage",
+    "client",
+    "signing",
+    "shared",
+    "service",
+    "auth",
+    "admin",
+    "write",
+    "read",
+    "deploy",
+    "webhook",
+    "server",
+    "project",
+    "personal",
+    "subscription",
+    "instance",
+    "ingest",
+    "x",
+    "consumer",
+    "dev",
+    "prod",
+    "live",
+    "test",
+];
+
+/// Splits a name into lower-case segments at `_ - . / :` and camelCase boundaries.
+pub(crate) fn segments(name: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for &b in name {
+        if b.is_ascii_alphanumeric() {
+            if b.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = b.is_ascii_lowercase() || b.is_ascii_digit();
+            cur.push(b.to_ascii_lowercase() as char);
+        } else {
+            prev_lower = false;
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Every sensitive segment above contains one of these; most names contain none, and
+/// are let go without splitting them into segments.
+const FRAGMENTS: &[&[u8]] = &[
+    b"pass", b"pwd", b"psk", b"pw", b"pin", b"token", b"secret", b"key", b"auth", b"cred",
+    b"private", b"signing", b"session", b"sid", b"cookie", b"sig", b"bearer", b"jwt", b"salt",
+    b"sas", b"dsn",
+];
+
+fn may_name_a_secret(name: &[u8]) -> bool {
+    let mut buf = [0u8; 128];
+    if name.len() > buf.len() {
+        return true;
+    }
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    FRAGMENTS
+        .iter()
+        .any(|f| lower.windows(f.len()).any(|w| w == *f))
+}
+
+/// Classifies a name, or `None` when its value is not a credential.
+pub(crate) fn name_class(name: &[u8], form: Form) -> Option<Class> {
+    if !may_name_a_secret(name) {
+        return None;
+    }
+    let segs = segments(name);
+    let last = segs.last()?;
+    let whole = String::from_utf8_lossy(name).to_ascii_lowercase();
+    if BENIGN_NAMES.contains(&whole.as_str()) || BENIGN_LAST.contains(&last.as_str()) {
+        return None;
+    }
+    if segs.iter().any(|s| PUBLIC.contains(&s.as_str())) {
+        return None;
+    }
+    let password = segs.iter().any(|s| {
+        PASSWORD_SEG.contains(&s.as_str())
+            || s.contains("password")
+            || s.contains("passwd")
+            || (s.ends_with("pwd") && s != "oldpwd")
+            || s.ends_with("passphrase")
+            // keytool's `-storepass`, `-keypass`, `-srcstorepass`.
+            || (s.ends_with("pass") && !matches!(s.as_str(), "bypass" | "askpass" | "compass"))
+    });
+    if password {
+        return Some(Class::Password);
+    }
+    let secret = segs.iter().enumerate().any(|(i, s)| {
+        SECRET_SEG.contains(&s.as_str())
+            || s.contains("token")
+            || s.contains("secret")
+            || s.contains("apikey")
+            || s.contains("credential")
+            || (s == "key" || s == "keys") && key_counts(&segs[..i], name, form)
+    });
+    secret.then_some(Class::Secret)
+}
+
+fn key_counts(before: &[String], name: &[u8], form: Form) -> bool {
+    if before.iter().any(|s| KEY_QUALIFIER.contains(&s.as_str())) {
+        return true;
+    }
+    match form {
+        // `OPENAI_KEY=…`, `DD_APP_KEY=…`: upper-case env names ending in KEY are API keys.
+        Form::Env => name.iter().all(|b| !b.is_ascii_lowercase()) && !before.is_empty(),
+        // `?key=…` is how many HTTP APIs take their key.
+        Form::Query => true,
+        Form::Flag | Form::Colon => false,
+    }
+}
+
+/// A value that stands for a secret without being one: a reference, a placeholder, the marker.
+pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
+    let t = trim_ascii(v);
+    if t.is_empty() {
+        return true;
+    }
+    let lower = String::from_utf8_lossy(t).to_ascii_lowercase();
+    let l = lower.as_str();
+    if l.starts_with('$')
+        || l.starts_with('`')
+        || l.starts_with("{{")
+        || l.starts_with("op://")
+        || l.starts_with("vault:")
+        || l.starts_with("arn:")
+        || l.starts_with("secretsmanager:")
+        || l.starts_with("ref+")
+        || l.starts_with("keyring:")
+        // sops and ansible-vault ciphertext: encrypted, not secret.
+        || l.starts_with("enc[")
+        || l.starts_with("!vault")
+        || l.starts_with("$ansible_vault")
+        || l.starts_with('@')
+        || (l.starts_with('%') && l.ends_with('%') && l.len() > 2)
+        || (l.starts_with('<') && l.ends_with('>'))
+        || (l.starts_with('[') && l.ends_with(']'))
+        || (l.starts_with('{') && l.ends_with('}') && !l.contains(':'))
+        || l.starts_with("your")
+        || l.starts_with("my-")
+        || l.starts_with("my_")
+        || l.contains("example")
+        || l.contains("placeholder")
+        || l.contains("replace_me")
+        || l.contains("replace-me")
+        || l.contains("changeme")
+        || l.contains("change_me")
+        || l.contains("change-me")
+        || l.contains("redacted")
+        || l.contains("${")
+        || l.contains("$(")
+    {
+        return true;
+    }
+    const WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "pass",
+        "username",
+        "user",
+        "secret",
+        "token",
+        "null",
+        "none",
+        "nil",
+        "undefined",
+        "todo",
+        "fixme",
+        "xxx",
+        "tbd",
+        "empty",
+        "prompt",
+        "stdin",
+        "-",
+        "apikey",
+        "api_key",
+        "key",
+        "value",
+        "string",
+        "hidden",
+        "masked",
+        "required",
+    ];
+    if WORDS.contains(&l) {
+        return true;
+    }
+    // `xxxxxxxx`, `********`, `...`, `…`, `-----`: masks and ellipses.
+    let masky = t
+        .iter()
+        .all(|&b| matches!(b, b'x' | b'X' | b'*' | b'.' | b'-' | b'_' | b'#' | b'?'));
+    masky || l == "…"
+}
+
+pub(crate) fn is_bool(v: &[u8]) -> bool {
+    const B: &[&str] = &[
+        "true", "false", "yes", "no", "on", "off", "y", "n", "0", "1", "enabled", "disabled",
+        "enable", "disable", "auto", "always", "never", "ask", "default",
+    ];
+    B.contains(&String::from_utf8_lossy(v).to_ascii_lowercase().as_str())
+}
+
+pub(crate) fn is_path(v: &[u8]) -> bool {
+    (v.starts_with(b"/") && !base64_with_leading_slash(v))
+        || v.starts_with(b"~/")
+        || v == b"~"
+        || v.starts_with(b"./")
+        || v.starts_with(b"../")
+        || (v.len() > 2 && v[1] == b':' && v[2] == b'\\')
+}
+
+/// Base64 can start with `/`: `/SS6Iua+Zcg2…` is a token, `/run/user/1000` a path. Path
+/// segments are words, numbers and lower-case hashes; a segment mixing cases and digits
+/// over ten characters, or a `+` or `=`, is base64.
+fn base64_with_leading_slash(v: &[u8]) -> bool {
+    v.contains(&b'+')
+        || v.ends_with(b"=")
+        || v.split(|&b| b == b'/').any(|seg| {
+            seg.len() >= 10
+                && seg.iter().any(u8::is_ascii_uppercase)
+                && seg.iter().any(u8::is_ascii_lowercase)
+                && seg.iter().any(u8::is_ascii_digit)
+                && !seg.contains(&b'.')
+        })
+}
+
+fn is_filename(v: &[u8]) -> bool {
+    const EXT: &[&str] = &[
+        "pem",
+        "key",
+        "json",
+        "txt",
+        "yml",
+        "yaml",
+        "toml",
+        "env",
+        "crt",
+        "cer",
+        "p12",
+        "pfx",
+        "gpg",
+        "asc",
+        "conf",
+        "cfg",
+        "ini",
+        "sh",
+        "py",
+        "jks",
+        "keystore",
+        "der",
+        "pub",
+        "csv",
+        "age",
+        "enc",
+        "xml",
+        "properties",
+    ];
+    let Some(dot) = v.iter().rposition(|&b| b == b'.') else {
+        return false;
+    };
+    let ext = String::from_utf8_lossy(&v[dot + 1..]).to_ascii_lowercase();
+    EXT.contains(&ext.as_str())
+        && v[..dot]
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+}
+
+/// Lower-case words joined by `-`/`_`/`.`, like a hostname, a secret's name or a mode.
+fn is_wordy(v: &[u8]) -> bool {
+    v.iter()
+        .all(|&b| b.is_ascii_lowercase() || matches!(b, b'-' | b'_' | b'.' | b'@' | b'/'))
+        || (v.contains(&b'.')
+            && v.iter()
+                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.'))
+            && v.rsplit(|&b| b == b'.')
+                .next()
+                .is_some_and(|tld| tld.len() >= 2 && tld.iter().all(u8::is_ascii_lowercase)))
+}
+
+fn is_number(v: &[u8]) -> bool {
+    v.iter()
+        .all(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'_'))
+        && v.iter().any(u8::is_ascii_digit)
+}
+
+const DIGEST_PREFIXES: &[&[u8]] = &[
+    b"sha256:", b"sha512:", b"sha1:", b"sha384:", b"md5:", b"h1:", b"sha512-", b"sha384-",
+    b"sha256-",
+];
+
+/// Should a literal value found in a context of this class be replaced?
+pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
+    let v = trim_ascii(v);
+    if is_reference_or_placeholder(v) || is_bool(v) || is_path(v) {
+        return false;
+    }
+    match class {
+        // No entropy gate: `falcon-nebula-meadow1` and `hunter2` are real passwords.
+        Class::Password => true,
+        Class::Secret => {
+            !(v.len() < 8
+                || is_number(v)
+                || v.windows(3).any(|w| w == b"://")
+                || is_wordy(v)
+                || is_filename(v)
+                || DIGEST_PREFIXES.iter().any(|p| v.starts_with(p)))
+        }
+    }
+}
+
+pub(crate) fn trim_ascii(v: &[u8]) -> &[u8] {
+    v.trim_ascii()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        let c = |n: &str, f| name_class(n.as_bytes(), f);
+        assert_eq!(c("GITHUB_TOKEN", Form::Env), Some(Class::Secret));
+        assert_eq!(c("PGPASSWORD", Form::Env), Some(Class::Password));
+        assert_eq!(c("DB_PASS", Form::Env), Some(Class::Password));
+        assert_eq!(c("clientSecret", Form::Colon), Some(Class::Secret));
+        assert_eq!(c("OPENAI_KEY", Form::Env), Some(Class::Secret));
+        assert_eq!(c("api-key", Form::Flag), Some(Class::Secret));
+        assert_eq!(c("TOKENIZERS_PARALLELISM", Form::Env), None);
+        assert_eq!(c("SSH_AUTH_SOCK", Form::Env), None);
+        assert_eq!(c("secret-id", Form::Flag), None);
+        assert_eq!(c("key", Form::Flag), None);
+        assert_eq!(c("key", Form::Colon), None);
+        assert_eq!(c("OLDPWD", Form::Env), None);
+        assert_eq!(c("WG_PUBLIC_KEY", Form::Env), None);
+        assert_eq!(c("SSH_ASKPASS", Form::Env), None);
+        assert_eq!(c("GIT_AUTHOR_EMAIL", Form::Env), None);
+        assert_eq!(c("password-stdin", Form::Flag), None);
+    }
+
+    #[test]
+    fn values() {
+        assert!(should_redact(Class::Password, b"hunter2"));
+        assert!(should_redact(Class::Password, b"falcon-nebula-meadow1"));
+        assert!(!should_redact(Class::Password, b"$DB_PASSWORD"));
+        assert!(!should_redact(Class::Password, b"<password>"));
+        assert!(!should_redact(Class::Secret, b"false"));
+        assert!(!should_redact(Class::Secret, b"prod/db/password"));
+        assert!(!should_redact(
+            Class::Secret,
+            b"/run/user/1000/ssh-agent.sock"
+        ));
+        assert!(!should_redact(Class::Secret, b"vault.internal.example"));
+        assert!(should_redact(
+            Class::Secret,
+            b"9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+        ));
+        assert!(!should_redact(Class::Secret, b"[REDACTED]"));
+    }
+}
