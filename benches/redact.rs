@@ -84,11 +84,7 @@ fn dense(target: usize) -> Vec<u8> {
     let mut rng = Rng(0xdec0_de00_1234_5678);
     let mut s = String::with_capacity(target + 4096);
     while s.len() < target {
-        let pool = if rng.below(2) == 0 {
-            HISTORY
-        } else {
-            SCROLLBACK
-        };
+        let pool = if rng.below(2) == 0 { HISTORY } else { SCROLLBACK };
         s.push_str(rng.pick(pool));
         s.push('\n');
     }
@@ -155,9 +151,7 @@ fn generate(target: usize, secrets: bool) -> Vec<u8> {
 /// time there measures the neighbours as much as the code.
 fn cpu_time() -> Option<Duration> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(Duration::from_nanos(
-        s.split_whitespace().next()?.parse().ok()?,
-    ))
+    Some(Duration::from_nanos(s.split_whitespace().next()?.parse().ok()?))
 }
 
 /// Best wall time and best CPU time of `runs` runs.
@@ -189,25 +183,13 @@ fn main() {
     assert!(!out.contains("hunter2"));
 
     let data = generate(100 * 1024 * 1024, true);
-    measure(
-        "mixed history and scrollback, ~2% of lines with a secret",
-        &data,
-    );
+    measure("mixed history and scrollback, ~2% of lines with a secret", &data);
     let data = generate(100 * 1024 * 1024, false);
     measure("the same without secrets (harmless text only)", &data);
     let data = dense(50 * 1024 * 1024);
-    measure(
-        "worst case: short history lines, most holding a keyword",
-        &data,
-    );
-    println!(
-        "first call, clean text:        {:>8.3} ms",
-        cold_clean.as_secs_f64() * 1e3
-    );
-    println!(
-        "first call, text with secrets: {:>8.3} ms",
-        cold_secret.as_secs_f64() * 1e3
-    );
+    measure("worst case: short history lines, most holding a keyword", &data);
+    println!("first call, clean text:        {:>8.3} ms", cold_clean.as_secs_f64() * 1e3);
+    println!("first call, text with secrets: {:>8.3} ms", cold_secret.as_secs_f64() * 1e3);
 }
 
 fn measure(what: &str, data: &[u8]) {
@@ -226,10 +208,7 @@ fn measure(what: &str, data: &[u8]) {
     });
     assert_eq!(copied, data.len());
     let rate = |d: Duration| mb / d.as_secs_f64();
-    println!(
-        "{what}: {mb:.1} MiB, {} lines redacted, {} values",
-        report.lines, report.values
-    );
+    println!("{what}: {mb:.1} MiB, {} lines redacted, {} values", report.lines, report.values);
     println!(
         "  io::copy     wall {:>7.1} MiB/s   cpu {:>7.1} MiB/s",
         rate(copy_t),
@@ -243,8 +222,6 @@ fn measure(what: &str, data: &[u8]) {
     println!(
         "  filter::run takes {:.1}x the time of io::copy (wall), {:.1}x (cpu)",
         filter_t.as_secs_f64() / copy_t.as_secs_f64(),
-        filter_cpu
-            .zip(copy_cpu)
-            .map_or(f64::NAN, |(f, c)| f.as_secs_f64() / c.as_secs_f64())
+        filter_cpu.zip(copy_cpu).map_or(f64::NAN, |(f, c)| f.as_secs_f64() / c.as_secs_f64())
     );
 }

@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     exit::run(|| match &cli.command {
         ShellCommand::Snapshot(args) => cmd::snapshot::run(args),
         ShellCommand::Inspect(args) => cmd::inspect::run(args, &mut io::stdout().lock()),
+        ShellCommand::Redact(args) => cmd::redact::run(args),
         ShellCommand::Init(args) => cmd::init::run(args, &mut io::stdout().lock()),
         ShellCommand::Completions(args) => cmd::completions::run(args, &mut io::stdout().lock()),
     })

@@ -195,10 +195,41 @@ pub struct InitArgs {
     pub shell: CompletionShell,
 }
 
+/// Redact secrets from text: standard input (or FILEs) to standard output.
+#[derive(Debug, Clone, Args)]
+#[command(
+    long_about = "Copy text to standard output with every secret replaced by [REDACTED], \
+line by line, streaming: the same redactor every .lok section passes through. Lines with \
+nothing to redact come out byte for byte; invalid UTF-8 passes through untouched; there is \
+no line-length limit.
+
+Useful on its own, before pasting a terminal's output anywhere, and to audit the rules: \
+--explain lists which rules fired and how often (never the secrets).",
+    after_long_help = concat!(
+        "\
+Examples:
+  tmux capture-pane -p -S - | lokust-shell redact     a pane's whole scrollback
+  lokust-shell redact --explain ~/.zsh_history > h    a history file, with a tally
+
+",
+        env_help!()
+    )
+)]
+pub struct RedactArgs {
+    /// Read these files instead of standard input (- is standard input).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Print the rules that fired, with counts, on standard error.
+    #[arg(long)]
+    pub explain: bool,
+}
+
 #[derive(Debug, Clone, Subcommand)]
 pub enum ShellCommand {
     Snapshot(SnapshotArgs),
     Inspect(InspectArgs),
+    Redact(RedactArgs),
     Init(InitArgs),
     Completions(CompletionsArgs),
 }

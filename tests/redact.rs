@@ -49,10 +49,7 @@ fn original(text: &str) -> String {
     ];
     let mut out = text.to_string();
     for p in patterns {
-        out = Regex::new(p)
-            .unwrap()
-            .replace_all(&out, REDACTED)
-            .into_owned();
+        out = Regex::new(p).unwrap().replace_all(&out, REDACTED).into_owned();
     }
     out
 }
@@ -85,12 +82,7 @@ fn score(cases: &[Case], f: impl Fn(&str) -> String) -> Score {
             }
         }
     }
-    Score {
-        recall: caught as f64 / pos as f64,
-        fp_rate: fp as f64 / neg as f64,
-        misses,
-        false_positives,
-    }
+    Score { recall: caught as f64 / pos as f64, fp_rate: fp as f64 / neg as f64, misses, false_positives }
 }
 
 #[test]
@@ -100,20 +92,9 @@ fn corpus_recall_and_false_positive_rate() {
     assert!(cases.len() >= 1000, "the corpus needs at least 1,000 lines");
     let ours = score(&cases, |l| redact::redact(l).into_owned());
     let old = score(&cases, original);
-    println!(
-        "corpus: {} lines ({} with secrets, {} harmless)",
-        cases.len(),
-        secret,
-        cases.len() - secret
-    );
-    println!(
-        "lokust:            recall {:.4}  false-positive rate {:.4}",
-        ours.recall, ours.fp_rate
-    );
-    println!(
-        "original patterns: recall {:.4}  false-positive rate {:.4}",
-        old.recall, old.fp_rate
-    );
+    println!("corpus: {} lines ({} with secrets, {} harmless)", cases.len(), secret, cases.len() - secret);
+    println!("lokust:            recall {:.4}  false-positive rate {:.4}", ours.recall, ours.fp_rate);
+    println!("original patterns: recall {:.4}  false-positive rate {:.4}", old.recall, old.fp_rate);
     if std::env::var_os("LOKUST_CORPUS_VERBOSE").is_some() {
         println!("misses:\n{}", ours.misses.join("\n"));
         println!("false positives:\n{}", ours.false_positives.join("\n"));
@@ -146,11 +127,7 @@ fn corpus_lines_through_the_filter_match_redact() {
         let mut out = Vec::new();
         let reader = std::io::BufReader::with_capacity(cap, input.as_bytes());
         let got = redact::filter::run(reader, &mut out).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            expected,
-            "buffer of {cap} bytes"
-        );
+        assert_eq!(String::from_utf8(out).unwrap(), expected, "buffer of {cap} bytes");
         assert_eq!((got.lines, got.values), (want.lines, want.values));
     }
 }
@@ -176,11 +153,80 @@ fn redacting_twice_changes_nothing() {
         let once = redact::redact(&c.line).into_owned();
         let mut r = Report::default();
         let twice = redact::redact_report(&once, &mut r);
-        assert!(
-            matches!(twice, Cow::Borrowed(_)),
-            "{:?} -> {once:?} -> {twice:?}",
-            c.line
-        );
+        assert!(matches!(twice, Cow::Borrowed(_)), "{:?} -> {once:?} -> {twice:?}", c.line);
         assert_eq!(r.values, 0);
+    }
+}
+
+/// `lokust-shell redact` as users run it: a filter over stdin or files, with --explain.
+mod cli {
+    use crate::util::TestEnv;
+
+    const TOKEN: &str = "ghp_R7c2Qm9XvLp4Tn8Ws1Yd6Hb3Kf5Jg0Ae2Zx9";
+
+    #[test]
+    fn filters_stdin_and_files_and_explains_without_the_secret() {
+        let env = TestEnv::new();
+        let mut input = format!(
+            "export GITHUB_TOKEN={TOKEN}\ngit log 3f2a1b9c0d4e5f60718293a4b5c6d7e8f9012345\nplain \u{e9}"
+        )
+        .into_bytes();
+        input.push(0xff);
+        let out = env
+            .cmd("lokust-shell")
+            .args(["redact", "--explain"])
+            .write_stdin(input.clone())
+            .assert()
+            .success();
+        let stdout = out.get_output().stdout.clone();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        let mut expected =
+            b"export GITHUB_TOKEN=[REDACTED]\ngit log 3f2a1b9c0d4e5f60718293a4b5c6d7e8f9012345\n".to_vec();
+        expected.extend_from_slice(&input[input.len() - 9..]);
+        assert!(expected.ends_with(b"plain \xc3\xa9\xff"));
+        assert_eq!(String::from_utf8_lossy(&stdout), String::from_utf8_lossy(&expected));
+        assert_eq!(stdout, expected, "harmless bytes, invalid UTF-8 included, pass unchanged");
+        assert!(
+            stderr.starts_with("redacted 1 value on 1 line") && stderr.contains("github-token"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains(TOKEN));
+
+        let file = env.write("h.txt", format!("curl -u admin:{TOKEN} https://x\n"));
+        let out =
+            env.cmd("lokust-shell").arg("redact").arg(&file).arg("-").write_stdin("ls\n").assert().success();
+        assert_eq!(
+            String::from_utf8_lossy(&out.get_output().stdout),
+            "curl -u admin:[REDACTED] https://x\nls\n"
+        );
+        assert!(out.get_output().stderr.is_empty());
+
+        let out = env.cmd("lokust-shell").args(["redact", "missing.txt"]).assert().code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(stderr.starts_with("lokust: could not read missing.txt"), "{stderr}");
+    }
+
+    #[test]
+    fn a_slow_pipe_gets_each_line_as_it_comes() {
+        use std::io::{BufRead, BufReader, Write};
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("lokust-shell"))
+            .arg("redact")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap());
+        for i in 0..3 {
+            writeln!(stdin, "token={TOKEN} {i}").unwrap();
+            stdin.flush().unwrap();
+            let mut got = String::new();
+            // Answered while stdin is still open: the filter does not wait for the end.
+            lines.read_line(&mut got).unwrap();
+            assert_eq!(got, format!("token=[REDACTED] {i}\n"));
+        }
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
     }
 }

@@ -3,5 +3,6 @@
 pub mod completions;
 pub mod init;
 pub mod inspect;
+pub mod redact;
 pub mod snapshot;
 pub mod tmux;

@@ -44,15 +44,11 @@ pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Repo
             continue;
         };
         let chunk = &buf[..=last_nl];
-        block(
-            &mut sc,
-            chunk,
-            &mut hits,
-            &mut out,
-            &mut report,
-            &mut output,
-        )?;
+        block(&mut sc, chunk, &mut hits, &mut out, &mut report, &mut output)?;
         input.consume(last_nl + 1);
+        // Per read, not per line: a slow pipe (`tail -f | lokust-shell redact`) shows each
+        // line as it comes, and a fast one still gets large writes.
+        output.flush()?;
     }
     output.flush()?;
     Ok(report)
@@ -113,9 +109,5 @@ fn line<W: Write>(
     w: &mut W,
 ) -> io::Result<()> {
     out.clear();
-    if sc.line(l, out, report) {
-        w.write_all(out)
-    } else {
-        w.write_all(l)
-    }
+    if sc.line(l, out, report) { w.write_all(out) } else { w.write_all(l) }
 }

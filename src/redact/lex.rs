@@ -16,10 +16,7 @@ pub(crate) struct Word {
 impl Word {
     fn new() -> Word {
         // Most words are short: one allocation each instead of growing from empty.
-        Word {
-            text: Vec::with_capacity(32),
-            map: Vec::with_capacity(32),
-        }
+        Word { text: Vec::with_capacity(32), map: Vec::with_capacity(32) }
     }
 
     /// The span of the line that holds `text[from..]`, quotes around it excluded.
@@ -105,10 +102,7 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
                 cur.get_or_insert_with(Word::new);
                 i += 1;
                 while i < n && line[i] != b'"' {
-                    if line[i] == b'\\'
-                        && i + 1 < n
-                        && matches!(line[i + 1], b'"' | b'\\' | b'$' | b'`')
-                    {
+                    if line[i] == b'\\' && i + 1 < n && matches!(line[i + 1], b'"' | b'\\' | b'$' | b'`') {
                         push(&mut cur, line[i + 1], i + 1);
                         i += 2;
                         continue;
@@ -148,10 +142,7 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
             }
             b'<' | b'>' => {
                 // `2>` and `&>`: a lone fd number before the arrow belongs to the redirect.
-                if cur
-                    .as_ref()
-                    .is_some_and(|w| w.text.iter().all(u8::is_ascii_digit))
-                {
+                if cur.as_ref().is_some_and(|w| w.text.iter().all(u8::is_ascii_digit)) {
                     cur = None;
                 }
                 flush(&mut cur, &mut toks);
@@ -203,10 +194,7 @@ mod tests {
     fn quotes_and_operators() {
         assert_eq!(
             words(r#"echo 'a b' "c\"d" e\ f | sudo -S x && y <<< z 2>&1 > out"#),
-            [
-                "echo", "a b", "c\"d", "e f", "|", "sudo", "-S", "x", ";", "y", "<<<", "z", ">",
-                "out"
-            ]
+            ["echo", "a b", "c\"d", "e f", "|", "sudo", "-S", "x", ";", "y", "<<<", "z", ">", "out"]
         );
         assert_eq!(words("X=$(cat f) y"), ["X=$(cat", "f", ";", "y"]);
     }
@@ -214,9 +202,7 @@ mod tests {
     #[test]
     fn spans_point_inside_quotes() {
         let line = br#"--password="p w""#;
-        let Tok::Word(w) = &lex(line)[0] else {
-            panic!()
-        };
+        let Tok::Word(w) = &lex(line)[0] else { panic!() };
         let (s, e) = w.span_from(11).unwrap();
         assert_eq!(&line[s..e], b"p w");
     }

@@ -85,8 +85,7 @@ pub fn redact_report<'a>(text: &'a str, report: &mut Report) -> Cow<'a, str> {
         // Spans are widened to character boundaries and the marker is ASCII, so the
         // result is valid UTF-8; the lossy path is never taken but costs nothing.
         Some(out) => Cow::Owned(
-            String::from_utf8(out)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         ),
     }
 }

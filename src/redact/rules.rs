@@ -61,8 +61,8 @@ pub struct Rule {
 
 /// Name fragments that wake the assignment, flag and `key: value` rules.
 const NAME_WORDS: &[&str] = &[
-    "pass", "pwd", "token", "secret", "key", "auth", "private", "cred", "session", "signing",
-    "psk", "sig", "cookie", "bearer", "jwt", "salt", "dsn", "sid",
+    "pass", "pwd", "token", "secret", "key", "auth", "private", "cred", "session", "signing", "psk", "sig",
+    "cookie", "bearer", "jwt", "salt", "dsn", "sid",
 ];
 
 macro_rules! token {
@@ -85,11 +85,7 @@ pub static RULES: &[Rule] = &[
         ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         r"\bgh[pousr]_[A-Za-z0-9]{36,251}\b",
         ["ghp_‹a36›", "gho_‹a36›", "ghs_‹a36›", "ghr_‹a76›"],
-        [
-            "ghp_",
-            "see ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in the docs",
-            "ghp_short123"
-        ]
+        ["ghp_", "see ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in the docs", "ghp_short123"]
     ),
     token!(
         "github-fine-grained",
@@ -102,31 +98,17 @@ pub static RULES: &[Rule] = &[
     token!(
         "gitlab-token",
         "GitLab personal, deploy, runner, trigger and feed tokens",
-        [
-            "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-",
-            "glagent-", "gloas-"
-        ],
+        ["glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-", "glagent-", "gloas-"],
         r"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_\-]{20,300}(?:\.[0-9a-z]{2}\.[0-9a-z]{7})?",
-        [
-            "glpat-‹u20›",
-            "glrt-‹u20›",
-            "glptt-‹h40›",
-            "glpat-‹u36›.01.‹l7›"
-        ],
+        ["glpat-‹u20›", "glrt-‹u20›", "glptt-‹h40›", "glpat-‹u36›.01.‹l7›"],
         ["glpat-", "rm glpat-notes.md"]
     ),
     token!(
         "slack-token",
         "Slack bot, user, app-level and config tokens",
-        [
-            "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xoxe.", "xapp-"
-        ],
+        ["xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xoxe.", "xapp-"],
         r"\bxox[abposre](?:\.xox[a-z])?-[0-9A-Za-z]{1,}-[0-9A-Za-z\-]{10,}|\bxapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}",
-        [
-            "xoxb-‹d12›-‹d13›-‹a24›",
-            "xoxp-‹d12›-‹d12›-‹d13›-‹h32›",
-            "xapp-1-A‹A10›-‹d13›-‹h64›"
-        ],
+        ["xoxb-‹d12›-‹d13›-‹a24›", "xoxp-‹d12›-‹d12›-‹d13›-‹h32›", "xapp-1-A‹A10›-‹d13›-‹h64›"],
         ["xoxb-", "the xoxb- prefix"]
     ),
     token!(
@@ -158,17 +140,8 @@ pub static RULES: &[Rule] = &[
         "OpenAI project, service-account, admin and legacy keys; other sk- keys",
         ["sk-"],
         r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}|\bsk-or-v1-[a-f0-9]{64}\b|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b|\bsk-[A-Za-z0-9]{32,}\b",
-        [
-            "sk-proj-‹u48›T3BlbkFJ‹u48›",
-            "sk-‹a20›T3BlbkFJ‹a20›",
-            "sk-svcacct-‹u64›",
-            "sk-‹h32›"
-        ],
-        [
-            "pip install sk-video-processing-toolkit",
-            "cd sk-learn",
-            "sk-"
-        ]
+        ["sk-proj-‹u48›T3BlbkFJ‹u48›", "sk-‹a20›T3BlbkFJ‹a20›", "sk-svcacct-‹u64›", "sk-‹h32›"],
+        ["pip install sk-video-processing-toolkit", "cd sk-learn", "sk-"]
     ),
     token!(
         "anthropic-key",
@@ -239,10 +212,7 @@ pub static RULES: &[Rule] = &[
         "PyPI and TestPyPI upload tokens",
         ["pypi-AgE"],
         r"\bpypi-AgE[A-Za-z0-9_\-]{50,}",
-        [
-            "pypi-AgEIcHlwaS5vcmc‹u70›",
-            "pypi-AgENdGVzdC5weXBpLm9yZw‹u70›"
-        ],
+        ["pypi-AgEIcHlwaS5vcmc‹u70›", "pypi-AgENdGVzdC5weXBpLm9yZw‹u70›"],
         ["pypi-AgEIcHlwaS5vcmc"]
     ),
     token!(
@@ -251,10 +221,7 @@ pub static RULES: &[Rule] = &[
         ["hf_", "api_org_"],
         r"\bhf_[A-Za-z]{34,40}\b|\bapi_org_[A-Za-z]{34}\b",
         ["hf_‹L34›", "api_org_‹L34›"],
-        [
-            "from huggingface_hub import hf_hub_download",
-            "HF_HOME=/data/hf"
-        ]
+        ["from huggingface_hub import hf_hub_download", "HF_HOME=/data/hf"]
     ),
     token!(
         "sendgrid-key",
@@ -268,9 +235,9 @@ pub static RULES: &[Rule] = &[
         "twilio-key",
         "Twilio API key and account SIDs",
         [
-            "SK0", "SK1", "SK2", "SK3", "SK4", "SK5", "SK6", "SK7", "SK8", "SK9", "SKa", "SKb",
-            "SKc", "SKd", "SKe", "SKf", "AC0", "AC1", "AC2", "AC3", "AC4", "AC5", "AC6", "AC7",
-            "AC8", "AC9", "ACa", "ACb", "ACc", "ACd", "ACe", "ACf"
+            "SK0", "SK1", "SK2", "SK3", "SK4", "SK5", "SK6", "SK7", "SK8", "SK9", "SKa", "SKb", "SKc", "SKd",
+            "SKe", "SKf", "AC0", "AC1", "AC2", "AC3", "AC4", "AC5", "AC6", "AC7", "AC8", "AC9", "ACa", "ACb",
+            "ACc", "ACd", "ACe", "ACf"
         ],
         r"\b(?:SK|AC)[0-9a-f]{32}\b",
         ["SK‹h32›", "AC‹h32›"],
@@ -369,10 +336,7 @@ pub static RULES: &[Rule] = &[
         "Tailscale auth, API and OAuth client keys",
         ["tskey-"],
         r"\btskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
-        [
-            "tskey-auth-k‹a10›CNTRL-‹a32›",
-            "tskey-api-k‹a10›CNTRL-‹a32›"
-        ],
+        ["tskey-auth-k‹a10›CNTRL-‹a32›", "tskey-api-k‹a10›CNTRL-‹a32›"],
         ["tskey-auth-"]
     ),
     token!(
@@ -399,14 +363,7 @@ pub static RULES: &[Rule] = &[
         ["ATATT3x‹u180›"],
         ["ATATT3"]
     ),
-    token!(
-        "groq-key",
-        "Groq API keys",
-        ["gsk_"],
-        r"\bgsk_[A-Za-z0-9]{48,52}\b",
-        ["gsk_‹a52›"],
-        ["gsk_"]
-    ),
+    token!("groq-key", "Groq API keys", ["gsk_"], r"\bgsk_[A-Za-z0-9]{48,52}\b", ["gsk_‹a52›"], ["gsk_"]),
     token!(
         "perplexity-key",
         "Perplexity API keys",
@@ -434,14 +391,7 @@ pub static RULES: &[Rule] = &[
     token!(
         "doppler-token",
         "Doppler personal, service and service-account tokens",
-        [
-            "dp.pt.",
-            "dp.st.",
-            "dp.sa.",
-            "dp.ct.",
-            "dp.scim.",
-            "dp.audit."
-        ],
+        ["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."],
         r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]+\.)?[A-Za-z0-9]{40,44}\b",
         ["dp.pt.‹a43›", "dp.st.prd.‹a40›"],
         ["dp.pt."]
@@ -483,10 +433,7 @@ pub static RULES: &[Rule] = &[
         "Telegram bot tokens",
         [":AA"],
         r"(?:\b|bot)(?P<s>\d{8,10}:AA[A-Za-z0-9_\-]{30,34})",
-        [
-            "‹d10›:AA‹u33›",
-            "curl https://api.telegram.org/bot⟦‹d9›:AA‹u33›⟧/getMe"
-        ],
+        ["‹d10›:AA‹u33›", "curl https://api.telegram.org/bot⟦‹d9›:AA‹u33›⟧/getMe"],
         ["12:AA"]
     ),
     token!(
@@ -505,14 +452,7 @@ pub static RULES: &[Rule] = &[
         ["key-‹h32›"],
         ["ssh-keygen -t ed25519", "primary-key-index"]
     ),
-    token!(
-        "render-key",
-        "Render API keys",
-        ["rnd_"],
-        r"\brnd_[A-Za-z0-9]{32}\b",
-        ["rnd_‹a32›"],
-        ["rnd_"]
-    ),
+    token!("render-key", "Render API keys", ["rnd_"], r"\brnd_[A-Za-z0-9]{32}\b", ["rnd_‹a32›"], ["rnd_"]),
     token!(
         "jwt",
         "JSON Web Tokens (header.payload.signature)",
@@ -797,10 +737,7 @@ pub static RULES: &[Rule] = &[
             "echo ⟦cGFzc3dvcmQ9VHIwdWI0ZG9yJjM=⟧ | base64 -d",
             "base64 --decode <<< ⟦ZGVwbG95Ok4zd1Bhc3Mh⟧",
         ],
-        negatives: &[
-            "echo aGVsbG8gd29ybGQ= | base64 -d",
-            "base64 -d image.b64 > image.png",
-        ],
+        negatives: &["echo aGVsbG8gd29ybGQ= | base64 -d", "base64 -d image.b64 > image.png"],
     },
     Rule {
         id: "url-password",
@@ -876,10 +813,7 @@ pub static RULES: &[Rule] = &[
             "curl -b 'session=⟦‹a32›⟧' https://x.example.com",
             "curl -H 'Cookie: sid=⟦‹a24›⟧; theme=dark' https://x.example.com",
         ],
-        negatives: &[
-            "curl -b cookies.txt https://x.example.com",
-            "curl -c jar.txt https://x.example.com",
-        ],
+        negatives: &["curl -b cookies.txt https://x.example.com", "curl -c jar.txt https://x.example.com"],
     },
     Rule {
         id: "query",
@@ -905,10 +839,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["Secret Access Key"],
         matcher: Matcher::Context(Engine::AwsPrompt),
         positives: &["AWS Secret Access Key [None]: ⟦‹b40›⟧"],
-        negatives: &[
-            "AWS Secret Access Key [None]: ",
-            "AWS Secret Access Key [****************abcd]: ",
-        ],
+        negatives: &["AWS Secret Access Key [None]: ", "AWS Secret Access Key [****************abcd]: "],
     },
     Rule {
         id: "netrc",
@@ -919,9 +850,6 @@ pub static RULES: &[Rule] = &[
             "machine api.heroku.com login me@example.com password ⟦‹h32›⟧",
             "echo 'machine github.com login me password ⟦h‹a20›⟧' > ~/.netrc",
         ],
-        negatives: &[
-            "machine api.heroku.com login me@example.com",
-            "the machine password policy",
-        ],
+        negatives: &["machine api.heroku.com login me@example.com", "the machine password policy"],
     },
 ];

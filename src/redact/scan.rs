@@ -52,8 +52,7 @@ impl Prefilter {
         if len >= DFA_FROM {
             self.dfa.get_or_init(|| self.build(AhoCorasickKind::DFA))
         } else {
-            self.nfa
-                .get_or_init(|| self.build(AhoCorasickKind::ContiguousNFA))
+            self.nfa.get_or_init(|| self.build(AhoCorasickKind::ContiguousNFA))
         }
     }
 }
@@ -81,12 +80,7 @@ static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
             }
         }
     }
-    Prefilter {
-        patterns: pats,
-        rule_of,
-        nfa: OnceLock::new(),
-        dfa: OnceLock::new(),
-    }
+    Prefilter { patterns: pats, rule_of, nfa: OnceLock::new(), dfa: OnceLock::new() }
 });
 
 /// Does `text` contain any keyword at all? The fast path of every entry point.
@@ -112,8 +106,7 @@ pub(crate) fn keyword_lines(chunk: &[u8], hits: &mut Vec<(usize, usize, u128)>) 
             Some(last) if m.end() <= last.1 => last.2 |= bit,
             _ => {
                 let start = memchr::memrchr(b'\n', &chunk[..m.start()]).map_or(0, |i| i + 1);
-                let end = memchr::memchr(b'\n', &chunk[m.end()..])
-                    .map_or(chunk.len(), |i| m.end() + i + 1);
+                let end = memchr::memchr(b'\n', &chunk[m.end()..]).map_or(chunk.len(), |i| m.end() + i + 1);
                 hits.push((start, end, bit));
             }
         }
@@ -192,11 +185,7 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
                 for caps in re.captures_iter(line) {
                     let m = caps.name("s").unwrap_or_else(|| caps.get(0).unwrap());
                     if !placeholder_token(m.as_bytes()) {
-                        out.push(Span {
-                            start: m.start(),
-                            end: m.end(),
-                            rule: rule.id,
-                        });
+                        out.push(Span { start: m.start(), end: m.end(), rule: rule.id });
                     }
                 }
             }
@@ -252,9 +241,7 @@ const VALUE: &str = r#"("(?:[^"\\]|\\.)*"|'[^']*'|[^\s;&|'"<>()=,][^\s;&|'"<>)=,
 
 lazy_re!(
     EQUALS,
-    &format!(
-        r#"(?:^|[\s;&|('"`,{{?:/\[])(-{{0,2}})([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*{VALUE}"#
-    )
+    &format!(r#"(?:^|[\s;&|('"`,{{?:/\[])(-{{0,2}})([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*{VALUE}"#)
 );
 
 /// The inner span of a captured value: quotes excluded.
@@ -280,11 +267,7 @@ fn code_assign(line: &[u8], out: &mut Vec<Span>) {
         if let Some(class) = name_class(c.get(1).unwrap().as_bytes(), Form::Env)
             && should_redact(class, &line[vs..ve])
         {
-            out.push(Span {
-                start: vs,
-                end: ve,
-                rule: "assign",
-            });
+            out.push(Span { start: vs, end: ve, rule: "assign" });
         }
     }
 }
@@ -316,19 +299,11 @@ fn equals(line: &[u8], out: &mut Vec<Span>) {
             && !(bare && looks_like_code(v))
             && should_redact(class, v)
         {
-            out.push(Span {
-                start: vs,
-                end: ve,
-                rule,
-            });
+            out.push(Span { start: vs, end: ve, rule });
             pos = val.end();
         } else {
             // `--from-literal=password=x`: look again inside the value.
-            pos = if val.start() > name.start() {
-                val.start()
-            } else {
-                c.get(0).unwrap().end()
-            };
+            pos = if val.start() > name.start() { val.start() } else { c.get(0).unwrap().end() };
         }
         if pos >= line.len() {
             break;
@@ -362,20 +337,10 @@ pub(crate) fn looks_like_code(v: &[u8]) -> bool {
 fn tracking(name: &[u8]) -> bool {
     let n = String::from_utf8_lossy(name).to_ascii_lowercase();
     n.starts_with("utm_")
-        || matches!(
-            n.as_str(),
-            "gclid" | "fbclid" | "ved" | "ei" | "si" | "msclkid" | "dclid"
-        )
-        || [
-            "page",
-            "next",
-            "continuation",
-            "cursor",
-            "sync",
-            "pagination",
-        ]
-        .iter()
-        .any(|p| n.starts_with(p) && (n.contains("token") || n.contains("key")))
+        || matches!(n.as_str(), "gclid" | "fbclid" | "ved" | "ei" | "si" | "msclkid" | "dclid")
+        || ["page", "next", "continuation", "cursor", "sync", "pagination"]
+            .iter()
+            .any(|p| n.starts_with(p) && (n.contains("token") || n.contains("key")))
 }
 
 lazy_re!(
@@ -393,20 +358,14 @@ fn colon(line: &[u8], out: &mut Vec<Span>) {
         let val = c.get(3).unwrap();
         let (vs, ve) = unquote(line, val.start(), val.end());
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-        let header = matches!(
-            lower.as_str(),
-            "authorization" | "proxy-authorization" | "cookie" | "set-cookie"
-        );
+        let header =
+            matches!(lower.as_str(), "authorization" | "proxy-authorization" | "cookie" | "set-cookie");
         if !header
             && let Some(class) = name_class(name, Form::Colon)
             && !(vs == val.start() && looks_like_code(&line[vs..ve]))
             && should_redact(class, &line[vs..ve])
         {
-            out.push(Span {
-                start: vs,
-                end: ve,
-                rule: "kv",
-            });
+            out.push(Span { start: vs, end: ve, rule: "kv" });
             pos = val.end();
         } else {
             // `- cmd:   password: x`: the value may itself start the next pair.
@@ -415,10 +374,7 @@ fn colon(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
-lazy_re!(
-    URL,
-    r"(?i)\b[a-z][a-z0-9+.\-]*://([^\s/@:'\x22]*)(?::([^\s/'\x22]*))?@[^\s@/'\x22]"
-);
+lazy_re!(URL, r"(?i)\b[a-z][a-z0-9+.\-]*://([^\s/@:'\x22]*)(?::([^\s/'\x22]*))?@[^\s@/'\x22]");
 
 fn url(line: &[u8], out: &mut Vec<Span>) {
     for c in URL.captures_iter(line) {
@@ -426,21 +382,13 @@ fn url(line: &[u8], out: &mut Vec<Span>) {
         match c.get(2) {
             Some(pw) if !pw.is_empty() => {
                 if should_redact(Class::Password, pw.as_bytes()) {
-                    out.push(Span {
-                        start: pw.start(),
-                        end: pw.end(),
-                        rule: "url-password",
-                    });
+                    out.push(Span { start: pw.start(), end: pw.end(), rule: "url-password" });
                 }
             }
             // `https://<token>@github.com`: a token used as the user name.
             _ => {
                 if user.len() >= 20 && should_redact(Class::Secret, user.as_bytes()) {
-                    out.push(Span {
-                        start: user.start(),
-                        end: user.end(),
-                        rule: "url-password",
-                    });
+                    out.push(Span { start: user.start(), end: user.end(), rule: "url-password" });
                 }
             }
         }
@@ -456,17 +404,9 @@ fn header(line: &[u8], out: &mut Vec<Span>) {
     for c in HEADER.captures_iter(line) {
         let v = c.get(2).unwrap();
         let scheme_given = c.get(1).is_some();
-        let class = if scheme_given {
-            Class::Password
-        } else {
-            Class::Secret
-        };
+        let class = if scheme_given { Class::Password } else { Class::Secret };
         if should_redact(class, v.as_bytes()) {
-            out.push(Span {
-                start: v.start(),
-                end: v.end(),
-                rule: "header",
-            });
+            out.push(Span { start: v.start(), end: v.end(), rule: "header" });
         }
     }
 }
@@ -483,18 +423,12 @@ fn cookie(line: &[u8], out: &mut Vec<Span>) {
                 let attr = String::from_utf8_lossy(name).to_ascii_lowercase();
                 let v = &part[eq + 1..];
                 let vt = v.trim_ascii_end();
-                if !matches!(
-                    attr.as_str(),
-                    "path" | "domain" | "expires" | "max-age" | "samesite"
-                ) && should_redact(Class::Secret, vt)
+                if !matches!(attr.as_str(), "path" | "domain" | "expires" | "max-age" | "samesite")
+                    && should_redact(Class::Secret, vt)
                 {
                     let s = at + eq + 1;
                     let lead = v.len() - v.trim_ascii_start().len();
-                    out.push(Span {
-                        start: s + lead,
-                        end: s + vt.len(),
-                        rule: "cookie",
-                    });
+                    out.push(Span { start: s + lead, end: s + vt.len(), rule: "cookie" });
                 }
             }
             at += part.len() + 1;
@@ -503,10 +437,7 @@ fn cookie(line: &[u8], out: &mut Vec<Span>) {
     // `curl -b name=value` is read by the shell engine, which "curl" wakes.
 }
 
-lazy_re!(
-    PEM_BEGIN,
-    r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-);
+lazy_re!(PEM_BEGIN, r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----");
 
 fn is_b64_body(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
@@ -528,9 +459,7 @@ pub(crate) fn pem_body_line(line: &[u8]) -> bool {
     let t = t.strip_suffix(b"\\").unwrap_or(t).trim_ascii_end();
     !t.is_empty()
         && (t.iter().copied().all(is_b64_body)
-            || [&b"Proc-Type:"[..], b"DEK-Info:", b"Comment:"]
-                .iter()
-                .any(|p| t.starts_with(p)))
+            || [&b"Proc-Type:"[..], b"DEK-Info:", b"Comment:"].iter().any(|p| t.starts_with(p)))
 }
 
 /// A whole block on one line, the body written with literal `\n` or spaces.
@@ -571,28 +500,17 @@ fn pem_inline(line: &[u8], out: &mut Vec<Span>) {
             e -= if line[e - 1] == b'n' { 2 } else { 1 };
         }
         if b64 >= 16 {
-            out.push(Span {
-                start: s,
-                end: e,
-                rule: "private-key",
-            });
+            out.push(Span { start: s, end: e, rule: "private-key" });
         }
     }
 }
 
-lazy_re!(
-    AWS_PROMPT,
-    r"Secret Access Key(?: \[[^\]]*\])?:[ \t]*([A-Za-z0-9/+=]{40})"
-);
+lazy_re!(AWS_PROMPT, r"Secret Access Key(?: \[[^\]]*\])?:[ \t]*([A-Za-z0-9/+=]{40})");
 
 fn aws_prompt(line: &[u8], out: &mut Vec<Span>) {
     for c in AWS_PROMPT.captures_iter(line) {
         let m = c.get(1).unwrap();
-        out.push(Span {
-            start: m.start(),
-            end: m.end(),
-            rule: "aws-secret",
-        });
+        out.push(Span { start: m.start(), end: m.end(), rule: "aws-secret" });
     }
 }
 
@@ -602,11 +520,7 @@ fn netrc(line: &[u8], out: &mut Vec<Span>) {
     for c in NETRC.captures_iter(line) {
         let m = c.get(1).unwrap();
         if should_redact(Class::Password, m.as_bytes()) {
-            out.push(Span {
-                start: m.start(),
-                end: m.end(),
-                rule: "netrc",
-            });
+            out.push(Span { start: m.start(), end: m.end(), rule: "netrc" });
         }
     }
 }
@@ -681,12 +595,8 @@ impl LineScanner {
         out: &mut Vec<u8>,
         report: &mut Report,
     ) -> bool {
-        let body_len = line.len()
-            - if line.ends_with(b"\r\n") {
-                2
-            } else {
-                usize::from(line.ends_with(b"\n"))
-            };
+        let body_len =
+            line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
         let (body, eol) = line.split_at(body_len);
         if self.in_pem {
             let long_enough = !self.pem_first || body.trim_ascii().len() >= 16;
@@ -724,11 +634,7 @@ impl LineScanner {
             let spans: Vec<Span> = find_spans(&self.carry)
                 .into_iter()
                 .filter(|s| s.end > off)
-                .map(|s| Span {
-                    start: s.start.max(off) - off,
-                    end: s.end - off,
-                    rule: s.rule,
-                })
+                .map(|s| Span { start: s.start.max(off) - off, end: s.end - off, rule: s.rule })
                 .collect();
             self.carry.truncate(off - 1);
             spans

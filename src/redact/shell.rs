@@ -42,16 +42,8 @@ const MYSQL: &[&str] = &[
     "mysqlpump",
     "mysqlsh",
 ];
-const MONGO: &[&str] = &[
-    "mongo",
-    "mongosh",
-    "mongodump",
-    "mongorestore",
-    "mongoexport",
-    "mongoimport",
-    "mongostat",
-    "mongotop",
-];
+const MONGO: &[&str] =
+    &["mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop"];
 const LDAP: &[&str] = &[
     "ldapsearch",
     "ldapadd",
@@ -63,63 +55,27 @@ const LDAP: &[&str] = &[
     "ldapmodrdn",
 ];
 const REGISTRY_LOGIN: &[&str] = &[
-    "docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "crane", "cf", "az",
-    "argocd", "regctl",
+    "docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "crane", "cf", "az", "argocd",
+    "regctl",
 ];
 
 const SHORT_FLAGS: &[ShortFlag] = &[
     sf(MYSQL, None, "-p", true, ValueKind::Plain),
-    sf(
-        &["7z", "7za", "7zz", "7zr"],
-        None,
-        "-p",
-        true,
-        ValueKind::Plain,
-    ),
+    sf(&["7z", "7za", "7zz", "7zr"], None, "-p", true, ValueKind::Plain),
     sf(&["rar", "unrar"], None, "-p", true, ValueKind::Plain),
     sf(&["rar", "unrar"], None, "-hp", true, ValueKind::Plain),
-    sf(
-        &["sqlcmd", "bcp", "osql", "isql"],
-        None,
-        "-P",
-        false,
-        ValueKind::Plain,
-    ),
-    sf(
-        &["mosquitto_pub", "mosquitto_sub", "mosquitto_rr"],
-        None,
-        "-P",
-        false,
-        ValueKind::Plain,
-    ),
-    sf(
-        &["zip", "unzip", "zipcloak", "funzip"],
-        None,
-        "-P",
-        false,
-        ValueKind::Plain,
-    ),
+    sf(&["sqlcmd", "bcp", "osql", "isql"], None, "-P", false, ValueKind::Plain),
+    sf(&["mosquitto_pub", "mosquitto_sub", "mosquitto_rr"], None, "-P", false, ValueKind::Plain),
+    sf(&["zip", "unzip", "zipcloak", "funzip"], None, "-P", false, ValueKind::Plain),
     sf(LDAP, None, "-w", false, ValueKind::Plain),
-    sf(
-        &["redis-cli", "valkey-cli", "keydb-cli"],
-        None,
-        "-a",
-        false,
-        ValueKind::Plain,
-    ),
+    sf(&["redis-cli", "valkey-cli", "keydb-cli"], None, "-a", false, ValueKind::Plain),
     sf(&["openssl"], None, "-k", false, ValueKind::Plain),
     sf(&["openssl"], None, "-K", false, ValueKind::Plain),
     sf(&["ssh-keygen"], None, "-N", false, ValueKind::Plain),
     sf(&["ssh-keygen"], None, "-P", false, ValueKind::Plain),
     sf(&["sshpass"], None, "-p", false, ValueKind::Plain),
     sf(MONGO, None, "-p", false, ValueKind::Plain),
-    sf(
-        &["doctl", "codecov", "cml"],
-        None,
-        "-t",
-        false,
-        ValueKind::Plain,
-    ),
+    sf(&["doctl", "codecov", "cml"], None, "-t", false, ValueKind::Plain),
     sf(REGISTRY_LOGIN, Some("login"), "-p", false, ValueKind::Plain),
     sf(&["curl"], None, "-u", false, ValueKind::UserPass(b':')),
     sf(&["curl"], None, "-U", false, ValueKind::UserPass(b':')),
@@ -131,21 +87,9 @@ const SHORT_FLAGS: &[ShortFlag] = &[
         ValueKind::UserPass(b'%'),
     ),
     sf(&["lftp"], None, "-u", false, ValueKind::UserPass(b',')),
-    sf(
-        &["http", "https", "xh", "xhs"],
-        None,
-        "-a",
-        false,
-        ValueKind::UserPass(b':'),
-    ),
+    sf(&["http", "https", "xh", "xhs"], None, "-a", false, ValueKind::UserPass(b':')),
     sf(&["wget"], None, "--password", false, ValueKind::Plain),
-    sf(
-        &["pg_basebackup", "psql"],
-        None,
-        "--password",
-        false,
-        ValueKind::Plain,
-    ),
+    sf(&["pg_basebackup", "psql"], None, "--password", false, ValueKind::Plain),
 ];
 
 const fn sf(
@@ -155,13 +99,7 @@ const fn sf(
     attached_only: bool,
     value: ValueKind,
 ) -> ShortFlag {
-    ShortFlag {
-        commands,
-        sub,
-        flag,
-        attached_only,
-        value,
-    }
+    ShortFlag { commands, sub, flag, attached_only, value }
 }
 
 /// Long flags that name a secret but take no value.
@@ -201,15 +139,8 @@ const NO_VALUE_FLAGS: &[&str] = &[
 ];
 
 /// Flags whose value is `user:password`, wherever they appear.
-const USERPASS_FLAGS: &[&str] = &[
-    "user",
-    "proxy-user",
-    "creds",
-    "src-creds",
-    "dest-creds",
-    "registry-creds",
-    "credentials",
-];
+const USERPASS_FLAGS: &[&str] =
+    &["user", "proxy-user", "creds", "src-creds", "dest-creds", "registry-creds", "credentials"];
 
 /// `CMD SUB… NAME VALUE`: commands that store a named setting.
 const SETTERS: &[(&str, &[&str])] = &[
@@ -246,10 +177,7 @@ fn reads_secret_on_stdin(cmd: &str, args: &[Word], sudo_s: bool) -> bool {
         || has("--token-stdin")
         || has("--passphrase-fd")
         || (cmd == "passwd" && has("--stdin"))
-        || matches!(
-            cmd,
-            "chpasswd" | "kinit" | "cryptsetup" | "chgpasswd" | "ssh-add"
-        )
+        || matches!(cmd, "chpasswd" | "kinit" | "cryptsetup" | "chgpasswd" | "ssh-add")
         || (cmd == "wg" && has("pubkey"))
         || (matches!(cmd, "docker" | "podman") && has("secret") && has("create"))
         || (cmd == "vault" && has("login") && has("-"))
@@ -271,10 +199,7 @@ struct Stage {
 }
 
 fn stages(toks: Vec<Tok>) -> Vec<Vec<Stage>> {
-    let mut cmds: Vec<Vec<Stage>> = vec![vec![Stage {
-        words: vec![],
-        here: None,
-    }]];
+    let mut cmds: Vec<Vec<Stage>> = vec![vec![Stage { words: vec![], here: None }]];
     let mut pending_here = false;
     let mut skip_next = false;
     for t in toks {
@@ -290,14 +215,8 @@ fn stages(toks: Vec<Tok>) -> Vec<Vec<Stage>> {
                     st.words.push(w);
                 }
             }
-            Tok::Pipe => cmds.last_mut().unwrap().push(Stage {
-                words: vec![],
-                here: None,
-            }),
-            Tok::Sep => cmds.push(vec![Stage {
-                words: vec![],
-                here: None,
-            }]),
+            Tok::Pipe => cmds.last_mut().unwrap().push(Stage { words: vec![], here: None }),
+            Tok::Sep => cmds.push(vec![Stage { words: vec![], here: None }]),
             Tok::HereString => pending_here = true,
             Tok::Redirect => skip_next = true,
         }
@@ -307,11 +226,7 @@ fn stages(toks: Vec<Tok>) -> Vec<Vec<Stage>> {
 
 fn push(out: &mut Vec<Span>, span: Option<(usize, usize)>, base: usize, rule: &'static str) {
     if let Some((s, e)) = span {
-        out.push(Span {
-            start: s + base,
-            end: e + base,
-            rule,
-        });
+        out.push(Span { start: s + base, end: e + base, rule });
     }
 }
 
@@ -339,9 +254,7 @@ fn is_assignment(t: &[u8]) -> Option<usize> {
     let name = &t[..eq];
     (!name.is_empty()
         && (name[0].is_ascii_alphabetic() || name[0] == b'_')
-        && name
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
+        && name.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
     .then_some(eq)
 }
 
@@ -377,10 +290,7 @@ fn value(
             // openssl's `pass:X`; `env:VAR`, `file:PATH`, `fd:N` and `stdin` name no secret.
             if let Some(rest) = t.strip_prefix(b"pass:") {
                 (5, rest)
-            } else if [&b"env:"[..], b"file:", b"fd:"]
-                .iter()
-                .any(|p| t.starts_with(p))
-            {
+            } else if [&b"env:"[..], b"file:", b"fd:"].iter().any(|p| t.starts_with(p)) {
                 return;
             } else {
                 (0, t)
@@ -459,8 +369,8 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         }
         let name = basename(w);
         match name {
-            "sudo" | "doas" | "env" | "time" | "nohup" | "exec" | "command" | "builtin"
-            | "noglob" | "nice" | "timeout" | "npx" | "bunx" | "pnpx" | "caffeinate" => {
+            "sudo" | "doas" | "env" | "time" | "nohup" | "exec" | "command" | "builtin" | "noglob"
+            | "nice" | "timeout" | "npx" | "bunx" | "pnpx" | "caffeinate" => {
                 idx += 1;
                 while let Some(f) = words.get(idx) {
                     if f.text.first() == Some(&b'-') && f.text.len() > 1 {
@@ -469,10 +379,8 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
                         }
                         let takes = matches!(
                             (name, f.text.as_slice()),
-                            (
-                                "sudo",
-                                b"-u" | b"-g" | b"-C" | b"-D" | b"-h" | b"-p" | b"-r" | b"-t"
-                            ) | ("nice", b"-n")
+                            ("sudo", b"-u" | b"-g" | b"-C" | b"-D" | b"-h" | b"-p" | b"-r" | b"-t")
+                                | ("nice", b"-n")
                                 | ("env", b"-u" | b"-C")
                         );
                         idx += 1 + usize::from(takes);
@@ -502,10 +410,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             .take_while(|w| w.text.first() == Some(&b'-'))
             .any(|w| w.text == b"--export" || is_cluster_with(w, b'x'))
     {
-        let rest: Vec<&Word> = args
-            .iter()
-            .skip_while(|w| w.text.first() == Some(&b'-'))
-            .collect();
+        let rest: Vec<&Word> = args.iter().skip_while(|w| w.text.first() == Some(&b'-')).collect();
         if let Some((name, vals)) = rest.split_first()
             && let Some(c) = name_class(&name.text, Form::Env)
         {
@@ -553,11 +458,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         } else if let Some(class) = name_class(&name.text, Form::Env)
             && should_redact(class, &v.text)
         {
-            let rule = if matches!(*c, "setenv" | "launchctl") {
-                "assign"
-            } else {
-                "positional"
-            };
+            let rule = if matches!(*c, "setenv" | "launchctl") { "assign" } else { "positional" };
             push(out, v.span_from(0), base, rule);
         }
     }
@@ -569,15 +470,9 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         }
         let positional: Vec<&Word> = args
             .iter()
-            .filter(|w| {
-                w.text.first() != Some(&b'-') || subs.iter().any(|s| s.as_bytes() == w.text)
-            })
+            .filter(|w| w.text.first() != Some(&b'-') || subs.iter().any(|s| s.as_bytes() == w.text))
             .collect();
-        if positional.len() > subs.len()
-            && subs
-                .iter()
-                .zip(&positional)
-                .all(|(s, w)| s.as_bytes() == w.text)
+        if positional.len() > subs.len() && subs.iter().zip(&positional).all(|(s, w)| s.as_bytes() == w.text)
         {
             let v = positional[subs.len()];
             if is_assignment(&v.text).is_none() && should_redact(*class, &v.text) {
@@ -597,10 +492,8 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         "nmcli" => {
             for j in 0..args.len() {
                 let t = args[j].text.as_slice();
-                if matches!(
-                    t,
-                    b"password" | b"wifi-sec.psk" | b"802-1x.password" | b"vpn.secrets"
-                ) && let Some(v) = args.get(j + 1)
+                if matches!(t, b"password" | b"wifi-sec.psk" | b"802-1x.password" | b"vpn.secrets")
+                    && let Some(v) = args.get(j + 1)
                     && should_redact(Class::Password, &v.text)
                 {
                     push(out, v.span_from(0), base, "positional");
@@ -608,10 +501,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             }
         }
         "htpasswd" if args.iter().any(|w| is_cluster_with(w, b'b')) => {
-            let pos: Vec<&Word> = args
-                .iter()
-                .filter(|w| w.text.first() != Some(&b'-'))
-                .collect();
+            let pos: Vec<&Word> = args.iter().filter(|w| w.text.first() != Some(&b'-')).collect();
             if pos.len() >= 3 && should_redact(Class::Password, &pos[2].text) {
                 push(out, pos[2].span_from(0), base, "userpass");
             }
@@ -648,15 +538,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         "xfreerdp" | "xfreerdp3" | "wlfreerdp" | "sdl-freerdp" => {
             for w in args {
                 if w.text.starts_with(b"/p:") || w.text.starts_with(b"-p:") {
-                    value(
-                        w,
-                        3,
-                        ValueKind::Plain,
-                        Class::Password,
-                        base,
-                        "userpass",
-                        out,
-                    );
+                    value(w, 3, ValueKind::Plain, Class::Password, base, "userpass", out);
                 }
             }
         }
@@ -692,15 +574,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
                     && next_is_value
                     && let Some(n) = next
                 {
-                    value(
-                        n,
-                        0,
-                        f.value,
-                        Class::Password,
-                        base,
-                        short_rule(f.value),
-                        out,
-                    );
+                    value(n, 0, f.value, Class::Password, base, short_rule(f.value), out);
                     j += 1;
                 }
                 break;
@@ -708,15 +582,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             // `-pX`, `-hpX`; but openssl's options are single-dash words (`-key`, not `-k ey`).
             if t.len() > fl.len() && t.starts_with(fl) && cmd != "openssl" {
                 handled = true;
-                value(
-                    w,
-                    fl.len(),
-                    f.value,
-                    Class::Password,
-                    base,
-                    short_rule(f.value),
-                    out,
-                );
+                value(w, fl.len(), f.value, Class::Password, base, short_rule(f.value), out);
                 break;
             }
         }
@@ -745,24 +611,12 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         // `http --auth user:pass` (httpie); `mongod --auth` takes no value.
         let auth_pair = flag_s == "auth" && dashes == 2 && n.text.contains(&b':');
         if (USERPASS_FLAGS.contains(&flag_s) && dashes == 2) || auth_pair {
-            value(
-                n,
-                0,
-                ValueKind::UserPass(b':'),
-                Class::Password,
-                base,
-                "userpass",
-                out,
-            );
+            value(n, 0, ValueKind::UserPass(b':'), Class::Password, base, "userpass", out);
             j += 1;
             continue;
         }
-        if (cmd == "gh"
-            && matches!(flag_s, "body" | "b")
-            && args.iter().any(|w| w.text == b"secret"))
-            || (cmd == "aws"
-                && flag_s == "value"
-                && args.iter().any(|w| w.text == b"put-parameter"))
+        if (cmd == "gh" && matches!(flag_s, "body" | "b") && args.iter().any(|w| w.text == b"secret"))
+            || (cmd == "aws" && flag_s == "value" && args.iter().any(|w| w.text == b"put-parameter"))
         {
             value(n, 0, ValueKind::Plain, Class::Password, base, "flag", out);
             j += 1;
@@ -796,12 +650,8 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
 
     // `echo BLOB | base64 -d`: decode the blob and look for a secret inside it.
     if cmd == "base64" || cmd == "openssl" && argtext(0) == Some(b"base64") {
-        let decode = args.iter().any(|w| {
-            matches!(
-                w.text.as_slice(),
-                b"-d" | b"--decode" | b"-D" | b"-di" | b"-id"
-            )
-        });
+        let decode =
+            args.iter().any(|w| matches!(w.text.as_slice(), b"-d" | b"--decode" | b"-D" | b"-di" | b"-id"));
         let mut blobs: Vec<&Word> = st.here.iter().collect();
         if let Some(p) = prev {
             blobs.extend(echo_args(p));
@@ -817,15 +667,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
                 && !w.text.windows(3).any(|x| x == b"://")
             {
                 // `echo -n user:password | base64`: building a Basic credential.
-                value(
-                    w,
-                    colon + 1,
-                    ValueKind::Plain,
-                    Class::Password,
-                    base,
-                    "stdin",
-                    out,
-                );
+                value(w, colon + 1, ValueKind::Plain, Class::Password, base, "stdin", out);
             }
         }
     }
@@ -835,8 +677,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
 fn is_flag_name(f: &[u8]) -> bool {
     !f.is_empty()
         && f[0].is_ascii_alphanumeric()
-        && f.iter()
-            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && f.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// `--verbose`, `-x`, `-p1`: an option. A word like `-7RhLJ…` is a value that happens to
@@ -862,9 +703,9 @@ fn echo_args(st: &Stage) -> Vec<&Word> {
     let mut ws = st.words.iter().skip_while(|w| is_prompt(w));
     let Some(cmd) = ws.next() else { return vec![] };
     match basename(cmd) {
-        "echo" => ws
-            .filter(|w| !matches!(w.text.as_slice(), b"-n" | b"-e" | b"-ne" | b"-en" | b"-E"))
-            .collect(),
+        "echo" => {
+            ws.filter(|w| !matches!(w.text.as_slice(), b"-n" | b"-e" | b"-ne" | b"-en" | b"-E")).collect()
+        }
         "printf" => {
             let rest: Vec<&Word> = ws.collect();
             match rest.split_first() {
@@ -886,12 +727,7 @@ fn cookie_pairs(w: &Word, base: usize, out: &mut Vec<Span>) {
         if let Some(eq) = part.iter().position(|&b| b == b'=') {
             let v = &part[eq + 1..];
             if should_redact(Class::Secret, v) {
-                push(
-                    out,
-                    w.span(start + eq + 1, start + part.len()),
-                    base,
-                    "cookie",
-                );
+                push(out, w.span(start + eq + 1, start + part.len()), base, "cookie");
             }
         }
         start += part.len() + 1;

@@ -62,11 +62,7 @@ pub(crate) fn expand(template: &str, rng: &mut Rng) -> (String, Vec<String>) {
             c => out.push(c),
         }
     }
-    let secrets = if secrets.is_empty() && !template.contains('⟦') {
-        vec![out.clone()]
-    } else {
-        secrets
-    };
+    let secrets = if secrets.is_empty() && !template.contains('⟦') { vec![out.clone()] } else { secrets };
     (out, secrets)
 }
 
@@ -113,22 +109,16 @@ fn positives_are_redacted_by_their_rule_alone_and_embedded() {
                 let spans = find_spans(line.as_bytes());
                 for s in &secrets {
                     let at = line.find(s.as_str()).unwrap();
-                    let covered = spans
-                        .iter()
-                        .any(|sp| sp.rule == r.id && sp.start <= at && sp.end >= at + s.len());
+                    let covered =
+                        spans.iter().any(|sp| sp.rule == r.id && sp.start <= at && sp.end >= at + s.len());
                     if !covered && !line.contains('\n') && !line.contains("\\n") {
-                        failures.push(format!(
-                            "{}: rule does not cover {s:?} in {line:?}: {spans:?}",
-                            r.id
-                        ));
+                        failures.push(format!("{}: rule does not cover {s:?} in {line:?}: {spans:?}", r.id));
                     }
                 }
                 let tokenish = matches!(r.matcher, Matcher::Token(_));
                 let mut texts = embeddings(&line);
                 if tokenish {
-                    texts.push(format!(
-                        "curl -d \"note={line}&x=1\" https://api.example.com"
-                    ));
+                    texts.push(format!("curl -d \"note={line}&x=1\" https://api.example.com"));
                     texts.push(format!("{{\"text\": \"got {line}, ok\"}}"));
                 }
                 for text in texts {
@@ -142,12 +132,7 @@ fn positives_are_redacted_by_their_rule_alone_and_embedded() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
@@ -165,37 +150,20 @@ fn negatives_are_untouched_alone_and_embedded() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
 fn structure_is_kept() {
     let tok = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
-    assert_eq!(
-        redact(&format!("export GITHUB_TOKEN={tok}")),
-        "export GITHUB_TOKEN=[REDACTED]"
-    );
+    assert_eq!(redact(&format!("export GITHUB_TOKEN={tok}")), "export GITHUB_TOKEN=[REDACTED]");
     assert_eq!(
         redact("curl -H 'Authorization: Bearer abc123DEF456ghi789JKL' https://x"),
         "curl -H 'Authorization: Bearer [REDACTED]' https://x"
     );
-    assert_eq!(
-        redact("psql postgres://app:s3cr3t@db/x"),
-        "psql postgres://app:[REDACTED]@db/x"
-    );
-    assert_eq!(
-        redact("mysql -u root -phunter2"),
-        "mysql -u root -p[REDACTED]"
-    );
-    assert_eq!(
-        redact("export PASSWORD=\"correct horse battery\""),
-        "export PASSWORD=\"[REDACTED]\""
-    );
+    assert_eq!(redact("psql postgres://app:s3cr3t@db/x"), "psql postgres://app:[REDACTED]@db/x");
+    assert_eq!(redact("mysql -u root -phunter2"), "mysql -u root -p[REDACTED]");
+    assert_eq!(redact("export PASSWORD=\"correct horse battery\""), "export PASSWORD=\"[REDACTED]\"");
 }
 
 #[test]
@@ -215,10 +183,7 @@ fn unchanged_text_is_borrowed() {
 fn redaction_is_idempotent() {
     let once = redact("export DB_PASSWORD=hunter2; mysql -phunter2").into_owned();
     let mut r = Report::default();
-    assert!(
-        matches!(redact_report(&once, &mut r), Cow::Borrowed(_)),
-        "{once}"
-    );
+    assert!(matches!(redact_report(&once, &mut r), Cow::Borrowed(_)), "{once}");
     assert_eq!(r.values, 0);
 }
 
@@ -261,10 +226,7 @@ fn json_lines() {
     let keyish = r#"{"password_hint":"x","n":1}"#;
     assert!(matches!(redact_json_line(keyish, &mut r), Cow::Borrowed(_)));
     let thinking = r#"{"type":"thinking","thinking":"check the session token","signature":"EqQBCkYIBxgCKkB3vR9mQ2xLp8sT4uWz0aYcN6dF1gH5jK7lM9nP3qS2tV4wX8yZ"}"#;
-    assert!(matches!(
-        redact_json_line(thinking, &mut r),
-        Cow::Borrowed(_)
-    ));
+    assert!(matches!(redact_json_line(thinking, &mut r), Cow::Borrowed(_)));
     let dirty = r#"{"type":"tool_use","input":{"command":"export GITHUB_TOKEN=abcdEFGH1234ijkl5678"},"password":"not-a-key-name-test"}"#;
     let out = redact_json_line(dirty, &mut r);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -277,14 +239,7 @@ fn json_lines() {
 #[test]
 fn merge_keeps_utf8_boundaries() {
     let line = "x=\u{e9}\u{e9}".as_bytes();
-    let spans = merge(
-        line,
-        vec![scan::Span {
-            start: 3,
-            end: 5,
-            rule: "t",
-        }],
-    );
+    let spans = merge(line, vec![scan::Span { start: 3, end: 5, rule: "t" }]);
     assert_eq!((spans[0].start, spans[0].end), (2, 6));
 }
 
@@ -299,9 +254,7 @@ fn filter_streams_and_preserves_bytes() {
     let r = filter::run(reader, &mut out).unwrap();
     let s = String::from_utf8_lossy(&out);
     assert!(out.starts_with(b"ls\n\xff\xfe raw bytes\nexport API_TOKEN=[REDACTED]\n"));
-    assert!(
-        s.contains(" --password [REDACTED]\n-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n-----END")
-    );
+    assert!(s.contains(" --password [REDACTED]\n-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n-----END"));
     assert!(out.ends_with(b"no newline at end"));
     assert_eq!(r.values, 3);
     assert_eq!(r.lines, 3);
@@ -311,14 +264,8 @@ fn filter_streams_and_preserves_bytes() {
 fn env_values_use_their_name() {
     let mut r = Report::default();
     assert_eq!(redact_env("DB_PASSWORD", "hunter2", &mut r), REDACTED);
-    assert_eq!(
-        redact_env("TOKENIZERS_PARALLELISM", "false", &mut r),
-        "false"
-    );
-    assert_eq!(
-        redact_env("SSH_AUTH_SOCK", "/run/user/1000/ssh", &mut r),
-        "/run/user/1000/ssh"
-    );
+    assert_eq!(redact_env("TOKENIZERS_PARALLELISM", "false", &mut r), "false");
+    assert_eq!(redact_env("SSH_AUTH_SOCK", "/run/user/1000/ssh", &mut r), "/run/user/1000/ssh");
     assert_eq!(
         redact_env("DATABASE_URL", "postgres://app:s3cret@db/app", &mut r),
         "postgres://app:[REDACTED]@db/app"

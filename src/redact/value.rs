@@ -138,31 +138,13 @@ const BENIGN_LAST: &[&str] = &[
 ];
 
 /// Any of these segments makes the value public by definition.
-const PUBLIC: &[&str] = &[
-    "public",
-    "pub",
-    "pubkey",
-    "publickey",
-    "publishable",
-    "askpass",
-];
+const PUBLIC: &[&str] = &["public", "pub", "pubkey", "publickey", "publishable", "askpass"];
 
 /// Whole names that look sensitive but never are.
 const BENIGN_NAMES: &[&str] = &["pwd", "oldpwd", "gpg_tty", "keymap", "sessionstore"];
 
-const PASSWORD_SEG: &[&str] = &[
-    "passin",
-    "passout",
-    "password",
-    "passwd",
-    "pwd",
-    "pass",
-    "passphrase",
-    "passcode",
-    "psk",
-    "pw",
-    "pin",
-];
+const PASSWORD_SEG: &[&str] =
+    &["passin", "passout", "password", "passwd", "pwd", "pass", "passphrase", "passcode", "psk", "pw", "pin"];
 
 const SECRET_SEG: &[&str] = &[
     "token",
@@ -261,9 +243,8 @@ pub(crate) fn segments(name: &[u8]) -> Vec<String> {
 /// Every sensitive segment above contains one of these; most names contain none, and
 /// are let go without splitting them into segments.
 const FRAGMENTS: &[&[u8]] = &[
-    b"pass", b"pwd", b"psk", b"pw", b"pin", b"token", b"secret", b"key", b"auth", b"cred",
-    b"private", b"signing", b"session", b"sid", b"cookie", b"sig", b"bearer", b"jwt", b"salt",
-    b"sas", b"dsn",
+    b"pass", b"pwd", b"psk", b"pw", b"pin", b"token", b"secret", b"key", b"auth", b"cred", b"private",
+    b"signing", b"session", b"sid", b"cookie", b"sig", b"bearer", b"jwt", b"salt", b"sas", b"dsn",
 ];
 
 fn may_name_a_secret(name: &[u8]) -> bool {
@@ -274,9 +255,7 @@ fn may_name_a_secret(name: &[u8]) -> bool {
     let lower = &mut buf[..name.len()];
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
-    FRAGMENTS
-        .iter()
-        .any(|f| lower.windows(f.len()).any(|w| w == *f))
+    FRAGMENTS.iter().any(|f| lower.windows(f.len()).any(|w| w == *f))
 }
 
 /// Classifies a name, or `None` when its value is not a credential.
@@ -404,16 +383,14 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
         return true;
     }
     // `xxxxxxxx`, `********`, `...`, `…`, `-----`: masks and ellipses.
-    let masky = t
-        .iter()
-        .all(|&b| matches!(b, b'x' | b'X' | b'*' | b'.' | b'-' | b'_' | b'#' | b'?'));
+    let masky = t.iter().all(|&b| matches!(b, b'x' | b'X' | b'*' | b'.' | b'-' | b'_' | b'#' | b'?'));
     masky || l == "…"
 }
 
 pub(crate) fn is_bool(v: &[u8]) -> bool {
     const B: &[&str] = &[
-        "true", "false", "yes", "no", "on", "off", "y", "n", "0", "1", "enabled", "disabled",
-        "enable", "disable", "auto", "always", "never", "ask", "default",
+        "true", "false", "yes", "no", "on", "off", "y", "n", "0", "1", "enabled", "disabled", "enable",
+        "disable", "auto", "always", "never", "ask", "default",
     ];
     B.contains(&String::from_utf8_lossy(v).to_ascii_lowercase().as_str())
 }
@@ -478,33 +455,26 @@ fn is_filename(v: &[u8]) -> bool {
     };
     let ext = String::from_utf8_lossy(&v[dot + 1..]).to_ascii_lowercase();
     EXT.contains(&ext.as_str())
-        && v[..dot]
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+        && v[..dot].iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
 }
 
 /// Lower-case words joined by `-`/`_`/`.`, like a hostname, a secret's name or a mode.
 fn is_wordy(v: &[u8]) -> bool {
-    v.iter()
-        .all(|&b| b.is_ascii_lowercase() || matches!(b, b'-' | b'_' | b'.' | b'@' | b'/'))
+    v.iter().all(|&b| b.is_ascii_lowercase() || matches!(b, b'-' | b'_' | b'.' | b'@' | b'/'))
         || (v.contains(&b'.')
-            && v.iter()
-                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.'))
+            && v.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.'))
             && v.rsplit(|&b| b == b'.')
                 .next()
                 .is_some_and(|tld| tld.len() >= 2 && tld.iter().all(u8::is_ascii_lowercase)))
 }
 
 fn is_number(v: &[u8]) -> bool {
-    v.iter()
-        .all(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'_'))
+    v.iter().all(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'_'))
         && v.iter().any(u8::is_ascii_digit)
 }
 
-const DIGEST_PREFIXES: &[&[u8]] = &[
-    b"sha256:", b"sha512:", b"sha1:", b"sha384:", b"md5:", b"h1:", b"sha512-", b"sha384-",
-    b"sha256-",
-];
+const DIGEST_PREFIXES: &[&[u8]] =
+    &[b"sha256:", b"sha512:", b"sha1:", b"sha384:", b"md5:", b"h1:", b"sha512-", b"sha384-", b"sha256-"];
 
 /// Should a literal value found in a context of this class be replaced?
 pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
@@ -563,15 +533,9 @@ mod tests {
         assert!(!should_redact(Class::Password, b"<password>"));
         assert!(!should_redact(Class::Secret, b"false"));
         assert!(!should_redact(Class::Secret, b"prod/db/password"));
-        assert!(!should_redact(
-            Class::Secret,
-            b"/run/user/1000/ssh-agent.sock"
-        ));
+        assert!(!should_redact(Class::Secret, b"/run/user/1000/ssh-agent.sock"));
         assert!(!should_redact(Class::Secret, b"vault.internal.example"));
-        assert!(should_redact(
-            Class::Secret,
-            b"9f8e7d6c5b4a39281706f5e4d3c2b1a0"
-        ));
+        assert!(should_redact(Class::Secret, b"9f8e7d6c5b4a39281706f5e4d3c2b1a0"));
         assert!(!should_redact(Class::Secret, b"[REDACTED]"));
     }
 }
