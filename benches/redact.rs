@@ -184,12 +184,45 @@ fn main() {
 
     let data = generate(100 * 1024 * 1024, true);
     measure("mixed history and scrollback, ~2% of lines with a secret", &data);
+    end_to_end(&data);
     let data = generate(100 * 1024 * 1024, false);
     measure("the same without secrets (harmless text only)", &data);
     let data = dense(50 * 1024 * 1024);
     measure("worst case: short history lines, most holding a keyword", &data);
     println!("first call, clean text:        {:>8.3} ms", cold_clean.as_secs_f64() * 1e3);
     println!("first call, text with secrets: {:>8.3} ms", cold_secret.as_secs_f64() * 1e3);
+}
+
+/// The binary as users run it, `lokust-shell redact < file > /dev/null`, next to `cat`.
+fn end_to_end(data: &[u8]) {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mixed.txt");
+    std::fs::write(&file, data).unwrap();
+    let run = |program: &str, args: &[&str]| {
+        let mut best = Duration::MAX;
+        for _ in 0..3 {
+            let started = Instant::now();
+            let status = Command::new(program)
+                .args(args)
+                .stdin(std::fs::File::open(&file).unwrap())
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            best = best.min(started.elapsed());
+        }
+        best
+    };
+    let mb = data.len() as f64 / (1024.0 * 1024.0);
+    let cat = run("cat", &[]);
+    let lokust = run(env!("CARGO_BIN_EXE_lokust-shell"), &["redact"]);
+    println!(
+        "end to end, {mb:.0} MiB file: cat {:.1} MiB/s, lokust-shell redact {:.1} MiB/s ({:.1}x the time of cat)",
+        mb / cat.as_secs_f64(),
+        mb / lokust.as_secs_f64(),
+        lokust.as_secs_f64() / cat.as_secs_f64()
+    );
 }
 
 fn measure(what: &str, data: &[u8]) {
