@@ -14,7 +14,7 @@ Environment:
   XDG_STATE_HOME       where snapshots are kept, default ~/.local/state
   NO_COLOR             set to disable colour
 
-Exit status: 0 success, 2 error, 130 interrupted.";
+Exit status: 0 success, 2 error or refused, 130 interrupted.";
 
 const SNAPSHOT_LONG: &str = "\
 Capture the state of this shell session into a portable .lok file: the working \
@@ -65,6 +65,19 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "NAME", hide_short_help = true)]
     pub shell: Option<String>,
 
+    /// Embed this directory's Claude Code project (its conversations) in the .lok.
+    ///
+    /// The project slot goes in as tar.gz+base64, streamed, redacted line by line with
+    /// every transcript line kept valid JSON, together with what a move needs from
+    /// outside the slot (file history, todos, tasks, the project's prompt history and
+    /// its .claude.json entry). lokust-shell-restore puts it back at any path.
+    #[arg(long)]
+    pub bundle: bool,
+
+    /// Copy the bundle without redacting it (secrets in the transcripts stay).
+    #[arg(long, requires = "bundle", hide_short_help = true)]
+    pub no_redact_bundle: bool,
+
     /// Print no summary on standard error.
     #[arg(short, long)]
     pub quiet: bool,
@@ -93,6 +106,82 @@ pub struct InspectArgs {
     pub history: bool,
 }
 
+const RESTORE_LONG: &str = "\
+Restore the Claude Code conversations bundled in a .lok (lokust-shell-snapshot --bundle) \
+so that `claude --resume` finds them at PATH, on this machine.
+
+PATH is created when missing; the project's slot under $CLAUDE_CONFIG_DIR/projects (or \
+~/.claude/projects) is computed from its real path exactly as Claude Code names it. Every \
+event's cwd and every absolute path below the old project directory is rewritten to PATH; \
+file history, todos, tasks, the project's prompt history and its .claude.json entry go where \
+Claude Code expects them; mtimes are shifted so the newest conversation is now.
+
+Nothing is destroyed. The whole file is checked first, the bundle is extracted into a temp \
+dir beside the slot and only then renamed into place. An existing slot is merged file by file: \
+a file that exists with other content is kept and the incoming one refused (exit 2) unless \
+--force, which keeps the old one as <name>.lokust-backup-<time>. A bundle with any entry \
+outside its root, a link, a device or FIFO, or that inflates past its declared size or \
+--max-size is refused whole, with nothing written. Ctrl-C leaves the old state and no temp \
+files; the temp dirs of a killed run are removed by the next one.
+
+FILE may be - for standard input: ssh host lokust-shell-snapshot --bundle | \
+lokust-shell-restore - --to ~/src/project";
+
+/// Restore a bundled Claude Code project at a new path.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = RESTORE_LONG, after_long_help = ENV_HELP)]
+pub struct RestoreArgs {
+    /// The .lok to restore, or - for standard input.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The project's path on this machine (created when missing).
+    #[arg(long, value_name = "PATH")]
+    pub to: PathBuf,
+
+    /// Claude Code's config directory [default: $CLAUDE_CONFIG_DIR, else ~/.claude].
+    #[arg(long, value_name = "DIR")]
+    pub claude_dir: Option<PathBuf>,
+
+    /// Print the plan (files, sizes, path map, conflicts) and write nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+
+    /// Replace files that exist with other content, keeping the old ones as backups.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Refuse a bundle that inflates past SIZE (e.g. 512M, 8G).
+    #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size, hide_short_help = true)]
+    pub max_size: u64,
+
+    /// Print an eval-able script (cd and the captured safe environment) on standard output.
+    #[arg(long)]
+    pub print_shell: bool,
+}
+
+/// `4G`, `512M`, `100k` or a number of bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let unit = t[i..].to_ascii_lowercase();
+            let mult: u64 = match unit.trim_end_matches("ib").trim_end_matches('b') {
+                "" => 1,
+                "k" => 1 << 10,
+                "m" => 1 << 20,
+                "g" => 1 << 30,
+                "t" => 1 << 40,
+                _ => return Err(format!("unknown unit in {text:?} (use K, M, G or T)")),
+            };
+            (&t[..i], mult)
+        }
+        None => (t, 1),
+    };
+    let n: u64 = num.trim().parse().map_err(|_| format!("{text:?} is not a size"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("{text:?} is too large"))
+}
+
 /// Print a shell completion script.
 #[derive(Debug, Clone, Args)]
 #[command(long_about = "Print a completion script for SHELL on standard output, covering \
@@ -119,6 +208,7 @@ pub enum CompletionShell {
 #[derive(Debug, Clone, Subcommand)]
 pub enum ShellCommand {
     Snapshot(SnapshotArgs),
+    Restore(RestoreArgs),
     Inspect(InspectArgs),
     Completions(CompletionsArgs),
 }
@@ -148,6 +238,14 @@ pub struct SnapshotCli {
     pub args: SnapshotArgs,
 }
 
+/// Restore a bundled Claude Code project at a new path.
+#[derive(Debug, Parser)]
+#[command(name = "lokust-shell-restore", version, long_about = RESTORE_LONG, after_long_help = ENV_HELP)]
+pub struct RestoreCli {
+    #[command(flatten)]
+    pub args: RestoreArgs,
+}
+
 /// The date printed in the man pages; bumped with each release.
 pub const MAN_DATE: &str = "2026-11-22";
 
@@ -166,7 +264,8 @@ pub fn man_pages() -> Vec<(String, clap::Command)> {
         let name = format!("lokust-shell-{}", sub.get_name());
         pages.push((name.clone(), sub.clone().name(name).version(env!("CARGO_PKG_VERSION"))));
     }
-    // The standalone tool is the same command as `lokust-shell snapshot`; it shares that page.
+    // The standalone tools are the same commands as `lokust-shell snapshot` and
+    // `lokust-shell restore`; they share those pages.
     pages
 }
 
@@ -178,5 +277,14 @@ mod tests {
     fn definitions_are_consistent() {
         ShellCli::command().debug_assert();
         SnapshotCli::command().debug_assert();
+        RestoreCli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("3 parsecs").is_err());
     }
 }

@@ -4,8 +4,10 @@ use std::io::Write;
 
 use anyhow::Context;
 
+use crate::bundle;
 use crate::cli::InspectArgs;
 use crate::lok::Lok;
+use crate::restore;
 use crate::summary;
 
 pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
@@ -14,7 +16,17 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         lok.write_to(&mut *out).context("could not write the JSON")?;
     } else {
         match &lok {
-            Lok::Shell(s) => summary::inspect_shell(s, args.history, out)?,
+            Lok::Shell(s) => {
+                summary::inspect_shell(s, args.history, out)?;
+                if let Some(b) =
+                    s.bundle.as_ref().filter(|b| b.kind == bundle::KIND && b.format == bundle::FORMAT)
+                {
+                    let name = crate::lok::display_name(&args.file);
+                    let sessions = restore::list_sessions(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
+                        .with_context(|| format!("could not read the bundle in {name}"))?;
+                    summary::bundle_sessions(&sessions, out)?;
+                }
+            }
             Lok::Coordination(c) => summary::inspect_coordination(c, out)?,
         }
     }

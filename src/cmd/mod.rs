@@ -2,4 +2,5 @@
 
 pub mod completions;
 pub mod inspect;
+pub mod restore;
 pub mod snapshot;
