@@ -11,3 +11,9 @@ mod snapshot;
 mod inspect;
 // --help, man pages and completions stay in step with the clap definitions.
 mod docs;
+// lokust-shell-snapshot --bundle: the Claude Code project inside the .lok, redacted.
+mod bundle;
+// lokust-shell-restore: paths rewritten, extras placed, merges, hostile input, interruptions.
+mod restore;
+// The real Claude Code CLI resumes a moved conversation against a local Messages API stand-in.
+mod claude_cli;
