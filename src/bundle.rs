@@ -345,35 +345,33 @@ fn consistent_len(file: &mut File, jsonl: bool) -> io::Result<u64> {
     }
 }
 
-/// Reads a file's first `len` bytes a chunk of whole lines at a time, redacting each line
-/// (as JSON for a transcript, as text otherwise).
-struct LineRedactor {
+/// Reads a file's first `len` bytes a chunk of whole lines at a time. The same bytes
+/// always split into the same chunks, so a second read can be checked chunk by chunk.
+struct Chunker {
     file: io::Take<File>,
-    jsonl: bool,
-    redact: bool,
     buf: Vec<u8>,
     eof: bool,
 }
 
-impl LineRedactor {
-    fn new(file: File, len: u64, jsonl: bool, redact: bool) -> LineRedactor {
-        LineRedactor { file: file.take(len), jsonl, redact, buf: Vec::with_capacity(CHUNK), eof: false }
+impl Chunker {
+    fn new(file: File, len: u64) -> Chunker {
+        Chunker { file: file.take(len), buf: Vec::with_capacity(CHUNK), eof: false }
     }
 
-    /// Appends the next chunk's output to `out`; false once the file is done.
-    fn next_chunk(&mut self, report: &mut Report, out: &mut Vec<u8>) -> io::Result<bool> {
+    /// Puts the next chunk (whole lines, except at the end) in `out`; false when done.
+    fn next(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
+        out.clear();
         loop {
             if self.eof && self.buf.is_empty() {
                 return Ok(false);
             }
-            let start = self.buf.len();
             if !self.eof {
+                let start = self.buf.len();
                 self.buf.resize(start + CHUNK, 0);
                 let n = read_full(&mut self.file, &mut self.buf[start..])?;
                 self.buf.truncate(start + n);
                 self.eof = n == 0;
             }
-            // Whole lines only, except at the end.
             let upto = if self.eof {
                 self.buf.len()
             } else {
@@ -382,22 +380,48 @@ impl LineRedactor {
             if upto == 0 {
                 continue;
             }
-            if !self.redact {
-                out.extend_from_slice(&self.buf[..upto]);
-            } else {
-                for line in self.buf[..upto].split_inclusive(|&b| b == b'\n') {
-                    let (body, nl) = match line.strip_suffix(b"\n") {
-                        Some(b) => (b, &b"\n"[..]),
-                        None => (line, &b""[..]),
-                    };
-                    redact_line(body, self.jsonl, report, out);
-                    out.extend_from_slice(nl);
-                }
-            }
+            out.extend_from_slice(&self.buf[..upto]);
             self.buf.drain(..upto);
             return Ok(true);
         }
     }
+}
+
+/// What redaction changes in one chunk, found in the first read: the chunk's length and
+/// CRC (to recognise it in the second read) and the lines replaced.
+struct ChunkPlan {
+    len: usize,
+    crc: u32,
+    edits: Vec<(usize, usize, Vec<u8>)>,
+}
+
+/// Redacts every line of `chunk`, returning the edits and the output length.
+fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Vec<(usize, usize, Vec<u8>)>, u64) {
+    let mut edits = Vec::new();
+    let mut out_len = 0u64;
+    let mut at = 0;
+    let mut scratch = Vec::new();
+    for line in chunk.split_inclusive(|&b| b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        scratch.clear();
+        redact_line(body, jsonl, report, &mut scratch);
+        if scratch[..] != *body {
+            edits.push((at, at + body.len(), scratch.clone()));
+        }
+        out_len += (scratch.len() + line.len() - body.len()) as u64;
+        at += line.len();
+    }
+    (edits, out_len)
+}
+
+fn apply(chunk: &[u8], edits: &[(usize, usize, Vec<u8>)], out: &mut Vec<u8>) {
+    let mut pos = 0;
+    for (start, end, with) in edits {
+        out.extend_from_slice(&chunk[pos..*start]);
+        out.extend_from_slice(with);
+        pos = *end;
+    }
+    out.extend_from_slice(&chunk[pos..]);
 }
 
 fn redact_line(body: &[u8], jsonl: bool, report: &mut Report, out: &mut Vec<u8>) {
@@ -425,18 +449,50 @@ fn redact_line(body: &[u8], jsonl: bool, report: &mut Report, out: &mut Vec<u8>)
     }
 }
 
-/// A file's redacted content as a reader of exactly `size` bytes (the size counted in the
-/// first pass): if the file changed in between, the output is cut at a line end or
-/// padded with newlines so the tar stays whole.
+/// A file's redacted content as a reader of exactly `size` bytes, the size the first
+/// read counted. Each chunk is checked against that read: an unchanged chunk gets the
+/// edits found then, a changed one is redacted afresh (a file rewritten in between
+/// never leaks), and the output is cut at a line end or padded with newlines so the
+/// tar stays whole.
 struct Exact<'a> {
-    inner: LineRedactor,
+    chunks: Chunker,
+    plans: Option<Vec<ChunkPlan>>,
+    jsonl: bool,
+    index: usize,
     size: u64,
     produced: u64,
+    raw: Vec<u8>,
     out: Vec<u8>,
     pos: usize,
     report: &'a mut Report,
     progress: Option<&'a indicatif::ProgressBar>,
     changed: bool,
+}
+
+impl Exact<'_> {
+    fn refill(&mut self) -> io::Result<bool> {
+        if !self.chunks.next(&mut self.raw)? {
+            return Ok(false);
+        }
+        if let Some(p) = self.progress {
+            p.inc(self.raw.len() as u64);
+        }
+        match &self.plans {
+            None => self.out.extend_from_slice(&self.raw),
+            Some(plans) => match plans.get(self.index) {
+                Some(plan) if plan.len == self.raw.len() && plan.crc == crc32fast::hash(&self.raw) => {
+                    apply(&self.raw, &plan.edits, &mut self.out)
+                }
+                _ => {
+                    self.changed = true;
+                    let (edits, _) = plan_chunk(&self.raw, self.jsonl, self.report);
+                    apply(&self.raw, &edits, &mut self.out);
+                }
+            },
+        }
+        self.index += 1;
+        Ok(true)
+    }
 }
 
 impl Read for Exact<'_> {
@@ -448,11 +504,7 @@ impl Read for Exact<'_> {
             if left == 0 {
                 return Ok(0);
             }
-            let more = self.inner.next_chunk(self.report, &mut self.out)?;
-            if let Some(p) = self.progress {
-                p.inc(self.out.len() as u64);
-            }
-            if !more {
+            if !self.refill()? {
                 self.changed = true;
                 self.out.resize(left.min(CHUNK as u64) as usize, b'\n');
             } else if self.out.len() as u64 > left {
@@ -586,28 +638,34 @@ fn write_tar<W: Write>(
                 };
                 let len = consistent_len(&mut file, *jsonl)
                     .with_context(|| format!("could not read {}", src.display()))?;
-                let size = if opts.redact {
-                    let mut counter = LineRedactor::new(file.try_clone()?, len, *jsonl, true);
-                    let mut buf = Vec::new();
+                // First read: what redaction changes, and so the size for the header.
+                let (size, plans) = if opts.redact {
+                    let mut chunks = Chunker::new(file.try_clone()?, len);
+                    let mut raw = Vec::new();
+                    let mut plans = Vec::new();
                     let mut size = 0u64;
-                    let mut scratch = Report::default();
-                    while counter.next_chunk(&mut scratch, &mut buf)? {
-                        size += buf.len() as u64;
-                        buf.clear();
+                    while chunks.next(&mut raw)? {
+                        let (edits, out_len) = plan_chunk(&raw, *jsonl, &mut stats.redactions);
+                        plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(&raw), edits });
+                        size += out_len;
                     }
                     file.seek(SeekFrom::Start(0))?;
-                    size
+                    (size, Some(plans))
                 } else {
-                    len
+                    (len, None)
                 };
                 header.set_entry_type(tar::EntryType::Regular);
                 header.set_mode(0o600);
                 header.set_mtime(*mtime);
                 header.set_size(size);
                 let mut reader = Exact {
-                    inner: LineRedactor::new(file, len, *jsonl, opts.redact),
+                    chunks: Chunker::new(file, len),
+                    plans,
+                    jsonl: *jsonl,
+                    index: 0,
                     size,
                     produced: 0,
+                    raw: Vec::new(),
                     out: Vec::new(),
                     pos: 0,
                     report: &mut stats.redactions,
@@ -819,4 +877,71 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_gzip_is_one_member_any_gunzip_reads() {
+        let mut input = Vec::new();
+        let mut x = 1u32;
+        while input.len() < 3 * BLOCK + 5 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            input.extend_from_slice(format!("line {} of text {}\n", x % 977, x % 13).as_bytes());
+        }
+        for len in [0, 1, BLOCK - 1, BLOCK, input.len()] {
+            for threads in [1, 2, 3] {
+                let mut gz = ParallelGz::new(Vec::new(), 6, threads);
+                gz.write_all(&input[..len]).unwrap();
+                let (out, total) = gz.finish().unwrap();
+                assert_eq!(total, len as u64);
+                let mut back = Vec::new();
+                flate2::read::GzDecoder::new(&out[..]).read_to_end(&mut back).unwrap();
+                assert!(back == input[..len], "len {len}, {threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_rewritten_between_the_reads_is_redacted_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let clean = "{\"a\":\"nothing to see here at all, fine\"}\n";
+        fs::write(&path, clean).unwrap();
+        let mut report = Report::default();
+        let mut chunks = Chunker::new(File::open(&path).unwrap(), clean.len() as u64);
+        let mut raw = Vec::new();
+        let mut plans = Vec::new();
+        let mut size = 0;
+        while chunks.next(&mut raw).unwrap() {
+            let (edits, n) = plan_chunk(&raw, true, &mut report);
+            plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(&raw), edits });
+            size += n;
+        }
+        // Same length, now with a secret in it.
+        let dirty = "{\"a\":\"key AKIAQWERTYUIOPASDFGH okay!!!\"}\n";
+        assert_eq!(dirty.len(), clean.len());
+        fs::write(&path, dirty).unwrap();
+        let mut reader = Exact {
+            chunks: Chunker::new(File::open(&path).unwrap(), clean.len() as u64),
+            plans: Some(plans),
+            jsonl: true,
+            index: 0,
+            size,
+            produced: 0,
+            raw: Vec::new(),
+            out: Vec::new(),
+            pos: 0,
+            report: &mut report,
+            progress: None,
+            changed: false,
+        };
+        let mut out = String::new();
+        reader.read_to_string(&mut out).unwrap();
+        assert!(reader.changed);
+        assert_eq!(out.len() as u64, size);
+        assert!(!out.contains("AKIA"), "{out}");
+    }
 }
