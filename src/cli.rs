@@ -28,7 +28,10 @@ Files are written atomically with mode 0600. A summary goes to standard error.
 
 Every text that goes into the file passes the redactor first. A section that cannot be \
 read (no git, a tmux server that is gone, an unreadable history) is left null with a \
-warning, and the snapshot still succeeds.";
+warning, and the snapshot still succeeds.
+
+With --bundle the Claude Code conversations of this directory go in too, redacted, so \
+lokust-shell-restore can bring them back at another path on another machine.";
 
 /// Capture this shell session into a .lok file.
 #[derive(Debug, Clone, Args)]
@@ -65,7 +68,7 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "NAME", hide_short_help = true)]
     pub shell: Option<String>,
 
-    /// Embed this directory's Claude Code project (its conversations) in the .lok.
+    /// Embed this directory's Claude Code conversations.
     ///
     /// The project slot goes in as tar.gz+base64, streamed, redacted line by line with
     /// every transcript line kept valid JSON, together with what a move needs from
@@ -135,19 +138,26 @@ pub struct RestoreArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// The project's path on this machine (created when missing).
+    /// The project's new path (created when missing).
     #[arg(long, value_name = "PATH")]
     pub to: PathBuf,
 
-    /// Claude Code's config directory [default: $CLAUDE_CONFIG_DIR, else ~/.claude].
+    /// Claude Code's dir [$CLAUDE_CONFIG_DIR or ~/.claude].
     #[arg(long, value_name = "DIR")]
     pub claude_dir: Option<PathBuf>,
 
-    /// Print the plan (files, sizes, path map, conflicts) and write nothing.
+    /// Print the plan and write nothing.
+    ///
+    /// The plan lists every file with its size and what would happen to it (add, same,
+    /// replace, conflict), the old path to new path map, and the new slot.
     #[arg(short = 'n', long)]
     pub dry_run: bool,
 
-    /// Replace files that exist with other content, keeping the old ones as backups.
+    /// Replace files that differ, keeping backups.
+    ///
+    /// Without it a file that exists with other content is kept, the incoming one is
+    /// refused and the exit status is 2. With it the old file stays as
+    /// <name>.lokust-backup-<time> beside the new one.
     #[arg(long)]
     pub force: bool,
 
@@ -155,7 +165,12 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size, hide_short_help = true)]
     pub max_size: u64,
 
-    /// Print an eval-able script (cd and the captured safe environment) on standard output.
+    /// Print a script to eval: cd there, set the env.
+    ///
+    /// The script goes to standard output and the report to standard error, so
+    /// eval "$(lokust-shell-restore s.lok --to DIR --print-shell)" restores and moves there.
+    /// Only the captured safe environment is set (locale, editor, pager), never the old
+    /// machine's HOME, USER, TERM or multiplexer variables.
     #[arg(long)]
     pub print_shell: bool,
 }

@@ -35,7 +35,8 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
     };
     let outcome = match restore::restore(Source::from_arg(&args.file), &opts) {
         Ok(o) => o,
-        Err(e) if e.chain().any(|c| c.is::<restore::Interrupted>()) => {
+        // A signal can surface as another error (a pipe closed by the same Ctrl-C).
+        Err(e) if restore::interrupted() || e.chain().any(|c| c.is::<restore::Interrupted>()) => {
             eprintln!("lokust: interrupted; nothing was changed");
             return Ok(exit::INTERRUPTED);
         }
