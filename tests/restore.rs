@@ -128,6 +128,10 @@ fn restore_reads_standard_input_and_a_second_run_changes_nothing() {
     let history = fs::read_to_string(env.home.join(".claude/history.jsonl")).unwrap();
     let a = restore(&env, &lok, &target).success();
     assert!(stdout(&a).contains("0 added, 7 unchanged, 0 replaced, 0 refused"), "{}", stdout(&a));
+    // A dry run sees the same: every file would be unchanged, though its paths were rewritten.
+    let dry = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).arg("-n").assert().success();
+    let plan = stdout(&dry);
+    assert!(plan.contains("same") && !plan.contains("conflict") && !plan.contains("add "), "{plan}");
     assert_eq!(fs::read_to_string(env.home.join(".claude/history.jsonl")).unwrap(), history);
 }
 

@@ -42,6 +42,9 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         }
         Err(e) => return Err(e),
     };
+    for w in &outcome.warnings {
+        exit::warn(w);
+    }
     let stdout = io::stdout();
     let stderr = io::stderr();
     let mut human: Box<dyn Write> =

@@ -161,6 +161,8 @@ pub struct RestoreOutcome {
     pub backups: Vec<PathBuf>,
     /// Temp dirs of killed runs that were removed.
     pub cleaned: Vec<PathBuf>,
+    /// What could not be done after the conversations were placed.
+    pub warnings: Vec<String>,
     /// The snapshot the bundle came in.
     pub lok: ShellLok,
 }
@@ -533,6 +535,8 @@ struct Job<'a> {
     map: PathMap,
     /// Entries seen: relative path, size, mtime, whether a directory.
     entries: Vec<(PathBuf, u64, u64, bool)>,
+    /// In a dry run, each file's content as it would be written: (length, CRC).
+    fingerprints: BTreeMap<PathBuf, (u64, u32)>,
     /// Transcripts written before the path map was known; rewritten afterwards.
     unmapped: Vec<PathBuf>,
     old_slot: String,
@@ -557,6 +561,7 @@ impl<'a> Job<'a> {
             staging: None,
             map: PathMap::new(new_dir_str),
             entries: Vec::new(),
+            fingerprints: BTreeMap::new(),
             unmapped: Vec::new(),
             old_slot: String::new(),
             tar_bytes: 0,
@@ -652,6 +657,16 @@ impl<'a> Job<'a> {
                 return Ok(());
             }
             let Some(tree) = &tree else {
+                // A dry run writes nothing, but learns what each file would hold.
+                if !entry.is_dir {
+                    let mut sink = Fingerprint::default();
+                    if is_text_rewritten(&entry.rel) {
+                        self.map.rewrite_stream(entry.reader, &mut sink)?;
+                    } else {
+                        io::copy(entry.reader, &mut sink)?;
+                    }
+                    self.fingerprints.insert(entry.rel.clone(), (sink.len, sink.crc.finalize()));
+                }
                 return Ok(());
             };
             let dest = tree.join(&entry.rel);
@@ -779,6 +794,7 @@ impl<'a> Job<'a> {
             claude_json: None,
             backups: Vec::new(),
             cleaned,
+            warnings: Vec::new(),
             lok,
         };
 
@@ -818,12 +834,17 @@ impl<'a> Job<'a> {
                 Err(_) => Action::Add,
                 Ok(_) => match &staged {
                     Some(s) if same_content(s, dest)? => Action::Same,
-                    None if self.opts.dry_run && dry_same(dest, *size) => Action::Same,
+                    None if self.opts.dry_run && self.fingerprints.get(rel) == fingerprint(dest).as_ref() => {
+                        Action::Same
+                    }
                     _ if self.opts.force => Action::Replace,
                     _ => Action::Refuse,
                 },
             };
-            let bytes = staged.as_ref().and_then(|s| fs::metadata(s).ok()).map(|m| m.len()).unwrap_or(*size);
+            let bytes = match &staged {
+                Some(s) => fs::metadata(s).map(|m| m.len()).unwrap_or(*size),
+                None => self.fingerprints.get(rel).map_or(*size, |f| f.0),
+            };
             if let Some(s) = &staged {
                 set_times(s, (*mtime as i64 + shift).max(0) as u64);
             }
@@ -862,12 +883,19 @@ impl<'a> Job<'a> {
             }
         }
         // The prompt history and the project's config entry.
+        // The conversations are in place by now: a problem here is a warning, not a failure.
         if let Ok(text) = fs::read(tree_or_extras(self.staging.as_deref(), "history.jsonl")) {
-            outcome.history_lines = append_history(&self.opts.claude_dir.join("history.jsonl"), &text)?;
+            match append_history(&self.opts.claude_dir.join("history.jsonl"), &text) {
+                Ok(n) => outcome.history_lines = n,
+                Err(e) => outcome.warnings.push(format!("prompt history not updated: {e:#}")),
+            }
         }
         if let Ok(text) = fs::read(tree_or_extras(self.staging.as_deref(), "claude-project.json")) {
             let global = bundle::global_config(&self.opts.claude_dir, self.opts.home.as_deref());
-            outcome.claude_json = Some(merge_project_entry(&global, &text, &self.map, &self.new_dir_str)?);
+            match merge_project_entry(&global, &text, &self.map, &self.new_dir_str) {
+                Ok(what) => outcome.claude_json = Some(what),
+                Err(e) => outcome.warnings.push(format!("project entry not added: {e:#}")),
+            }
         }
         Ok(outcome)
     }
@@ -941,9 +969,28 @@ fn same_content(a: &Path, b: &Path) -> io::Result<bool> {
     }
 }
 
-/// In a dry run nothing is extracted to compare with: the same size counts as the same.
-fn dry_same(dest: &Path, size: u64) -> bool {
-    fs::metadata(dest).is_ok_and(|m| m.len() == size)
+/// Length and CRC of what passes through, for a dry run's comparisons.
+#[derive(Default)]
+struct Fingerprint {
+    len: u64,
+    crc: crc32fast::Hasher,
+}
+
+impl Write for Fingerprint {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.len += buf.len() as u64;
+        self.crc.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn fingerprint(path: &Path) -> Option<(u64, u32)> {
+    let mut sink = Fingerprint::default();
+    io::copy(&mut File::open(path).ok()?, &mut sink).ok()?;
+    Some((sink.len, sink.crc.finalize()))
 }
 
 /// Moves a staged file into place by rename, as `action` says.
@@ -954,11 +1001,8 @@ fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>)
             if let Some(parent) = dest.parent() {
                 fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
             }
-            // A link in the way would be followed by rename's target check: never.
-            if fs::symlink_metadata(dest).is_ok() {
-                bail!("{} appeared while restoring; left as it is", dest.display());
-            }
-            fs::rename(staged, dest).with_context(|| format!("could not place {}", dest.display()))
+            // Never over something that appeared meanwhile.
+            rename_noreplace(staged, dest).with_context(|| format!("could not place {}", dest.display()))
         }
         Action::Replace => {
             let stamp = crate::summary::utc(
@@ -979,6 +1023,27 @@ fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>)
             Ok(())
         }
     }
+}
+
+/// Renames `from` to `to` unless `to` exists, atomically (renameat2 NOREPLACE; on a
+/// filesystem without it, a file is linked then unlinked).
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (a, b) = (c(from)?, c(to)?);
+    // SAFETY: two valid NUL-terminated paths relative to the working directory.
+    let rc = unsafe {
+        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_NOREPLACE)
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EINVAL) && fs::metadata(from)?.is_file() {
+        fs::hard_link(from, to)?;
+        return fs::remove_file(from);
+    }
+    Err(err)
 }
 
 /// Appends the carried prompt-history lines that are not there yet, in one write.
