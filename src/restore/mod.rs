@@ -356,7 +356,25 @@ fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<O
 // The restore
 
 /// Restores the bundle in `source` to `opts.to`. See the module docs for the order of
-/// work; with `dry_run` nothing is written.
+/// work; with `dry_run` nothing is written. An interruption (after
+/// [`install_signal_handlers`]) is an error holding [`Interrupted`]; files that exist
+/// with other content are not an error but [`Action::Refuse`] entries in the outcome.
+///
+/// ```no_run
+/// use lokust::restore::{self, RestoreOptions, Source, DEFAULT_MAX_SIZE};
+/// let opts = RestoreOptions {
+///     to: "/home/me/src/project".into(),
+///     claude_dir: "/home/me/.claude".into(),
+///     home: Some("/home/me".into()),
+///     dry_run: false,
+///     force: false,
+///     max_size: DEFAULT_MAX_SIZE,
+/// };
+/// let outcome = restore::restore(Source::File("s.lok".into()), &opts)?;
+/// println!("cd {} && claude --resume {}", outcome.project_dir.display(),
+///          outcome.newest_session.unwrap_or_default());
+/// # anyhow::Ok(())
+/// ```
 pub fn restore(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreOutcome> {
     let name = source.name();
     let new_dir = paths::predict_realpath(&opts.to)
