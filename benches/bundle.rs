@@ -119,8 +119,8 @@ fn generate(slot: &Path, cwd: &str, mb: u64) {
             );
             let (a, b, c) = (20 + r.below(60), 40 + r.below(200), 100 + r.below(400));
             let (short, answer) = (text(&mut r, a), text(&mut r, b));
-            // Tools often show the same file again: half the outputs repeat the last one.
-            if r.below(2) == 0 || last_output.is_empty() {
+            // Tools often show the same file again: two outputs in three repeat the last one.
+            if r.below(3) == 0 || last_output.is_empty() {
                 last_output = text(&mut r, c);
             }
             let output = last_output.clone();

@@ -559,7 +559,13 @@ fn a_restore_killed_at_any_moment_leaves_old_or_new_state() {
     let slot = new_slot(&env, &target);
     let done = tree(&slot);
     fs::remove_dir_all(&slot).unwrap();
-    for delay_ms in [0u64, 30, 100, 300] {
+    for (round, delay_ms) in [0u64, 30, 100, 300, 0, 30, 100, 300].into_iter().enumerate() {
+        // Half the rounds merge into an existing slot, file by file.
+        let merging = round >= 4;
+        if merging {
+            fs::create_dir_all(&slot).unwrap();
+            fs::write(slot.join("keep.jsonl"), "{\"mine\":1}\n").unwrap();
+        }
         let mut child = spawn_restore(&env, &lok, &target);
         wait_for_staging(&env, &mut child);
         std::thread::sleep(Duration::from_millis(delay_ms));
@@ -567,18 +573,24 @@ fn a_restore_killed_at_any_moment_leaves_old_or_new_state() {
         let _ = wait_bounded(child);
         if slot.exists() {
             let now = tree(&slot);
-            let keys: Vec<_> = done.keys().collect();
-            assert_eq!(now.keys().collect::<Vec<_>>(), keys, "a half-restored slot after {delay_ms} ms");
-            for (k, v) in &done {
-                if v.0 > 0 {
-                    assert_eq!(now[k].2, v.2, "{} differs after {delay_ms} ms", k.display());
+            for (k, v) in &now {
+                if k.ends_with("keep.jsonl") {
+                    assert_eq!(fs::read_to_string(k).unwrap(), "{\"mine\":1}\n");
+                    continue;
                 }
+                let want =
+                    done.get(k).unwrap_or_else(|| panic!("{} is not part of the restore", k.display()));
+                // Every file is either absent (old state) or whole (new state).
+                assert_eq!(v.2, want.2, "{} half-written after {delay_ms} ms", k.display());
             }
-            fs::remove_dir_all(&slot).unwrap();
+            if !merging {
+                assert_eq!(now.len(), done.len(), "a half-restored new slot after {delay_ms} ms");
+            }
         }
-        // The next run cleans up whatever the killed one left.
+        // The next run cleans up whatever the killed one left, and completes.
         restore(&env, &lok, &target).success();
         assert!(staging_dirs(&env).is_empty());
+        assert_eq!(tree(&slot).len(), done.len() + usize::from(merging));
         fs::remove_dir_all(&slot).unwrap();
     }
 }
@@ -659,4 +671,25 @@ fn real_transcripts_survive_the_move_byte_for_byte() {
             }
         }
     }
+}
+
+/// A bundle from a writer that knows only the spec: no manifest, and a snapshot cwd that
+/// is not the path the events recorded. The events' own cwd is rewritten too.
+#[test]
+fn a_spec_only_bundle_is_restored_by_the_events_cwd() {
+    let env = TestEnv::new();
+    let line = b"{\"type\":\"user\",\"cwd\":\"/real/elsewhere/proj\",\"sessionId\":\"abc\",\"f\":\"/real/elsewhere/proj/src/x.rs\"}\n";
+    let tar = raw_tar(&[
+        raw(b"-real-elsewhere-proj/", b'5', b""),
+        raw(b"-real-elsewhere-proj/abc.jsonl", b'0', line),
+    ]);
+    let lok = env.write("foreign.lok", serde_json::to_vec(&lok_of_tar(&tar)).unwrap());
+    let target = env.root.path().join("here");
+    let a = restore(&env, &lok, &target).success();
+    assert!(stdout(&a).contains("claude --resume abc"), "{}", stdout(&a));
+    let new = fs::canonicalize(&target).unwrap();
+    let text = fs::read_to_string(new_slot(&env, &target).join("abc.jsonl")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["cwd"], new.to_str().unwrap());
+    assert_eq!(v["f"], format!("{}/src/x.rs", new.display()));
 }

@@ -557,6 +557,8 @@ struct Job<'a> {
     fingerprints: BTreeMap<PathBuf, (u64, u32)>,
     /// Transcripts written before the path map was known; rewritten afterwards.
     unmapped: Vec<PathBuf>,
+    /// Every JSONL file staged.
+    transcripts: Vec<PathBuf>,
     old_slot: String,
     tar_bytes: u64,
     lok: Option<ShellLok>,
@@ -581,6 +583,7 @@ impl<'a> Job<'a> {
             entries: Vec::new(),
             fingerprints: BTreeMap::new(),
             unmapped: Vec::new(),
+            transcripts: Vec::new(),
             old_slot: String::new(),
             tar_bytes: 0,
             lok: None,
@@ -707,6 +710,7 @@ impl<'a> Job<'a> {
                 fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
             }
             if is_text_rewritten(&entry.rel) {
+                self.transcripts.push(entry.rel.clone());
                 if self.map.is_empty() {
                     self.unmapped.push(entry.rel.clone());
                     write_new(&dest, entry.reader)?;
@@ -721,6 +725,36 @@ impl<'a> Job<'a> {
         })?;
         self.old_slot = unpacked.root;
         self.tar_bytes = unpacked.tar_bytes;
+        Ok(())
+    }
+
+    /// The events' own cwd is the truth (research/claude-code.md): when the snapshot's
+    /// cwd and the manifest did not name it (a bundle from another writer, a link in the
+    /// old path), the staged transcripts get a second pass for it.
+    fn cover_recorded_cwd(&mut self) -> anyhow::Result<()> {
+        let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) else { return Ok(()) };
+        let top: Vec<&PathBuf> =
+            self.transcripts.iter().filter(|r| top_level_transcript(r).is_some()).collect();
+        let Some(cwd) = top.iter().find_map(|rel| first_cwd(&tree.join(rel))) else { return Ok(()) };
+        let new = self.new_dir_str.clone();
+        if cwd == new || cwd.starts_with(&format!("{new}/")) || new.starts_with(&format!("{cwd}/")) {
+            return Ok(());
+        }
+        let mut extra = PathMap::new(&new);
+        extra.add(&cwd);
+        if extra.is_empty() {
+            return Ok(());
+        }
+        for rel in &self.transcripts {
+            let path = tree.join(rel);
+            let tmp = path.with_extension("lokust-tmp");
+            {
+                let mut src = File::open(&path)?;
+                write_new_with(&tmp, |out| extra.rewrite_stream(&mut src, out))?;
+            }
+            fs::rename(&tmp, &path)?;
+        }
+        self.map.add(&cwd);
         Ok(())
     }
 
@@ -755,6 +789,7 @@ impl<'a> Job<'a> {
                 fs::rename(&tmp, &path)?;
             }
         }
+        self.cover_recorded_cwd()?;
         if interrupted() {
             bail!(Interrupted);
         }
