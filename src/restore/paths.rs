@@ -17,7 +17,7 @@ pub struct PathMap {
 /// A path's bytes as they appear inside a JSON string.
 fn json_inner(s: &str) -> Vec<u8> {
     let quoted = serde_json::to_string(s).unwrap_or_default();
-    quoted.as_bytes()[1..quoted.len() - 1].to_vec()
+    quoted.as_bytes().get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_vec()
 }
 
 /// Bytes that continue a file name, so a match followed or preceded by one is a
