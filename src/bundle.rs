@@ -471,6 +471,9 @@ struct Exact<'a> {
 
 impl Exact<'_> {
     fn refill(&mut self) -> io::Result<bool> {
+        if crate::restore::interrupted() {
+            return Err(io::Error::other(crate::restore::Interrupted));
+        }
         if !self.chunks.next(&mut self.raw)? {
             return Ok(false);
         }
@@ -593,6 +596,9 @@ fn write_tar<W: Write>(
         stats.warnings.push(format!("bundle: left out {path}: not a regular file or directory"));
     }
     for item in &plan.items {
+        if crate::restore::interrupted() {
+            return Err(io::Error::other(crate::restore::Interrupted).into());
+        }
         let mut header = tar::Header::new_gnu();
         header.set_uid(0);
         header.set_gid(0);

@@ -296,3 +296,46 @@ fn inspect_lists_the_bundled_conversations() {
     assert!(text.contains(OLDER) && text.contains("an older talk"), "{text}");
     assert!(!text.contains('\u{1b}'));
 }
+
+#[test]
+fn ctrl_c_during_a_bundle_leaves_no_file_behind() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    let slot = make_project(&env, &project);
+    let line = format!(
+        "{{\"type\":\"user\",\"message\":{{\"content\":\"{}\"}}}}\n",
+        "lorem ipsum dolor ".repeat(12)
+    );
+    for i in 0..60 {
+        fs::write(slot.join(format!("{i:08}-0000-4000-8000-000000000000.jsonl")), line.repeat(2000)).unwrap();
+    }
+    let out_dir = env.root.path().join("out");
+    fs::create_dir_all(&out_dir).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-snapshot"))
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PWD", &project)
+        .current_dir(&project)
+        .args(["--bundle", "-q", "-o"])
+        .arg(out_dir.join("s.lok"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while fs::read_dir(&out_dir).unwrap().count() == 0 && std::time::Instant::now() < deadline {
+        assert!(child.try_wait().unwrap().is_none(), "the snapshot finished before it could be interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "the snapshot did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted; no snapshot was written"));
+    assert_eq!(fs::read_dir(&out_dir).unwrap().count(), 0, "a temp file was left behind");
+}

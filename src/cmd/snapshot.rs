@@ -22,6 +22,17 @@ enum Destination {
 }
 
 pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
+    match capture(args) {
+        // A bundle stops at Ctrl-C; the half-written temp file is removed on the way out.
+        Err(_) if args.bundle && crate::restore::interrupted() => {
+            eprintln!("lokust: interrupted; no snapshot was written");
+            Ok(exit::INTERRUPTED)
+        }
+        other => other,
+    }
+}
+
+fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let probe = Probe::from_process().context("could not read the working directory")?;
     let opts = options(args, &probe)?;
     let destination = destination(args, &probe)?;
@@ -30,6 +41,9 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
         exit::warn(w);
     }
     let plan = if args.bundle { bundle_plan(&probe, &snap)? } else { None };
+    if plan.is_some() {
+        crate::restore::install_signal_handlers();
+    }
     let bundle_opts = bundle::BundleOptions {
         redact: !args.no_redact_bundle,
         progress: plan.as_ref().is_some_and(|p| p.total_bytes >= PROGRESS_FROM) && io::stderr().is_terminal(),
