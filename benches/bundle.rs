@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 /// Wall time and peak RSS (KiB) of a command and everything it waited for, measured by
 /// GNU time: a child forked from this (large) process would inherit its high-water mark.
 fn measure(cmd: &mut Command) -> (Duration, u64) {
+    // Each run starts with no dirty pages of the one before to write back.
+    let _ = Command::new("sync").status();
     let report = std::env::temp_dir().join(format!("lokust-bench-time-{}", std::process::id()));
     let mut timed = Command::new("/usr/bin/time");
     timed.arg("-o").arg(&report).args(["-f", "%M"]).arg(cmd.get_program()).args(cmd.get_args());
