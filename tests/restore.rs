@@ -693,3 +693,31 @@ fn a_spec_only_bundle_is_restored_by_the_events_cwd() {
     assert_eq!(v["cwd"], new.to_str().unwrap());
     assert_eq!(v["f"], format!("{}/src/x.rs", new.display()));
 }
+
+/// `lokust-shell restore` is the same command, and CLAUDE_CONFIG_DIR moves everything:
+/// the slot, the extras and the `.claude.json` that lives inside it.
+#[test]
+fn the_umbrella_command_restores_into_claude_config_dir() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let config = env.root.path().join("cfg");
+    let target = env.root.path().join("t");
+    env.cmd("lokust-shell")
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .arg("restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .assert()
+        .success();
+    let real = fs::canonicalize(&target).unwrap();
+    let slot = config.join("projects").join(lokust::capture::claude::slot_name(real.to_str().unwrap()));
+    assert!(slot.join(format!("{SESSION}.jsonl")).is_file());
+    assert!(config.join("file-history").join(SESSION).join("abc@v1").is_file());
+    let global: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(config.join(".claude.json")).unwrap()).unwrap();
+    assert_eq!(global["projects"][real.to_str().unwrap()]["allowedTools"][0], "Bash");
+    assert_eq!(lokust::fsutil::mode(&config.join(".claude.json")).unwrap(), 0o600);
+    // The old ~/.claude was not touched.
+    assert_eq!(fs::read_dir(env.home.join(".claude/projects")).unwrap().count(), 0);
+}
