@@ -12,6 +12,7 @@
 //! (each block primed with the previous 32 KiB, as pigz does, so the size matches gzip's)
 //! while this thread reads and redacts. See: research/performance.md.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -350,23 +351,31 @@ fn consistent_len(file: &mut File, jsonl: bool) -> io::Result<u64> {
 struct Chunker {
     file: io::Take<File>,
     buf: Vec<u8>,
+    /// Bytes of `buf` handed out by the last call, dropped at the next.
+    handed: usize,
     eof: bool,
 }
 
 impl Chunker {
     fn new(file: File, len: u64) -> Chunker {
-        Chunker { file: file.take(len), buf: Vec::with_capacity(CHUNK), eof: false }
+        Chunker { file: file.take(len), buf: Vec::with_capacity(CHUNK), handed: 0, eof: false }
     }
 
-    /// Puts the next chunk (whole lines, except at the end) in `out`; false when done.
-    fn next(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
-        out.clear();
+    /// The chunk handed out last.
+    fn current(&self) -> &[u8] {
+        &self.buf[..self.handed]
+    }
+
+    /// The next chunk (whole lines, except at the end), borrowed until the next call.
+    fn next(&mut self) -> io::Result<Option<&[u8]>> {
+        self.buf.drain(..self.handed);
+        self.handed = 0;
         loop {
             if self.eof && self.buf.is_empty() {
-                return Ok(false);
+                return Ok(None);
             }
+            let start = self.buf.len();
             if !self.eof {
-                let start = self.buf.len();
                 self.buf.resize(start + CHUNK, 0);
                 let n = read_full(&mut self.file, &mut self.buf[start..])?;
                 self.buf.truncate(start + n);
@@ -375,14 +384,14 @@ impl Chunker {
             let upto = if self.eof {
                 self.buf.len()
             } else {
-                memchr::memrchr(b'\n', &self.buf).map_or(0, |i| i + 1)
+                // Only the bytes just read can hold the chunk's last newline.
+                memchr::memrchr(b'\n', &self.buf[start..]).map_or(0, |i| start + i + 1)
             };
             if upto == 0 {
                 continue;
             }
-            out.extend_from_slice(&self.buf[..upto]);
-            self.buf.drain(..upto);
-            return Ok(true);
+            self.handed = upto;
+            return Ok(Some(&self.buf[..upto]));
         }
     }
 }
@@ -400,15 +409,16 @@ fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Vec<(usize, us
     let mut edits = Vec::new();
     let mut out_len = 0u64;
     let mut at = 0;
-    let mut scratch = Vec::new();
     for line in chunk.split_inclusive(|&b| b == b'\n') {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
-        scratch.clear();
-        redact_line(body, jsonl, report, &mut scratch);
-        if scratch[..] != *body {
-            edits.push((at, at + body.len(), scratch.clone()));
+        // A clean line (nearly all of them) is not copied at all.
+        let red = redact_line(body, jsonl, report);
+        out_len += (red.len() + line.len() - body.len()) as u64;
+        if let Cow::Owned(new) = red
+            && new != body
+        {
+            edits.push((at, at + body.len(), new));
         }
-        out_len += (scratch.len() + line.len() - body.len()) as u64;
         at += line.len();
     }
     (edits, out_len)
@@ -424,7 +434,7 @@ fn apply(chunk: &[u8], edits: &[(usize, usize, Vec<u8>)], out: &mut Vec<u8>) {
     out.extend_from_slice(&chunk[pos..]);
 }
 
-fn redact_line(body: &[u8], jsonl: bool, report: &mut Report, out: &mut Vec<u8>) {
+fn redact_line<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) -> Cow<'a, [u8]> {
     match std::str::from_utf8(body) {
         Ok(text) => {
             let red = if jsonl {
@@ -432,7 +442,10 @@ fn redact_line(body: &[u8], jsonl: bool, report: &mut Report, out: &mut Vec<u8>)
             } else {
                 redact::redact_report(text, report)
             };
-            out.extend_from_slice(red.as_bytes());
+            match red {
+                Cow::Borrowed(_) => Cow::Borrowed(body),
+                Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+            }
         }
         // Not UTF-8: the bytes stay as they are unless the readable part holds a secret.
         Err(_) => {
@@ -440,10 +453,10 @@ fn redact_line(body: &[u8], jsonl: bool, report: &mut Report, out: &mut Vec<u8>)
             let mut found = Report::default();
             let red = redact::redact_report(&lossy, &mut found);
             if found.values == 0 {
-                out.extend_from_slice(body);
+                Cow::Borrowed(body)
             } else {
                 report.merge(&found);
-                out.extend_from_slice(red.as_bytes());
+                Cow::Owned(red.into_owned().into_bytes())
             }
         }
     }
@@ -461,8 +474,9 @@ struct Exact<'a> {
     index: usize,
     size: u64,
     produced: u64,
-    raw: Vec<u8>,
     out: Vec<u8>,
+    /// The current chunk is served straight from the chunker (nothing to change).
+    direct: bool,
     pos: usize,
     report: &'a mut Report,
     progress: Option<&'a indicatif::ProgressBar>,
@@ -474,22 +488,24 @@ impl Exact<'_> {
         if crate::restore::interrupted() {
             return Err(io::Error::other(crate::restore::Interrupted));
         }
-        if !self.chunks.next(&mut self.raw)? {
-            return Ok(false);
-        }
+        let Some(raw) = self.chunks.next()? else { return Ok(false) };
         if let Some(p) = self.progress {
-            p.inc(self.raw.len() as u64);
+            p.inc(raw.len() as u64);
         }
         match &self.plans {
-            None => self.out.extend_from_slice(&self.raw),
+            None => self.direct = true,
             Some(plans) => match plans.get(self.index) {
-                Some(plan) if plan.len == self.raw.len() && plan.crc == crc32fast::hash(&self.raw) => {
-                    apply(&self.raw, &plan.edits, &mut self.out)
+                Some(plan) if plan.len == raw.len() && plan.crc == crc32fast::hash(raw) => {
+                    if plan.edits.is_empty() {
+                        self.direct = true;
+                    } else {
+                        apply(raw, &plan.edits, &mut self.out)
+                    }
                 }
                 _ => {
                     self.changed = true;
-                    let (edits, _) = plan_chunk(&self.raw, self.jsonl, self.report);
-                    apply(&self.raw, &edits, &mut self.out);
+                    let (edits, _) = plan_chunk(raw, self.jsonl, self.report);
+                    apply(raw, &edits, &mut self.out);
                 }
             },
         }
@@ -498,10 +514,17 @@ impl Exact<'_> {
     }
 }
 
+impl Exact<'_> {
+    fn current(&self) -> &[u8] {
+        if self.direct { self.chunks.current() } else { &self.out }
+    }
+}
+
 impl Read for Exact<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.pos == self.out.len() {
+        if self.pos == self.current().len() {
             self.out.clear();
+            self.direct = false;
             self.pos = 0;
             let left = self.size - self.produced;
             if left == 0 {
@@ -510,15 +533,21 @@ impl Read for Exact<'_> {
             if !self.refill()? {
                 self.changed = true;
                 self.out.resize(left.min(CHUNK as u64) as usize, b'\n');
-            } else if self.out.len() as u64 > left {
+            } else if self.current().len() as u64 > left {
                 self.changed = true;
+                if self.direct {
+                    self.out.extend_from_slice(self.chunks.current());
+                    self.direct = false;
+                }
                 let cut = memchr::memrchr(b'\n', &self.out[..left as usize]).map_or(0, |i| i + 1);
                 self.out.truncate(cut);
                 self.out.resize(left as usize, b'\n');
             }
         }
-        let n = buf.len().min(self.out.len() - self.pos);
-        buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+        let pos = self.pos;
+        let current = self.current();
+        let n = buf.len().min(current.len() - pos);
+        buf[..n].copy_from_slice(&current[pos..pos + n]);
         self.pos += n;
         self.produced += n as u64;
         Ok(n)
@@ -618,7 +647,7 @@ fn write_tar<W: Write>(
                             Some(b) => (b, &b"\n"[..]),
                             None => (line, &b""[..]),
                         };
-                        redact_line(body, true, &mut stats.redactions, &mut red);
+                        red.extend_from_slice(&redact_line(body, true, &mut stats.redactions));
                         red.extend_from_slice(nl);
                     }
                 } else {
@@ -647,12 +676,11 @@ fn write_tar<W: Write>(
                 // First read: what redaction changes, and so the size for the header.
                 let (size, plans) = if opts.redact {
                     let mut chunks = Chunker::new(file.try_clone()?, len);
-                    let mut raw = Vec::new();
                     let mut plans = Vec::new();
                     let mut size = 0u64;
-                    while chunks.next(&mut raw)? {
-                        let (edits, out_len) = plan_chunk(&raw, *jsonl, &mut stats.redactions);
-                        plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(&raw), edits });
+                    while let Some(raw) = chunks.next()? {
+                        let (edits, out_len) = plan_chunk(raw, *jsonl, &mut stats.redactions);
+                        plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
                         size += out_len;
                     }
                     file.seek(SeekFrom::Start(0))?;
@@ -671,8 +699,8 @@ fn write_tar<W: Write>(
                     index: 0,
                     size,
                     produced: 0,
-                    raw: Vec::new(),
                     out: Vec::new(),
+                    direct: false,
                     pos: 0,
                     report: &mut stats.redactions,
                     progress: progress.as_ref(),
@@ -918,12 +946,11 @@ mod tests {
         fs::write(&path, clean).unwrap();
         let mut report = Report::default();
         let mut chunks = Chunker::new(File::open(&path).unwrap(), clean.len() as u64);
-        let mut raw = Vec::new();
         let mut plans = Vec::new();
         let mut size = 0;
-        while chunks.next(&mut raw).unwrap() {
-            let (edits, n) = plan_chunk(&raw, true, &mut report);
-            plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(&raw), edits });
+        while let Some(raw) = chunks.next().unwrap() {
+            let (edits, n) = plan_chunk(raw, true, &mut report);
+            plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
             size += n;
         }
         // Same length, now with a secret in it.
@@ -937,8 +964,8 @@ mod tests {
             index: 0,
             size,
             produced: 0,
-            raw: Vec::new(),
             out: Vec::new(),
+            direct: false,
             pos: 0,
             report: &mut report,
             progress: None,

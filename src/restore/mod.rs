@@ -965,11 +965,23 @@ fn is_text_rewritten(rel: &Path) -> bool {
     rel.extension().is_some_and(|e| e == "jsonl")
 }
 
+/// The first absolute `cwd` among a transcript's first lines; lines longer than 1 MiB
+/// (a large tool result) are skipped unread, so memory stays flat.
 fn first_cwd(path: &Path) -> Option<String> {
-    let file = File::open(path).ok()?;
-    for line in BufReader::new(file).lines().take(1000) {
-        let line = line.ok()?;
-        if let Ok(v) = serde_json::from_str::<Value>(&line)
+    const MAX_LINE: u64 = 1 << 20;
+    let mut reader = BufReader::new(File::open(path).ok()?);
+    let mut line = Vec::new();
+    for _ in 0..1000 {
+        line.clear();
+        let n = (&mut reader).take(MAX_LINE).read_until(b'\n', &mut line).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if n as u64 == MAX_LINE && !line.ends_with(b"\n") {
+            reader.skip_until(b'\n').ok()?;
+            continue;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(&line)
             && let Some(cwd) = v.get("cwd").and_then(Value::as_str)
             && cwd.starts_with('/')
         {
@@ -1099,16 +1111,33 @@ fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     Err(err)
 }
 
-/// Appends the carried prompt-history lines that are not there yet, in one write.
+/// Appends the carried prompt-history lines that are not there yet, in one write. The
+/// existing file is only hashed line by line, so its size does not matter.
 fn append_history(path: &Path, incoming: &[u8]) -> anyhow::Result<u64> {
-    let existing: HashSet<Vec<u8>> = match File::open(path) {
-        Ok(f) => BufReader::new(f).split(b'\n').map_while(Result::ok).collect(),
-        Err(_) => HashSet::new(),
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let hash = |line: &[u8]| {
+        let mut h = DefaultHasher::new();
+        line.hash(&mut h);
+        h.finish()
     };
+    let mut existing = HashSet::new();
+    let mut ends_in_newline = true;
+    if let Ok(f) = File::open(path) {
+        let mut reader = BufReader::new(f);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            ends_in_newline = line.ends_with(b"\n");
+            existing.insert(hash(line.strip_suffix(b"\n").unwrap_or(&line)));
+        }
+    }
     let mut add = Vec::new();
     let mut n = 0;
     for line in incoming.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        if serde_json::from_slice::<Value>(line).is_ok() && !existing.contains(line) {
+        if serde_json::from_slice::<Value>(line).is_ok() && existing.insert(hash(line)) {
             add.extend_from_slice(line);
             add.push(b'\n');
             n += 1;
@@ -1117,11 +1146,10 @@ fn append_history(path: &Path, incoming: &[u8]) -> anyhow::Result<u64> {
     if n == 0 {
         return Ok(0);
     }
-    let needs_newline = fs::read(path).ok().is_some_and(|t| !t.is_empty() && !t.ends_with(b"\n"));
-    let mut f = OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
-    if needs_newline {
+    if !ends_in_newline {
         add.insert(0, b'\n');
     }
+    let mut f = OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
     f.write_all(&add).with_context(|| format!("could not append to {}", path.display()))?;
     Ok(n)
 }

@@ -3,7 +3,7 @@
 //! text, every other byte of the line kept.
 
 use std::borrow::Cow;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
 #[derive(Debug, Clone)]
@@ -59,38 +59,52 @@ impl PathMap {
         self.olds.iter().map(|(o, _)| (o.clone(), self.new.clone())).collect()
     }
 
-    /// One JSON line with every old path replaced.
+    /// The earliest match of an old path in `hay[from..]` starting before `limit`, on
+    /// component boundaries: `before` is the byte preceding `hay` (if any), and the end
+    /// of `hay` counts as a boundary.
+    fn next_match(
+        &self,
+        hay: &[u8],
+        from: usize,
+        limit: usize,
+        before: Option<u8>,
+    ) -> Option<(usize, usize)> {
+        let mut best: Option<(usize, usize)> = None;
+        for (_, old) in &self.olds {
+            let mut at = from;
+            while at < limit {
+                let Some(i) = memchr::memmem::find(&hay[at..], old) else { break };
+                let start = at + i;
+                if start >= limit {
+                    break;
+                }
+                let end = start + old.len();
+                let prev = if start == 0 { before } else { Some(hay[start - 1]) };
+                let before_ok = prev.is_none_or(|b| !name_byte(b));
+                let after_ok = end == hay.len() || !name_byte(hay[end]);
+                if before_ok && after_ok {
+                    if best.is_none_or(|(s, e)| start < s || (start == s && end > e)) {
+                        best = Some((start, end));
+                    }
+                    break;
+                }
+                at = start + 1;
+            }
+        }
+        best
+    }
+
+    /// One JSON text with every old path replaced.
     pub fn rewrite_line<'a>(&self, line: &'a [u8]) -> Cow<'a, [u8]> {
         if self.olds.is_empty() || !self.olds.iter().any(|(_, o)| memchr::memmem::find(line, o).is_some()) {
             return Cow::Borrowed(line);
         }
         let mut out = Vec::with_capacity(line.len() + 64);
         let mut pos = 0;
-        let mut from = 0;
-        loop {
-            // The earliest boundary-respecting match of any old path.
-            let mut best: Option<(usize, usize)> = None;
-            for (_, old) in &self.olds {
-                let mut at = from;
-                while let Some(i) = memchr::memmem::find(&line[at..], old) {
-                    let start = at + i;
-                    let end = start + old.len();
-                    let before_ok = start == 0 || !name_byte(line[start - 1]);
-                    let after_ok = end == line.len() || !name_byte(line[end]);
-                    if before_ok && after_ok {
-                        if best.is_none_or(|(s, e)| start < s || (start == s && end > e)) {
-                            best = Some((start, end));
-                        }
-                        break;
-                    }
-                    at = start + 1;
-                }
-            }
-            let Some((start, end)) = best else { break };
+        while let Some((start, end)) = self.next_match(line, pos, line.len(), None) {
             out.extend_from_slice(&line[pos..start]);
             out.extend_from_slice(&self.new_json);
             pos = end;
-            from = end;
         }
         if pos == 0 {
             return Cow::Borrowed(line);
@@ -99,16 +113,50 @@ impl PathMap {
         Cow::Owned(out)
     }
 
-    /// Rewrites a JSONL stream line by line.
+    /// Rewrites a stream in chunks, whatever its line lengths, so memory stays flat even
+    /// for a transcript line of many megabytes. The bytes that could start a match not
+    /// yet complete are carried over to the next chunk.
     pub fn rewrite_stream(&self, src: &mut dyn Read, out: &mut dyn Write) -> io::Result<()> {
-        let mut reader = BufReader::with_capacity(128 * 1024, src);
-        let mut line = Vec::new();
+        self.rewrite_stream_by(src, out, 128 * 1024)
+    }
+
+    fn rewrite_stream_by(&self, src: &mut dyn Read, out: &mut dyn Write, chunk: usize) -> io::Result<()> {
+        if self.olds.is_empty() {
+            io::copy(src, out)?;
+            return Ok(());
+        }
+        let keep = self.olds.iter().map(|(_, o)| o.len()).max().unwrap_or(0) + 1;
+        let mut buf: Vec<u8> = Vec::with_capacity(chunk + keep);
+        let mut before: Option<u8> = None;
         loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line)? == 0 {
+            let start = buf.len();
+            buf.resize(start + chunk, 0);
+            let n = loop {
+                match src.read(&mut buf[start..]) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    other => break other?,
+                }
+            };
+            buf.truncate(start + n);
+            let eof = n == 0;
+            // Bytes below `limit` are settled: a match starting there ends inside `buf`
+            // with its following byte present (or at the true end).
+            let limit = if eof { buf.len() } else { buf.len().saturating_sub(keep) };
+            let mut pos = 0;
+            while let Some((s, e)) = self.next_match(&buf, pos, limit, before) {
+                out.write_all(&buf[pos..s])?;
+                out.write_all(&self.new_json)?;
+                pos = e;
+            }
+            let flush = pos.max(limit);
+            out.write_all(&buf[pos..flush])?;
+            if flush > 0 {
+                before = Some(buf[flush - 1]);
+            }
+            buf.drain(..flush);
+            if eof {
                 return Ok(());
             }
-            out.write_all(&self.rewrite_line(&line))?;
         }
     }
 }
@@ -162,6 +210,22 @@ mod tests {
             r#"{"cwd":"/new/my dir/naïve","a":"/new/my dir/naïve/src/x.rs","b":"/Users/al/proj-2","c":"/x/Users/al/proj","d":"cd /new/my dir/naïve\nls","e":"file:///new/my dir/naïve/y"}"#
         );
         assert!(matches!(map.rewrite_line(br#"{"b":"/Users/al/proj.bak"}"#), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn streaming_in_any_chunk_size_gives_the_same_bytes() {
+        let mut map = PathMap::new("/n");
+        map.add("/Users/al/proj");
+        map.add("/Users/al/proj/sub");
+        let text = br#"{"cwd":"/Users/al/proj"} /Users/al/proj-2 x/Users/al/proj/sub/a "/Users/al/proj/sub"
+/Users/al/proj
+{"b":"/Users/al/proj.bak","c":"/Users/al/proj"}/Users/al/proj"#;
+        let want = map.rewrite_line(text).into_owned();
+        for chunk in 1..40 {
+            let mut out = Vec::new();
+            map.rewrite_stream_by(&mut &text[..], &mut out, chunk).unwrap();
+            assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&want), "chunk {chunk}");
+        }
     }
 
     #[test]
