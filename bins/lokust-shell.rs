@@ -1,4 +1,4 @@
-//! `lokust-shell`: the umbrella command (snapshot, inspect, init, completions, …).
+//! `lokust-shell`: the umbrella command (snapshot, restore, inspect, redact, init, completions).
 
 use std::io;
 use std::process::ExitCode;
@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let cli = ShellCli::parse();
     exit::run(|| match &cli.command {
         ShellCommand::Snapshot(args) => cmd::snapshot::run(args),
+        ShellCommand::Restore(args) => cmd::restore::run(args),
         ShellCommand::Inspect(args) => cmd::inspect::run(args, &mut io::stdout().lock()),
         ShellCommand::Redact(args) => cmd::redact::run(args),
         ShellCommand::Init(args) => cmd::init::run(args, &mut io::stdout().lock()),

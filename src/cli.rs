@@ -18,7 +18,7 @@ Environment:
   LOKUST_HOOK          set to 0 to turn the prompt hook off
   LOKUST_HOOK_INTERVAL seconds between the hook's refreshes in one directory, default 30
 
-Exit status: 0 success (warnings may have been printed), 2 error, 130 interrupted."
+Exit status: 0 success (warnings may have been printed), 2 error or refused, 130 interrupted."
     };
 }
 
@@ -30,6 +30,7 @@ Examples:
   lokust-shell-snapshot > s.lok                 capture to standard output
   lokust-shell-snapshot -o s.lok                capture to a file (0600, atomic)
   lokust-shell-snapshot --tmux work -o s.lok    describe the tmux session \"work\"
+  lokust-shell-snapshot --bundle > s.lok        with the Claude Code conversations
   ssh host lokust-shell-snapshot > s.lok        capture a remote shell
 
 ",
@@ -48,7 +49,10 @@ Files are written atomically with mode 0600. A summary goes to standard error.
 
 Every text that goes into the file passes the redactor first. A section that cannot be \
 read (no git, a tmux server that is gone, an unreadable history) is left null with a \
-warning, and the snapshot still succeeds.";
+warning, and the snapshot still succeeds.
+
+With --bundle the Claude Code conversations of this directory go in too, redacted, so \
+lokust-shell-restore can bring them back at another path on another machine.";
 
 /// Capture this shell session into a .lok file.
 #[derive(Debug, Clone, Args)]
@@ -112,6 +116,19 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "SECS", hide_short_help = true, requires = "live")]
     pub interval: Option<u64>,
 
+    /// Embed this directory's Claude Code conversations.
+    ///
+    /// The project slot goes in as tar.gz+base64, streamed, redacted line by line with
+    /// every transcript line kept valid JSON, together with what a move needs from
+    /// outside the slot (file history, todos, tasks, the project's prompt history and
+    /// its .claude.json entry). lokust-shell-restore puts it back at any path.
+    #[arg(long)]
+    pub bundle: bool,
+
+    /// Copy the bundle without redacting it (secrets in the transcripts stay).
+    #[arg(long, requires = "bundle", hide_short_help = true)]
+    pub no_redact_bundle: bool,
+
     /// Print no summary on standard error.
     #[arg(short, long)]
     pub quiet: bool,
@@ -145,6 +162,106 @@ pub struct InspectArgs {
     /// Show every history entry, not only the last 10.
     #[arg(long)]
     pub history: bool,
+}
+
+const RESTORE_LONG: &str = "\
+Restore the Claude Code conversations bundled in a .lok (lokust-shell-snapshot --bundle) \
+so that `claude --resume` finds them at PATH, on this machine.
+
+PATH is created when missing; the project's slot under $CLAUDE_CONFIG_DIR/projects (or \
+~/.claude/projects) is computed from its real path exactly as Claude Code names it. Every \
+event's cwd and every absolute path below the old project directory is rewritten to PATH; \
+file history, todos, tasks, the project's prompt history and its .claude.json entry go where \
+Claude Code expects them; mtimes are shifted so the newest conversation is now.
+
+Nothing is destroyed. The whole file is checked first, the bundle is extracted into a temp \
+dir beside the slot and only then renamed into place. An existing slot is merged file by file: \
+a file that exists with other content is kept and the incoming one refused (exit 2) unless \
+--force, which keeps the old one as <name>.lokust-backup-<time>. A bundle with any entry \
+outside its root, a link, a device or FIFO, or that inflates past its declared size or \
+--max-size is refused whole, with nothing written. Ctrl-C leaves the old state and no temp \
+files; the temp dirs of a killed run are removed by the next one.
+
+FILE may be - for standard input: ssh host lokust-shell-snapshot --bundle | \
+lokust-shell-restore - --to ~/src/project
+
+--latest takes the newest snapshot on this machine instead: after a crash, \
+lokust-shell restore --latest says where the lost shell was and how to get back there.";
+
+/// Restore a bundled Claude Code project at a new path.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = RESTORE_LONG, after_long_help = ENV_HELP)]
+pub struct RestoreArgs {
+    /// The .lok to restore, or - for standard input.
+    #[arg(value_name = "FILE", required_unless_present = "latest")]
+    pub file: Option<PathBuf>,
+
+    /// Take the newest snapshot, export or live file (my terminal crashed: where was I?).
+    ///
+    /// Live files of shells still running, this one included, are taken only when there
+    /// is nothing else. A snapshot without a bundle is shown, not extracted: where it was,
+    /// the git state there, the last commands, and the way back (see --print-shell).
+    #[arg(long, conflicts_with = "file")]
+    pub latest: bool,
+
+    /// The project's new path (created when missing); with --latest, default the
+    /// snapshot's own directory.
+    #[arg(long, value_name = "PATH", required_unless_present = "latest")]
+    pub to: Option<PathBuf>,
+
+    /// Claude Code's dir [$CLAUDE_CONFIG_DIR or ~/.claude].
+    #[arg(long, value_name = "DIR")]
+    pub claude_dir: Option<PathBuf>,
+
+    /// Print the plan and write nothing.
+    ///
+    /// The plan lists every file with its size and what would happen to it (add, same,
+    /// replace, conflict), the old path to new path map, and the new slot.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+
+    /// Replace files that differ, keeping backups.
+    ///
+    /// Without it a file that exists with other content is kept, the incoming one is
+    /// refused and the exit status is 2. With it the old file stays as
+    /// <name>.lokust-backup-<time> beside the new one.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Refuse a bundle that inflates past SIZE (e.g. 512M, 8G).
+    #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size, hide_short_help = true)]
+    pub max_size: u64,
+
+    /// Print a script to eval: cd there, set the env.
+    ///
+    /// The script goes to standard output and the report to standard error, so
+    /// eval "$(lokust-shell-restore s.lok --to DIR --print-shell)" restores and moves there.
+    /// Only the captured safe environment is set (locale, editor, pager), never the old
+    /// machine's HOME, USER, TERM or multiplexer variables.
+    #[arg(long)]
+    pub print_shell: bool,
+}
+
+/// `4G`, `512M`, `100k` or a number of bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let unit = t[i..].to_ascii_lowercase();
+            let mult: u64 = match unit.trim_end_matches("ib").trim_end_matches('b') {
+                "" => 1,
+                "k" => 1 << 10,
+                "m" => 1 << 20,
+                "g" => 1 << 30,
+                "t" => 1 << 40,
+                _ => return Err(format!("unknown unit in {text:?} (use K, M, G or T)")),
+            };
+            (&t[..i], mult)
+        }
+        None => (t, 1),
+    };
+    let n: u64 = num.trim().parse().map_err(|_| format!("{text:?} is not a size"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("{text:?} is too large"))
 }
 
 /// Print a shell completion script.
@@ -228,6 +345,7 @@ pub struct RedactArgs {
 #[derive(Debug, Clone, Subcommand)]
 pub enum ShellCommand {
     Snapshot(SnapshotArgs),
+    Restore(RestoreArgs),
     Inspect(InspectArgs),
     Redact(RedactArgs),
     Init(InitArgs),
@@ -369,6 +487,14 @@ pub struct TmuxCli {
     pub command: TmuxCommand,
 }
 
+/// Restore a bundled Claude Code project at a new path.
+#[derive(Debug, Parser)]
+#[command(name = "lokust-shell-restore", version, long_about = RESTORE_LONG, after_long_help = ENV_HELP)]
+pub struct RestoreCli {
+    #[command(flatten)]
+    pub args: RestoreArgs,
+}
+
 /// The date printed in the man pages; bumped with each release.
 pub const MAN_DATE: &str = "2026-11-22";
 
@@ -387,7 +513,8 @@ pub fn man_pages() -> Vec<(String, clap::Command)> {
         let name = format!("lokust-shell-{}", sub.get_name());
         pages.push((name.clone(), sub.clone().name(name).version(env!("CARGO_PKG_VERSION"))));
     }
-    // The standalone tool is the same command as `lokust-shell snapshot`; it shares that page.
+    // The standalone tools are the same commands as `lokust-shell snapshot` and
+    // `lokust-shell restore`; they share those pages.
     let tmux = TmuxCli::command();
     pages.push(("lokust-tmux".to_string(), tmux.clone()));
     for sub in tmux.get_subcommands() {
@@ -406,5 +533,14 @@ mod tests {
         ShellCli::command().debug_assert();
         SnapshotCli::command().debug_assert();
         TmuxCli::command().debug_assert();
+        RestoreCli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("3 parsecs").is_err());
     }
 }

@@ -59,6 +59,22 @@ fn lok_files(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
         .collect()
 }
 
+/// [`find`] for a command run by a person: the parent process is the shell asking, the
+/// choice is announced on stderr, and finding nothing is an error that says where it looked.
+pub fn find_for_user(probe: &Probe) -> anyhow::Result<PathBuf> {
+    use anyhow::Context;
+    let found = find(probe, Some(std::os::unix::process::parent_id()))
+        .context("no snapshot found: no export, snapshot or live file in $XDG_STATE_HOME/lokust")?;
+    let ms = found.modified.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    eprintln!(
+        "lokust: latest is {} ({}, {})",
+        found.path.display(),
+        found.kind.describe(),
+        crate::summary::utc(ms)
+    );
+    Ok(found.path)
+}
+
 /// The newest snapshot under `probe`'s state directory. `me` is the shell asking (its
 /// own live file counts as running whatever the process table says).
 pub fn find(probe: &Probe, me: Option<u32>) -> Option<Found> {

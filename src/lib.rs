@@ -1,6 +1,7 @@
 //! lokust: snapshot a terminal session into a portable `.lok` file and restore it on
 //! another machine, at another path, without leaking a credential.
 
+pub mod bundle;
 pub mod capture;
 pub mod cli;
 pub mod cmd;
@@ -12,6 +13,7 @@ pub mod latest;
 pub mod lok;
 pub mod probe;
 pub mod redact;
+pub mod restore;
 pub mod sanitize;
 pub mod snapshot;
 pub mod summary;

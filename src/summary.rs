@@ -118,6 +118,29 @@ pub fn shell_contents<W: Write>(lok: &ShellLok, w: &mut W) -> io::Result<()> {
     writeln!(w, "  bundle:      {}", safe(&bundle))
 }
 
+/// The bundle line of the snapshot summary.
+pub fn bundle_line<W: Write>(b: &crate::bundle::BundleStats, w: &mut W) -> io::Result<()> {
+    writeln!(w, "  bundled:     {} conversations, {} files", b.sessions, b.files)
+}
+
+/// A bundle's conversations, as `inspect` lists them.
+pub fn bundle_sessions<W: Write>(sessions: &[crate::restore::SessionInfo], w: &mut W) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(w, "Conversations in the bundle:")?;
+    if sessions.is_empty() {
+        return writeln!(w, "  none");
+    }
+    for s in sessions {
+        let when = s.last_timestamp.as_deref().unwrap_or("-");
+        writeln!(w, "  {}  {:>5} events  {:>9}  last {}", safe(&s.id), s.events, size(s.bytes), safe(when))?;
+        if let Some(p) = &s.first_prompt {
+            let p: String = p.chars().take(70).collect();
+            writeln!(w, "      {}", safe(&p))?;
+        }
+    }
+    Ok(())
+}
+
 /// A whole shell session, as `inspect` shows it.
 pub fn inspect_shell<W: Write>(lok: &ShellLok, all_history: bool, w: &mut W) -> io::Result<()> {
     writeln!(

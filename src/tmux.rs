@@ -265,6 +265,8 @@ pub struct ExportOptions {
 pub struct Exported {
     pub pane: Pane,
     pub snapshot: Snapshot,
+    /// With `--bundle`: the Claude Code project to stream into the file as it is written.
+    pub bundle: Option<crate::bundle::Plan>,
 }
 
 /// Snapshots the shell in a pane and adds the pane's scrollback.
@@ -291,16 +293,24 @@ pub fn export(probe: &Probe, server: &Server, opts: &ExportOptions) -> anyhow::R
     let text =
         capture_scrollback(server, &pane.id, opts.deadline).context("could not read the scrollback")?;
     snap.lok.shell.tmux_scrollback = Some(encode_scrollback(&text, &mut snap.redactions.scrollback));
-    if opts.bundle {
-        attach_bundle(&probe, &mut snap)?;
-    }
-    Ok(Exported { pane, snapshot: snap })
+    let bundle = if opts.bundle { bundle_plan(&probe, &mut snap)? } else { None };
+    Ok(Exported { pane, snapshot: snap, bundle })
 }
 
-/// Adds the Claude Code project bundle to an export.
-// wired at merge: the bundle writer (issue 4) lands on its own branch.
-fn attach_bundle(_probe: &Probe, _snap: &mut Snapshot) -> anyhow::Result<()> {
-    bail!("this lokust cannot create bundles yet; export without --bundle")
+/// The Claude Code project of the pane's directory; a warning when there is none.
+fn bundle_plan(probe: &Probe, snap: &mut Snapshot) -> anyhow::Result<Option<crate::bundle::Plan>> {
+    let Some(config) = crate::capture::claude::config_dir(probe) else {
+        snap.warnings.push("--bundle: no Claude Code config directory; nothing bundled".into());
+        return Ok(None);
+    };
+    let plan = crate::bundle::plan(&config, probe.home().as_deref(), Path::new(&snap.lok.shell.cwd))?;
+    if plan.is_none() {
+        snap.warnings.push(format!(
+            "--bundle: Claude Code has no project for {}; nothing bundled",
+            sanitize::for_terminal(&snap.lok.shell.cwd)
+        ));
+    }
+    Ok(plan)
 }
 
 /// `$XDG_STATE_HOME/lokust/exports/<session>-<window>.<pane>-<UTC time>.lok`, created
@@ -339,14 +349,42 @@ pub struct Imported {
     pub warnings: Vec<String>,
 }
 
-/// Restores the bundle of `lok` (when it has one) and returns the directory it was
-/// restored to.
-// wired at merge: `lokust::restore::restore` (issue 4) replaces the refusal below.
-fn restore_bundle(lok: &ShellLok, _source: &Path, _to: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
+/// Restores the bundle of `lok` (when it has one), as lokust-shell-restore does, and
+/// returns the directory it was restored to: `to`, else the saved directory's path.
+fn restore_bundle(
+    probe: &Probe,
+    lok: &ShellLok,
+    source: &Path,
+    to: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Option<PathBuf>> {
     if lok.bundle.is_none() {
         return Ok(None);
     }
-    bail!("this lokust cannot restore bundles yet")
+    let to = match to {
+        Some(to) => to.to_path_buf(),
+        None if Path::new(&lok.shell.cwd).is_absolute() => PathBuf::from(&lok.shell.cwd),
+        None => bail!("the saved directory is not an absolute path; pass --to PATH"),
+    };
+    let claude_dir = crate::capture::claude::config_dir(probe)
+        .context("cannot find Claude Code's config directory: set HOME or CLAUDE_CONFIG_DIR")?;
+    let opts = crate::restore::RestoreOptions {
+        to,
+        claude_dir,
+        home: probe.home(),
+        dry_run: false,
+        force: false,
+        max_size: crate::restore::DEFAULT_MAX_SIZE,
+    };
+    let outcome = crate::restore::restore(crate::restore::Source::File(source.to_path_buf()), &opts)?;
+    for refused in outcome.refused() {
+        warnings.push(format!(
+            "kept the existing {}: it differs from the one in the file (lokust-shell-restore --force replaces it)",
+            refused.path.display()
+        ));
+    }
+    warnings.extend(outcome.warnings.iter().cloned());
+    Ok(Some(outcome.project_dir))
 }
 
 /// Recreates a saved pane as a new detached session: its directory, then its scrollback
@@ -367,7 +405,7 @@ pub fn import(
         }
     };
     let mut warnings = Vec::new();
-    let restored = restore_bundle(&lok, source, opts.to.as_deref())?;
+    let restored = restore_bundle(probe, &lok, source, opts.to.as_deref(), &mut warnings)?;
     let cwd = match (restored, &opts.to) {
         (Some(dir), _) => dir,
         (None, Some(to)) => {

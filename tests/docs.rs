@@ -45,7 +45,7 @@ fn every_long_flag_in_help_is_in_its_man_page() {
 #[test]
 fn short_help_fits_and_long_help_lists_the_environment() {
     let env = TestEnv::new();
-    for bin in ["lokust-shell", "lokust-shell-snapshot"] {
+    for bin in ["lokust-shell", "lokust-shell-snapshot", "lokust-shell-restore"] {
         let out = env.cmd(bin).arg("-h").assert().success();
         let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
         assert!(text.lines().all(|l| l.chars().count() < 100), "{bin} -h:\n{text}");

@@ -17,3 +17,9 @@ mod tmux;
 mod hooks;
 // The redactor over the corpus: recall and false-positive rate, and the filter.
 mod redact;
+// lokust-shell-snapshot --bundle: the Claude Code project inside the .lok, redacted.
+mod bundle;
+// lokust-shell-restore: paths rewritten, extras placed, merges, hostile input, interruptions.
+mod restore;
+// The real Claude Code CLI resumes a moved conversation against a local Messages API stand-in.
+mod claude_cli;

@@ -289,11 +289,61 @@ fn export_from_the_command_line_and_snapshot_tmux_session() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(err.starts_with("lokust: ") && err.contains("no pane \"%999\""), "{err}");
     assert!(exports(&env).is_empty());
-    // --bundle waits for the bundle writer.
-    let out =
-        env.cmd("lokust-tmux").args(["-S", &sock, "export", "--bundle", "-t", "work:0.0"]).assert().code(2);
-    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("cannot create bundles yet"));
     assert!(exports(&env).is_empty(), "a failed export leaves no file");
+    // --bundle where Claude Code has no project: the export is made, without a bundle.
+    let out =
+        env.cmd("lokust-tmux").args(["-S", &sock, "export", "--bundle", "-t", "work:0.0"]).assert().success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("lokust: warning: --bundle: Claude Code has no project for"), "{err}");
+    let saved = json(&std::fs::read(exports(&env).pop().unwrap()).unwrap());
+    assert!(saved.get("bundle").is_none());
+}
+
+/// `export --bundle` carries the pane's Claude Code project; `import --to` elsewhere
+/// restores it and starts the session there, as lokust-shell-restore would.
+#[test]
+fn a_bundled_export_is_restored_by_import() {
+    if !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let project = env.root.path().join("proj");
+    crate::bundle::make_project(&env, &project);
+    let tmux = Tmux::start("work", &project, &env.home, "sh");
+    let sock = tmux.socket.to_str().unwrap().to_string();
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["-S", &sock, "export", "--bundle", "-t", "work:0.0", "-o", "b.lok"])
+        .assert()
+        .success();
+    assert!(
+        out.get_output().stderr.is_empty()
+            || !String::from_utf8_lossy(&out.get_output().stderr).contains("warning")
+    );
+    let saved = json(&std::fs::read(env.cwd.join("b.lok")).unwrap());
+    assert_valid(&saved, "export --bundle");
+    assert_eq!(saved["bundle"]["kind"], "claude-code-project");
+    let (_, gh) = crate::bundle::secrets();
+    assert!(!std::fs::read_to_string(env.cwd.join("b.lok")).unwrap().contains(&gh));
+
+    let target = env.root.path().join("moved.d/my dir");
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["-S", &sock, "import", "--session", "back", "--to"])
+        .arg(&target)
+        .arg("b.lok")
+        .assert()
+        .success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout).trim(), "back");
+    wait_screen(&tmux, "=back:", "[lokust: restored scrollback of ");
+    let real = std::fs::canonicalize(&target).unwrap();
+    let cwd = tmux.run(&["display-message", "-p", "-t", "=back:", "#{pane_current_path}"]);
+    assert_eq!(cwd.trim(), real.to_str().unwrap());
+    let slot = lokust::capture::claude::slot_name(real.to_str().unwrap());
+    let restored =
+        env.home.join(".claude/projects").join(slot).join(format!("{}.jsonl", crate::bundle::SESSION));
+    let text = std::fs::read_to_string(&restored).unwrap();
+    assert!(text.contains(&format!("\"cwd\":\"{}\"", real.display())), "cwd not rewritten: {text}");
 }
 
 #[test]
@@ -307,7 +357,10 @@ fn import_refuses_what_it_cannot_restore() {
     let fixtures = crate::util::fixtures().join("lok");
     let cases = [
         ("coordination.lok", "is a coordination session"),
-        ("shell-newer-fields.lok", "this lokust cannot restore bundles yet"),
+        (
+            "shell-newer-fields.lok",
+            "bundle.kind is \"editor-state\"; this lokust restores \"claude-code-project\"",
+        ),
         ("truncated.lok", "is not valid JSON"),
     ];
     for (name, message) in cases {

@@ -4,10 +4,12 @@ use std::io::Write;
 
 use anyhow::Context;
 
+use crate::bundle;
 use crate::cli::InspectArgs;
 use crate::latest;
 use crate::lok::Lok;
 use crate::probe::Probe;
+use crate::restore;
 use crate::summary;
 
 pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
@@ -15,21 +17,7 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         (Some(f), _) => f.clone(),
         (None, _) => {
             let probe = Probe::from_process().context("could not read the working directory")?;
-            let found = latest::find(&probe, Some(std::os::unix::process::parent_id()))
-                .context("no snapshot found: no export, snapshot or live file in $XDG_STATE_HOME/lokust")?;
-            eprintln!(
-                "lokust: latest is {} ({}, {})",
-                found.path.display(),
-                found.kind.describe(),
-                crate::summary::utc(
-                    found
-                        .modified
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_millis() as u64)
-                        .unwrap_or(0)
-                )
-            );
-            found.path
+            latest::find_for_user(&probe)?
         }
     };
     let lok = Lok::read_path(&file)?;
@@ -37,7 +25,17 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         lok.write_to(&mut *out).context("could not write the JSON")?;
     } else {
         match &lok {
-            Lok::Shell(s) => summary::inspect_shell(s, args.history, out)?,
+            Lok::Shell(s) => {
+                summary::inspect_shell(s, args.history, out)?;
+                if let Some(b) =
+                    s.bundle.as_ref().filter(|b| b.kind == bundle::KIND && b.format == bundle::FORMAT)
+                {
+                    let name = crate::lok::display_name(&file);
+                    let sessions = restore::list_sessions(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
+                        .with_context(|| format!("could not read the bundle in {name}"))?;
+                    summary::bundle_sessions(&sessions, out)?;
+                }
+            }
             Lok::Coordination(c) => summary::inspect_coordination(c, out)?,
         }
     }

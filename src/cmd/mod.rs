@@ -4,5 +4,6 @@ pub mod completions;
 pub mod init;
 pub mod inspect;
 pub mod redact;
+pub mod restore;
 pub mod snapshot;
 pub mod tmux;

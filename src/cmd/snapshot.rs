@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use crate::bundle;
 use crate::capture::history;
 use crate::cli::SnapshotArgs;
 use crate::exit;
@@ -27,6 +28,17 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     if let Some(pid) = args.live {
         return Ok(live(args, pid));
     }
+    match capture(args) {
+        // A bundle stops at Ctrl-C; the half-written temp file is removed on the way out.
+        Err(_) if args.bundle && crate::restore::interrupted() => {
+            eprintln!("lokust: interrupted; no snapshot was written");
+            Ok(exit::INTERRUPTED)
+        }
+        other => other,
+    }
+}
+
+fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let probe = Probe::from_process().context("could not read the working directory")?;
     let mut opts = options(args)?;
     let destination = destination(args, &probe)?;
@@ -63,14 +75,40 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
             eprintln!("lokust: debug: {capturer} took {:.2} ms", took.as_secs_f64() * 1000.0);
         }
     }
+    let plan = if args.bundle { bundle_plan(&probe, &snap)? } else { None };
+    if plan.is_some() {
+        crate::restore::install_signal_handlers();
+    }
+    let bundle_opts = bundle::BundleOptions {
+        redact: !args.no_redact_bundle,
+        progress: plan.as_ref().is_some_and(|p| p.total_bytes >= PROGRESS_FROM) && io::stderr().is_terminal(),
+        ..bundle::BundleOptions::default()
+    };
+    if plan.is_some() && args.no_redact_bundle {
+        exit::warn(
+            "--no-redact-bundle: the Claude Code transcripts go into the .lok UNREDACTED; \
+             any secret they mention is in the file",
+        );
+    }
+    let mut stats = None;
     let lok = Lok::Shell(Box::new(snap.lok.clone()));
     let written = match &destination {
         Destination::Stdout => {
-            let json = lok.to_json_string();
-            let mut out = io::stdout().lock();
-            out.write_all(json.as_bytes())?;
+            let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
+            let n = match &plan {
+                Some(plan) => {
+                    let mut counted = CountingWriter { inner: &mut out, count: 0 };
+                    stats = Some(bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut counted)?);
+                    counted.count
+                }
+                None => {
+                    let json = lok.to_json_string();
+                    out.write_all(json.as_bytes())?;
+                    json.len() as u64
+                }
+            };
             out.flush()?;
-            json.len() as u64
+            n
         }
         Destination::File(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
@@ -78,19 +116,86 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
             {
                 bail!("cannot write {}: the directory {} does not exist", path.display(), dir.display());
             }
-            fsutil::write_private_atomic(path, |f| lok.write_to(f))
-                .with_context(|| format!("could not write {}", path.display()))?;
+            match &plan {
+                Some(plan) => {
+                    let mut result = None;
+                    fsutil::write_private_atomic(path, |f| {
+                        let out = io::BufWriter::with_capacity(256 * 1024, f);
+                        let r = bundle::write_lok(&snap.lok, plan, &bundle_opts, out)
+                            .map_err(|e| io::Error::other(format!("{e:#}")))?;
+                        result = Some(r);
+                        Ok(())
+                    })
+                    .with_context(|| format!("could not write {}", path.display()))?;
+                    stats = result;
+                }
+                None => fsutil::write_private_atomic(path, |f| lok.write_to(f))
+                    .with_context(|| format!("could not write {}", path.display()))?,
+            }
             std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
         }
     };
+    if let Some(stats) = &stats {
+        for w in &stats.warnings {
+            exit::warn(w);
+        }
+        snap.redactions.bundle = stats.redactions.clone();
+        snap.lok.bundle = Some(crate::lok::Bundle {
+            kind: bundle::KIND.into(),
+            format: bundle::FORMAT.into(),
+            uncompressed_bytes: stats.uncompressed_bytes,
+            base64_bytes: stats.base64_bytes,
+            ..Default::default()
+        });
+    }
     if !args.quiet {
         let name = match &destination {
             Destination::Stdout => "standard output".to_string(),
             Destination::File(p) => p.display().to_string(),
         };
-        print_summary(&snap, &name, written, &mut io::stderr().lock())?;
+        print_summary(&snap, stats.as_ref(), &name, written, &mut io::stderr().lock())?;
     }
     Ok(exit::SUCCESS)
+}
+
+/// Projects smaller than this bundle too fast for a progress bar to help.
+const PROGRESS_FROM: u64 = 32 * 1024 * 1024;
+
+/// The Claude Code project of the snapshot's directory, or a warning when there is none.
+fn bundle_plan(probe: &Probe, snap: &Snapshot) -> anyhow::Result<Option<bundle::Plan>> {
+    let Some(config) = crate::capture::claude::config_dir(probe) else {
+        exit::warn(
+            "--bundle: no Claude Code config directory (set HOME or CLAUDE_CONFIG_DIR); nothing bundled",
+        );
+        return Ok(None);
+    };
+    let cwd = Path::new(&snap.lok.shell.cwd);
+    let plan = bundle::plan(&config, probe.home().as_deref(), cwd)?;
+    if plan.is_none() {
+        exit::warn(&format!(
+            "--bundle: Claude Code has no project for {} under {}; nothing bundled",
+            crate::sanitize::for_terminal(&snap.lok.shell.cwd),
+            config.display()
+        ));
+    }
+    Ok(plan)
+}
+
+/// Counts the bytes written to standard output, for the summary.
+struct CountingWriter<W> {
+    inner: W,
+    count: u64,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
@@ -182,12 +287,21 @@ fn destination(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Destination
     }
 }
 
-fn print_summary(snap: &Snapshot, name: &str, bytes: u64, w: &mut impl Write) -> io::Result<()> {
+fn print_summary(
+    snap: &Snapshot,
+    bundle: Option<&bundle::BundleStats>,
+    name: &str,
+    bytes: u64,
+    w: &mut impl Write,
+) -> io::Result<()> {
     writeln!(w, "Captured: {} ({})", crate::sanitize::for_terminal(name), summary::size(bytes))?;
     writeln!(w)?;
     summary::shell_contents(&snap.lok, w)?;
     if let Some(source) = &snap.history_source {
         writeln!(w, "History:     from {}", crate::sanitize::for_terminal(source))?;
+    }
+    if let Some(b) = bundle {
+        summary::bundle_line(b, w)?;
     }
     let r = &snap.redactions;
     let sections: [(&str, &Report); 5] = [

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use crate::bundle;
 use crate::cli::{BindArgs, ExportArgs, ImportArgs, TmuxCli};
 use crate::exec;
 use crate::exit;
@@ -71,24 +72,38 @@ fn export_to(
         }
     }
     let lok = Lok::Shell(Box::new(snap.lok.clone()));
+    // The bundle streams into the file as it is written, never whole in memory.
+    let write = |out: &mut dyn Write| -> io::Result<u64> {
+        match &exported.bundle {
+            Some(plan) => bundle::write_lok(&snap.lok, plan, &bundle::BundleOptions::default(), out)
+                .map(|stats| stats.redactions.values)
+                .map_err(|e| io::Error::other(format!("{e:#}"))),
+            None => lok.write_to(out).map(|()| 0),
+        }
+    };
     let path = match &args.output {
         Some(p) if p == Path::new("-") => {
-            let mut out = io::stdout().lock();
-            lok.write_to(&mut out)?;
+            let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
+            write(&mut out)?;
             out.flush()?;
             return Ok(None);
         }
         Some(p) => p.clone(),
         None => tmux::export_path(probe, &exported.pane)?,
     };
-    fsutil::write_private_atomic(&path, |f| lok.write_to(f))
-        .with_context(|| format!("could not write {}", path.display()))?;
+    let mut bundle_secrets = 0;
+    fsutil::write_private_atomic(&path, |f| {
+        let mut out = io::BufWriter::with_capacity(256 * 1024, f);
+        bundle_secrets = write(&mut out)?;
+        out.flush()
+    })
+    .with_context(|| format!("could not write {}", path.display()))?;
     if !args.quiet {
         println!("{}", path.display());
     }
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let r = &snap.redactions;
-    let secrets = r.history.values + r.env.values + r.git.values + r.scrollback.values;
+    let secrets = r.history.values + r.env.values + r.git.values + r.scrollback.values + bundle_secrets;
     Ok(Some((path, bytes, secrets)))
 }
 

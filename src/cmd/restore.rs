@@ -1,0 +1,294 @@
+//! `lokust-shell-restore` / `lokust-shell restore`: restore, then say what happened and
+//! what to type next (or, with `--print-shell`, print it as a script).
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use crate::cli::RestoreArgs;
+use crate::exit;
+use crate::lok::{Lok, ShellLok};
+use crate::probe::Probe;
+use crate::restore::{self, Action, RestoreOptions, RestoreOutcome, Source};
+use crate::sanitize::for_terminal as safe;
+use crate::summary::size;
+
+pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
+    restore::install_signal_handlers();
+    let probe = Probe::from_process().unwrap_or_default();
+    let home = probe.home();
+    let claude_dir = match &args.claude_dir {
+        Some(d) => d.clone(),
+        None => crate::capture::claude::config_dir(&probe).context(
+            "cannot find Claude Code's config directory: set HOME or CLAUDE_CONFIG_DIR, or pass --claude-dir",
+        )?,
+    };
+    let claude_dir = std::path::absolute(&claude_dir).unwrap_or(claude_dir);
+    let (file, to) = if args.latest {
+        let file = crate::latest::find_for_user(&probe)?;
+        let lok = match Lok::read_path(&file)? {
+            Lok::Shell(s) => s,
+            Lok::Coordination(_) => {
+                bail!("{} is a coordination session; see lokust-shell inspect", file.display())
+            }
+        };
+        if lok.bundle.is_none() {
+            return where_was_i(&lok, args.print_shell);
+        }
+        let to = args.to.clone().unwrap_or_else(|| PathBuf::from(&lok.shell.cwd));
+        (file, to)
+    } else {
+        // clap requires both without --latest.
+        (args.file.clone().unwrap_or_default(), args.to.clone().unwrap_or_default())
+    };
+    let opts = RestoreOptions {
+        to,
+        claude_dir,
+        home,
+        dry_run: args.dry_run,
+        force: args.force,
+        max_size: args.max_size,
+    };
+    let outcome = match restore::restore(Source::from_arg(&file), &opts) {
+        Ok(o) => o,
+        // A signal can surface as another error (a pipe closed by the same Ctrl-C).
+        Err(e) if restore::interrupted() || e.chain().any(|c| c.is::<restore::Interrupted>()) => {
+            eprintln!("lokust: interrupted; nothing was changed");
+            return Ok(exit::INTERRUPTED);
+        }
+        Err(e) => return Err(e),
+    };
+    for w in &outcome.warnings {
+        exit::warn(w);
+    }
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    let mut human: Box<dyn Write> =
+        if args.print_shell { Box::new(stderr.lock()) } else { Box::new(stdout.lock()) };
+    if outcome.dry_run {
+        print_plan(&outcome, &mut human)?;
+    } else {
+        print_done(&outcome, &mut human)?;
+    }
+    human.flush()?;
+    drop(human);
+    if args.print_shell && !outcome.dry_run {
+        let mut out = stdout.lock();
+        out.write_all(shell_script(&outcome.project_dir, &outcome.lok).as_bytes())?;
+        out.flush()?;
+    }
+    let refused = outcome.refused().count();
+    if refused > 0 && !outcome.dry_run {
+        exit::warn(&format!(
+            "{refused} file(s) exist with other content and were kept; the incoming ones were refused \
+             (--force replaces them, keeping backups)"
+        ));
+        return Ok(exit::ERROR);
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// `--latest` on a snapshot without a bundle (a live file, most often): nothing to
+/// extract, so show where the shell was and how to get back there.
+fn where_was_i(lok: &ShellLok, print_shell: bool) -> anyhow::Result<u8> {
+    let dir = PathBuf::from(&lok.shell.cwd);
+    let stdout = io::stdout();
+    let mut w: Box<dyn Write> =
+        if print_shell { Box::new(io::stderr().lock()) } else { Box::new(stdout.lock()) };
+    let here = if dir.is_dir() { "" } else { " (not on this machine)" };
+    writeln!(w, "The shell was in {}{here}", safe(&lok.shell.cwd))?;
+    let tail = &lok.shell.history_tail;
+    if !tail.is_empty() {
+        writeln!(w, "  last commands:")?;
+        for entry in &tail[tail.len().saturating_sub(5)..] {
+            writeln!(w, "    {}", safe(entry))?;
+        }
+    }
+    if let Some(c) = &lok.shell.claude_code {
+        writeln!(w, "  claude code: {} conversations in {}", c.sessions_logged, safe(&c.project_path))?;
+    }
+    writeln!(w)?;
+    writeln!(w, "Next:")?;
+    writeln!(w, "  cd {}", shell_quote(&lok.shell.cwd))?;
+    for line in git_advice(&dir, lok) {
+        writeln!(w, "  {line}")?;
+    }
+    if lok.shell.claude_code.is_some() {
+        writeln!(w, "  claude --continue")?;
+    }
+    w.flush()?;
+    drop(w);
+    if print_shell {
+        let mut out = stdout.lock();
+        out.write_all(shell_script(&dir, lok).as_bytes())?;
+        out.flush()?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn verb(a: Action) -> &'static str {
+    match a {
+        Action::Add => "add",
+        Action::Same => "same",
+        Action::Replace => "replace",
+        Action::Refuse => "conflict",
+    }
+}
+
+fn print_plan(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "Restore plan (dry run: nothing written)")?;
+    writeln!(w)?;
+    writeln!(w, "  to:        {}", safe(&o.project_dir.to_string_lossy()))?;
+    writeln!(w, "  slot:      {} (was {})", safe(&o.slot), safe(&o.old_slot))?;
+    for (old, new) in &o.path_map {
+        writeln!(w, "  paths:     {} -> {}", safe(old), safe(new))?;
+    }
+    let total: u64 = o.files.iter().map(|f| f.bytes).sum();
+    writeln!(w, "  files:     {} ({})", o.files.len(), size(total))?;
+    for f in &o.files {
+        writeln!(w, "    {:8} {:>9}  {}", verb(f.action), size(f.bytes), safe(&f.path.to_string_lossy()))?;
+    }
+    let conflicts = o.files.iter().filter(|f| f.action == Action::Refuse).count();
+    if conflicts > 0 {
+        writeln!(w, "  conflicts: {conflicts} (kept as they are; --force replaces them, keeping backups)")?;
+    }
+    print_sessions(o, w)
+}
+
+fn print_sessions(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "  sessions:  {}", o.sessions.len())?;
+    for (id, slot) in &o.duplicates {
+        writeln!(w, "  note:      session {} also exists in {}", safe(id), safe(slot))?;
+    }
+    Ok(())
+}
+
+fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
+    let count = |a| o.files.iter().filter(|f| f.action == a).count();
+    writeln!(w, "Restored into {}", safe(&o.slot_dir.to_string_lossy()))?;
+    writeln!(
+        w,
+        "  files:     {} added, {} unchanged, {} replaced, {} refused",
+        count(Action::Add),
+        count(Action::Same),
+        count(Action::Replace),
+        count(Action::Refuse)
+    )?;
+    for f in o.refused() {
+        writeln!(w, "  refused:   {} (exists with other content; kept)", safe(&f.path.to_string_lossy()))?;
+    }
+    for b in &o.backups {
+        writeln!(w, "  backup:    {}", safe(&b.to_string_lossy()))?;
+    }
+    for (old, new) in &o.path_map {
+        writeln!(w, "  paths:     {} -> {}", safe(old), safe(new))?;
+    }
+    if o.history_lines > 0 {
+        writeln!(w, "  history:   {} prompts added", o.history_lines)?;
+    }
+    if let Some(c) = &o.claude_json {
+        writeln!(w, "  project:   .claude.json entry {}", safe(c))?;
+    }
+    for d in &o.cleaned {
+        writeln!(w, "  cleaned:   {} (left by an interrupted run)", safe(&d.to_string_lossy()))?;
+    }
+    print_sessions(o, w)?;
+    writeln!(w)?;
+    writeln!(w, "Next:")?;
+    writeln!(w, "  cd {}", shell_quote(&o.project_dir.to_string_lossy()))?;
+    for line in git_advice(&o.project_dir, &o.lok) {
+        writeln!(w, "  {line}")?;
+    }
+    match &o.newest_session {
+        Some(id) => writeln!(w, "  claude --resume {}", safe(id)),
+        None => writeln!(w, "  claude --continue"),
+    }
+}
+
+/// The target's git state next to the snapshot's, as advice.
+fn git_advice(dir: &Path, lok: &ShellLok) -> Vec<String> {
+    let Some(snap) = &lok.shell.git else { return Vec::new() };
+    let head_short = |h: &str| h.get(..7).unwrap_or(h).to_string();
+    match git2::Repository::open(dir) {
+        Ok(repo) => {
+            let head = repo.head().ok();
+            let branch =
+                head.as_ref().filter(|h| h.is_branch()).and_then(|h| h.shorthand().ok().map(str::to_string));
+            let commit = head.as_ref().and_then(|h| h.target()).map(|o| o.to_string());
+            let mut out = Vec::new();
+            let same_branch = branch == snap.branch;
+            let same_head = commit.is_some() && commit == snap.head;
+            if same_branch && same_head {
+                out.push(format!(
+                    "# git: on {} @ {}, as in the snapshot",
+                    safe(branch.as_deref().unwrap_or("detached HEAD")),
+                    head_short(commit.as_deref().unwrap_or(""))
+                ));
+            } else {
+                out.push(format!(
+                    "# git: here {} @ {}; the snapshot was on {} @ {}",
+                    safe(branch.as_deref().unwrap_or("detached HEAD")),
+                    head_short(commit.as_deref().unwrap_or("none")),
+                    safe(snap.branch.as_deref().unwrap_or("detached HEAD")),
+                    head_short(snap.head.as_deref().unwrap_or("none"))
+                ));
+                match (&snap.branch, &snap.head) {
+                    (Some(b), _) => out.push(format!("git fetch && git checkout {}", shell_quote(b))),
+                    (None, Some(h)) => out.push(format!("git fetch && git checkout {h}")),
+                    _ => {}
+                }
+            }
+            out
+        }
+        Err(_) => match &snap.remote {
+            Some(remote) => {
+                let mut out = vec![
+                    "# git: not a repository here; the snapshot's code came from:".to_string(),
+                    format!("git clone {} .", shell_quote(remote)),
+                ];
+                if let Some(b) = &snap.branch {
+                    out.push(format!("git checkout {}", shell_quote(b)));
+                } else if let Some(h) = &snap.head {
+                    out.push(format!("git checkout {h}"));
+                }
+                out
+            }
+            None => {
+                vec!["# git: the snapshot's repository had no remote; copy the code over yourself".into()]
+            }
+        },
+    }
+}
+
+/// Names of the captured environment that describe the old machine, not the work.
+const MACHINE_VARS: &[&str] =
+    &["HOME", "USER", "SHELL", "PWD", "OLDPWD", "TMUX", "TMUX_PANE", "ZELLIJ", "ZELLIJ_SESSION_NAME", "TERM"];
+
+/// `cd` plus the captured safe environment, as POSIX shell.
+pub fn shell_script(dir: &Path, lok: &ShellLok) -> String {
+    let mut out = format!("cd {}\n", shell_quote(&dir.to_string_lossy()));
+    for (name, value) in &lok.shell.env {
+        let valid = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        if !valid
+            || MACHINE_VARS.contains(&name.as_str())
+            || name.starts_with("XDG_")
+            || value.contains(crate::lok::REDACTED)
+        {
+            continue;
+        }
+        let value =
+            if name == "CLAUDE_PROJECT_DIR" { dir.to_string_lossy().into_owned() } else { value.clone() };
+        out.push_str(&format!("export {name}={}\n", shell_quote(&value)));
+    }
+    out
+}
+
+/// Single-quotes for POSIX shells; plain words stay bare.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c)) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

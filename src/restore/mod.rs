@@ -1,0 +1,1235 @@
+//! `lokust-shell-restore`: puts a bundled Claude Code project back at another path, so
+//! `claude --resume` finds the conversation there.
+//!
+//! The order of work is what keeps it safe. The document is validated first (for a
+//! file, all of it before anything is written; for standard input, everything that
+//! precedes the data, and the rest before anything is committed). The bundle is
+//! extracted into a private temp dir beside the target slot, with every hostile entry
+//! refusing the whole restore. Only then is anything renamed into place: a new slot in
+//! one rename, an existing one merged file by file, each file by rename, so an
+//! interruption at any moment leaves every file either old or new. A later run removes
+//! the temp dirs of runs that were killed. See: research/claude-code.md.
+
+mod paths;
+mod scan;
+mod unpack;
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, anyhow, bail};
+use serde_json::{Map, Value};
+
+use crate::bundle::{self, EXTRAS};
+use crate::capture::claude;
+use crate::lok::{Lok, ShellLok};
+
+pub use paths::PathMap;
+pub use unpack::Budget;
+
+/// The default `--max-size`: 4 GiB of decompressed tar.
+pub const DEFAULT_MAX_SIZE: u64 = 4 << 30;
+
+/// Temp dirs of restores in progress are named `.lokust-restore-<pid>-<random>`.
+const STAGING_PREFIX: &str = ".lokust-restore-";
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether SIGINT, SIGTERM or SIGHUP arrived since [`install_signal_handlers`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Turns Ctrl-C (and TERM, HUP) into a flag the restore checks between steps, so it can
+/// remove its temp dir and exit 130 instead of dying halfway.
+pub fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// The error of an interrupted restore; the command maps it to exit status 130.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted; nothing was changed")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Where the `.lok` comes from.
+pub enum Source {
+    File(PathBuf),
+    Stdin,
+    /// Any stream (e.g. from another process), named for messages.
+    Reader(Box<dyn Read + Send>, String),
+}
+
+impl Source {
+    /// `-` is standard input.
+    pub fn from_arg(path: &Path) -> Source {
+        if path == Path::new("-") { Source::Stdin } else { Source::File(path.to_path_buf()) }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Stdin => "standard input".into(),
+            Source::Reader(_, name) => name.clone(),
+        }
+    }
+}
+
+/// How to restore.
+#[derive(Debug, Clone)]
+pub struct RestoreOptions {
+    /// The project's new path; created when missing.
+    pub to: PathBuf,
+    /// Claude Code's config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`).
+    pub claude_dir: PathBuf,
+    /// The home dir, to find `~/.claude.json` when `claude_dir` is `~/.claude`.
+    pub home: Option<PathBuf>,
+    /// Print the plan, write nothing.
+    pub dry_run: bool,
+    /// Replace transcripts that differ, keeping the old ones as backups.
+    pub force: bool,
+    /// Ceiling on the decompressed size.
+    pub max_size: u64,
+}
+
+/// One file the restore places (or would place).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    /// Where it goes.
+    pub path: PathBuf,
+    pub bytes: u64,
+    pub action: Action,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// A new file.
+    Add,
+    /// Already there with the same content.
+    Same,
+    /// Different content there: replaced (`--force`), the old one kept as a backup.
+    Replace,
+    /// Different content there: kept, the incoming one refused.
+    Refuse,
+}
+
+/// What a restore did (or, with `dry_run`, would do).
+#[derive(Debug, Clone)]
+pub struct RestoreOutcome {
+    pub dry_run: bool,
+    /// The new working directory (its real path).
+    pub project_dir: PathBuf,
+    /// The new slot's name and directory.
+    pub slot: String,
+    pub slot_dir: PathBuf,
+    /// The slot name in the bundle (the old machine's).
+    pub old_slot: String,
+    /// Old path → new path, as applied to every event.
+    pub path_map: Vec<(String, String)>,
+    /// Conversations in the bundle, newest last.
+    pub sessions: Vec<String>,
+    /// The conversation to resume: the newest transcript.
+    pub newest_session: Option<String>,
+    /// Every file placed, with what happened to it.
+    pub files: Vec<Placed>,
+    /// Session ids that also exist in another slot on this machine: (id, that slot).
+    pub duplicates: Vec<(String, String)>,
+    /// Prompt-history lines added to `history.jsonl`.
+    pub history_lines: u64,
+    /// What became of the `.claude.json` project entry.
+    pub claude_json: Option<String>,
+    /// Backups made by `--force`.
+    pub backups: Vec<PathBuf>,
+    /// Temp dirs of killed runs that were removed.
+    pub cleaned: Vec<PathBuf>,
+    /// What could not be done after the conversations were placed.
+    pub warnings: Vec<String>,
+    /// The snapshot the bundle came in.
+    pub lok: ShellLok,
+}
+
+impl RestoreOutcome {
+    pub fn refused(&self) -> impl Iterator<Item = &Placed> {
+        self.files.iter().filter(|f| f.action == Action::Refuse)
+    }
+}
+
+/// A conversation in a bundle, for `inspect`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub id: String,
+    pub first_prompt: Option<String>,
+    pub events: u64,
+    pub last_timestamp: Option<String>,
+    pub bytes: u64,
+}
+
+/// Lists a bundle's conversations without extracting anything: `data` is the base64
+/// text of `bundle.data`.
+pub fn list_sessions(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Result<Vec<SessionInfo>> {
+    let mut out = Vec::new();
+    let budget = Budget { declared, ceiling: DEFAULT_MAX_SIZE };
+    unpack::unpack(data, budget, &mut |entry| {
+        let Some(id) = top_level_transcript(&entry.rel) else { return Ok(()) };
+        let mut info =
+            SessionInfo { id, first_prompt: None, events: 0, last_timestamp: None, bytes: entry.size };
+        let mut reader = BufReader::new(entry.reader);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            info.events += 1;
+            if let Some(ts) = field_str(&line, b"\"timestamp\":\"") {
+                info.last_timestamp = Some(ts);
+            }
+            if info.first_prompt.is_none() && memchr::memmem::find(&line, b"\"type\":\"user\"").is_some() {
+                info.first_prompt = first_prompt(&line);
+            }
+        }
+        out.push(info);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// `<id>.jsonl` at the top of the slot.
+fn top_level_transcript(rel: &Path) -> Option<String> {
+    let mut comps = rel.components();
+    let name = comps.next()?.as_os_str().to_str()?;
+    if comps.next().is_some() {
+        return None;
+    }
+    name.strip_suffix(".jsonl").filter(|id| !id.is_empty()).map(str::to_string)
+}
+
+/// The string value after `key` in a JSON line, without parsing the line.
+fn field_str(line: &[u8], key: &[u8]) -> Option<String> {
+    let at = memchr::memmem::rfind(line, key)? + key.len();
+    let end = memchr::memchr(b'"', &line[at..])?;
+    std::str::from_utf8(&line[at..at + end]).ok().map(str::to_string)
+}
+
+/// The text of a user event that a person typed (not a tool result or a command echo).
+fn first_prompt(line: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(line).ok()?;
+    if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    let content = v.get("message")?.get("content")?;
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .and_then(|b| b.get("text"))
+            .and_then(Value::as_str)?
+            .to_string(),
+        _ => return None,
+    };
+    let text = text.trim();
+    if text.is_empty() || text.starts_with('<') {
+        return None;
+    }
+    Some(text.lines().next().unwrap_or("").to_string())
+}
+
+// ---------------------------------------------------------------------------
+// Reading the document
+
+/// The parts of the `.lok` the restore needs, validated.
+struct Doc {
+    lok: ShellLok,
+}
+
+/// Builds the typed snapshot from the scanned document (with `bundle.data` empty) and
+/// checks everything the restore relies on.
+fn validate(doc: Value, name: &str, data_len: u64) -> anyhow::Result<Doc> {
+    let lok = match Lok::from_value(doc, name)? {
+        Lok::Shell(s) => *s,
+        Lok::Coordination(_) => bail!(
+            "{name} is a coordination session, which holds no terminal or Claude Code project to restore; \
+             read it with `lokust-shell inspect {name}`"
+        ),
+    };
+    let Some(b) = &lok.bundle else {
+        bail!("{name} has no bundle to restore (it was captured without --bundle)");
+    };
+    check_bundle_header(b.kind.as_str(), b.format.as_str(), name)?;
+    if b.base64_bytes != data_len {
+        bail!(
+            "{name}: bundle.data is {data_len} characters long but base64_bytes says {} (truncated?)",
+            b.base64_bytes
+        );
+    }
+    Ok(Doc { lok })
+}
+
+fn check_bundle_header(kind: &str, format: &str, name: &str) -> anyhow::Result<()> {
+    if kind != bundle::KIND {
+        bail!(
+            "{name}: bundle.kind is {:?}; this lokust restores {:?}",
+            crate::sanitize::for_terminal(kind),
+            bundle::KIND
+        );
+    }
+    if format != bundle::FORMAT {
+        bail!(
+            "{name}: bundle.format is {:?}; this lokust reads {:?}",
+            crate::sanitize::for_terminal(format),
+            bundle::FORMAT
+        );
+    }
+    Ok(())
+}
+
+/// Checks what is known of a document before its data streams (standard input).
+fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<Option<u64>> {
+    let mut probe = so_far.clone();
+    // Fields that may still follow are filled in so the typed check only judges what is here.
+    let complete = probe.contains_key("session") && probe.contains_key("shell");
+    if let Some(Value::Object(b)) = probe.get_mut("bundle") {
+        let kind = b.get("kind").and_then(Value::as_str);
+        let format = b.get("format").and_then(Value::as_str);
+        if let (Some(k), Some(f)) = (kind, format) {
+            check_bundle_header(k, f, name)?;
+        } else if let Some(k) = kind {
+            check_bundle_header(k, bundle::FORMAT, name)?;
+        } else if let Some(f) = format {
+            check_bundle_header(bundle::KIND, f, name)?;
+        }
+    }
+    if let Some(session) = probe.get("session") {
+        let kind = session.get("kind");
+        if kind.is_none() || kind == Some(&Value::Null) {
+            bail!(
+                "{name} is a coordination session, which holds no terminal or Claude Code project to restore; \
+                 read it with `lokust-shell inspect {name}`"
+            );
+        }
+    }
+    if complete {
+        if let Some(Value::Object(b)) = probe.get_mut("bundle") {
+            for (k, v) in [("kind", bundle::KIND), ("format", bundle::FORMAT)] {
+                b.entry(k).or_insert(Value::String(v.into()));
+            }
+            b.entry("uncompressed_bytes").or_insert(0.into());
+            b.entry("base64_bytes").or_insert(0.into());
+            b.insert("data".into(), Value::String(String::new()));
+        }
+        Lok::from_value(Value::Object(probe.clone()), name)?;
+    } else if probe.contains_key("format_version") {
+        let v = &probe["format_version"];
+        let fake =
+            serde_json::json!({"format_version": v, "session": {"kind": "shell", "id": "x"}, "shell": {}});
+        if let Err(e) = Lok::from_value(fake, name) {
+            return Err(e.into());
+        }
+    }
+    Ok(so_far.get("bundle").and_then(|b| b.get("uncompressed_bytes")).and_then(Value::as_u64))
+}
+
+// ---------------------------------------------------------------------------
+// The restore
+
+/// Restores the bundle in `source` to `opts.to`. See the module docs for the order of
+/// work; with `dry_run` nothing is written. An interruption (after
+/// [`install_signal_handlers`]) is an error holding [`Interrupted`]; files that exist
+/// with other content are not an error but [`Action::Refuse`] entries in the outcome.
+///
+/// ```no_run
+/// use lokust::restore::{self, RestoreOptions, Source, DEFAULT_MAX_SIZE};
+/// let opts = RestoreOptions {
+///     to: "/home/me/src/project".into(),
+///     claude_dir: "/home/me/.claude".into(),
+///     home: Some("/home/me".into()),
+///     dry_run: false,
+///     force: false,
+///     max_size: DEFAULT_MAX_SIZE,
+/// };
+/// let outcome = restore::restore(Source::File("s.lok".into()), &opts)?;
+/// println!("cd {} && claude --resume {}", outcome.project_dir.display(),
+///          outcome.newest_session.unwrap_or_default());
+/// # anyhow::Ok(())
+/// ```
+pub fn restore(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreOutcome> {
+    let name = source.name();
+    let new_dir = paths::predict_realpath(&opts.to)
+        .with_context(|| format!("cannot restore to {}", opts.to.display()))?;
+    let new_dir_str = new_dir.to_str().context("the target path is not valid UTF-8")?.to_string();
+    let projects = opts.claude_dir.join("projects");
+    let mut cleaned = Vec::new();
+    if !opts.dry_run {
+        cleaned = clean_stale(&projects);
+    }
+    match source {
+        Source::File(path) => {
+            let file = File::open(&path).with_context(|| format!("could not read {name}"))?;
+            let mut scanner = scan::Scanner::new(BufReader::with_capacity(256 * 1024, file), 0);
+            let scanned = scanner.scan(None).map_err(|e| doc_error(e, &name))?;
+            let doc = validate(scanned.doc, &name, scanned.data_len)?;
+            let offset = scanned.data_offset.context("no bundle.data")?;
+            let mut file = File::open(&path).with_context(|| format!("could not read {name}"))?;
+            file.seek(SeekFrom::Start(offset))?;
+            let mut data = DataUntilQuote { r: BufReader::with_capacity(256 * 1024, file), done: false };
+            let declared = doc.lok.bundle.as_ref().map(|b| b.uncompressed_bytes);
+            let mut job = Job::new(opts, &new_dir, &new_dir_str, &projects)?;
+            job.lok = Some(doc.lok.clone());
+            job.map_from_lok();
+            let budget = Budget { declared, ceiling: opts.max_size };
+            job.run_data(&mut data, budget).map_err(|e| data_error(e, &name))?;
+            job.finish(doc.lok, cleaned)
+        }
+        Source::Stdin => {
+            let stdin = io::stdin();
+            stream(Box::new(stdin.lock()), &name, opts, &new_dir, &new_dir_str, &projects, cleaned)
+        }
+        Source::Reader(r, _) => stream(r, &name, opts, &new_dir, &new_dir_str, &projects, cleaned),
+    }
+}
+
+fn stream(
+    r: Box<dyn Read + '_>,
+    name: &str,
+    opts: &RestoreOptions,
+    new_dir: &Path,
+    new_dir_str: &str,
+    projects: &Path,
+    cleaned: Vec<PathBuf>,
+) -> anyhow::Result<RestoreOutcome> {
+    let mut scanner = scan::Scanner::new(BufReader::with_capacity(256 * 1024, r), 0);
+    let mut job = Job::new(opts, new_dir, new_dir_str, projects)?;
+    let mut ran = false;
+    let mut consume = |so_far: &Map<String, Value>, data: &mut dyn Read| -> anyhow::Result<()> {
+        let declared = validate_partial(so_far, name)?;
+        if let Some(cwd) = so_far.get("shell").and_then(|s| s.get("cwd")).and_then(Value::as_str) {
+            job.add_old(cwd);
+        }
+        ran = true;
+        job.run_data(data, Budget { declared, ceiling: opts.max_size }).map_err(|e| data_error(e, name))
+    };
+    let scanned = scanner.scan(Some(&mut consume)).map_err(|e| doc_error(e, name));
+    let scanned = match scanned {
+        Ok(s) => s,
+        Err(e) => {
+            job.abort();
+            return Err(e);
+        }
+    };
+    let doc = match validate(scanned.doc, name, scanned.data_len) {
+        Ok(d) => d,
+        Err(e) => {
+            job.abort();
+            return Err(e);
+        }
+    };
+    if !ran {
+        job.abort();
+        bail!("{name} has no bundle.data");
+    }
+    let declared = doc.lok.bundle.as_ref().map(|b| b.uncompressed_bytes).unwrap_or(0);
+    let allowed = declared.saturating_add(declared / 4).saturating_add(1 << 20);
+    if job.tar_bytes > allowed {
+        job.abort();
+        bail!(
+            "{name}: the bundle inflates past its declared uncompressed_bytes ({declared}); refusing a decompression bomb"
+        );
+    }
+    job.lok = Some(doc.lok.clone());
+    job.map_from_lok();
+    job.finish(doc.lok, cleaned)
+}
+
+fn doc_error(e: anyhow::Error, name: &str) -> anyhow::Error {
+    if e.downcast_ref::<Interrupted>().is_some() || e.chain().any(|c| c.is::<Interrupted>()) {
+        return anyhow!(Interrupted);
+    }
+    for cause in e.chain() {
+        let inner = cause.downcast_ref::<io::Error>().and_then(|i| i.get_ref());
+        if let Some(s) =
+            cause.downcast_ref::<scan::SyntaxError>().or_else(|| inner.and_then(|i| i.downcast_ref()))
+        {
+            return anyhow!("{name} is not valid JSON: {s}");
+        }
+    }
+    if e.chain().any(|c| c.is::<crate::lok::LokError>()) || e.to_string().starts_with(name) {
+        return e;
+    }
+    e.context(format!("could not read {name}"))
+}
+
+fn data_error(e: anyhow::Error, name: &str) -> anyhow::Error {
+    if e.chain().any(|c| c.is::<Interrupted>()) {
+        return anyhow!(Interrupted);
+    }
+    if e.to_string().starts_with(name) {
+        return e;
+    }
+    anyhow!("{name}: {e:#}")
+}
+
+/// Reads the base64 characters from a file positioned at the start of `bundle.data`.
+struct DataUntilQuote<R> {
+    r: R,
+    done: bool,
+}
+
+impl<R: BufRead> Read for DataUntilQuote<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.done || out.is_empty() {
+            return Ok(0);
+        }
+        let buf = self.r.fill_buf()?;
+        if buf.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file ends inside bundle.data"));
+        }
+        let want = out.len().min(buf.len());
+        match memchr::memchr2(b'"', b'\\', &buf[..want]) {
+            Some(0) if buf[0] == b'"' => {
+                self.done = true;
+                Ok(0)
+            }
+            Some(0) => {
+                // The scan accepted only `\/`.
+                if buf.len() < 2 {
+                    self.r.consume(1);
+                    let next = self.r.fill_buf()?.first().copied();
+                    if next != Some(b'/') {
+                        return Err(io::Error::other("bundle.data holds a JSON escape"));
+                    }
+                    self.r.consume(1);
+                } else {
+                    self.r.consume(2);
+                }
+                out[0] = b'/';
+                Ok(1)
+            }
+            Some(i) => {
+                out[..i].copy_from_slice(&buf[..i]);
+                self.r.consume(i);
+                Ok(i)
+            }
+            None => {
+                out[..want].copy_from_slice(&buf[..want]);
+                self.r.consume(want);
+                Ok(want)
+            }
+        }
+    }
+}
+
+/// A restore in progress: the staging dir and what has been learned.
+struct Job<'a> {
+    opts: &'a RestoreOptions,
+    new_dir: PathBuf,
+    new_dir_str: String,
+    projects: PathBuf,
+    /// Dirs created for staging (the projects dir itself, when it was missing).
+    created: Vec<PathBuf>,
+    staging: Option<PathBuf>,
+    map: PathMap,
+    /// Entries seen: relative path, size, mtime, whether a directory.
+    entries: Vec<(PathBuf, u64, u64, bool)>,
+    /// In a dry run, each file's content as it would be written: (length, CRC).
+    fingerprints: BTreeMap<PathBuf, (u64, u32)>,
+    /// Transcripts written before the path map was known; rewritten afterwards.
+    unmapped: Vec<PathBuf>,
+    /// Every JSONL file staged.
+    transcripts: Vec<PathBuf>,
+    old_slot: String,
+    tar_bytes: u64,
+    lok: Option<ShellLok>,
+    manifest_dir: Option<String>,
+}
+
+impl<'a> Job<'a> {
+    fn new(
+        opts: &'a RestoreOptions,
+        new_dir: &Path,
+        new_dir_str: &str,
+        projects: &Path,
+    ) -> anyhow::Result<Job<'a>> {
+        Ok(Job {
+            opts,
+            new_dir: new_dir.to_path_buf(),
+            new_dir_str: new_dir_str.to_string(),
+            projects: projects.to_path_buf(),
+            created: Vec::new(),
+            staging: None,
+            map: PathMap::new(new_dir_str),
+            entries: Vec::new(),
+            fingerprints: BTreeMap::new(),
+            unmapped: Vec::new(),
+            transcripts: Vec::new(),
+            old_slot: String::new(),
+            tar_bytes: 0,
+            lok: None,
+            manifest_dir: None,
+        })
+    }
+
+    fn add_old(&mut self, old: &str) {
+        self.map.add(old);
+    }
+
+    fn map_from_lok(&mut self) {
+        if let Some(lok) = &self.lok {
+            let cwd = lok.shell.cwd.clone();
+            self.map.add(&cwd);
+        }
+    }
+
+    /// Makes the staging dir beside the target slot (not in dry-run).
+    fn staging(&mut self) -> anyhow::Result<PathBuf> {
+        if let Some(s) = &self.staging {
+            return Ok(s.clone());
+        }
+        let mut missing = Vec::new();
+        let mut dir = self.projects.clone();
+        while !dir.exists() {
+            missing.push(dir.clone());
+            if !dir.pop() {
+                break;
+            }
+        }
+        for d in missing.iter().rev() {
+            fs::DirBuilder::new()
+                .mode(0o700)
+                .create(d)
+                .with_context(|| format!("could not create {}", d.display()))?;
+            self.created.push(d.clone());
+        }
+        let stage = tempfile::Builder::new()
+            .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
+            .tempdir_in(&self.projects)
+            .with_context(|| format!("could not create a temp dir in {}", self.projects.display()))?
+            .keep();
+        fs::create_dir(stage.join("tree"))?;
+        self.staging = Some(stage.clone());
+        Ok(stage)
+    }
+
+    /// Removes the staging dir and any dir made for it.
+    fn abort(&mut self) {
+        if let Some(s) = self.staging.take() {
+            let _ = fs::remove_dir_all(&s);
+        }
+        for d in self.created.drain(..).rev() {
+            let _ = fs::remove_dir(&d);
+        }
+    }
+
+    /// Streams the bundle into the staging dir (or, in dry-run, through the checks only).
+    fn run_data(&mut self, data: &mut dyn Read, budget: Budget) -> anyhow::Result<()> {
+        let result = self.unpack_into(data, budget);
+        if result.is_err() {
+            self.abort();
+        }
+        result
+    }
+
+    fn unpack_into(&mut self, data: &mut dyn Read, budget: Budget) -> anyhow::Result<()> {
+        let tree = if self.opts.dry_run { None } else { Some(self.staging()?.join("tree")) };
+        let unpacked = unpack::unpack(data, budget, &mut |entry| {
+            if interrupted() {
+                return Err(anyhow!(Interrupted));
+            }
+            self.entries.push((entry.rel.clone(), entry.size, entry.mtime, entry.is_dir));
+            let is_manifest = entry.rel == Path::new(EXTRAS).join("manifest.json");
+            if is_manifest && entry.size < (1 << 20) {
+                let mut text = Vec::new();
+                entry.reader.read_to_end(&mut text)?;
+                if let Ok(v) = serde_json::from_slice::<Value>(&text) {
+                    for key in ["project_dir", "cwd"] {
+                        if let Some(p) = v.get(key).and_then(Value::as_str) {
+                            self.map.add(p);
+                            if key == "project_dir" {
+                                self.manifest_dir = Some(p.to_string());
+                            }
+                        }
+                    }
+                }
+                if let Some(tree) = &tree {
+                    write_new(&tree.join(&entry.rel), &mut &text[..])?;
+                }
+                return Ok(());
+            }
+            let Some(tree) = &tree else {
+                // A dry run writes nothing, but learns what each file would hold.
+                if !entry.is_dir {
+                    let mut sink = Fingerprint::default();
+                    if is_text_rewritten(&entry.rel) {
+                        self.map.rewrite_stream(entry.reader, &mut sink)?;
+                    } else {
+                        io::copy(entry.reader, &mut sink)?;
+                    }
+                    self.fingerprints.insert(entry.rel.clone(), (sink.len, sink.crc.finalize()));
+                }
+                return Ok(());
+            };
+            let dest = tree.join(&entry.rel);
+            if entry.is_dir {
+                if !entry.rel.as_os_str().is_empty() {
+                    match fs::DirBuilder::new().mode(0o700).create(&dest) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dest.is_dir() => {}
+                        Err(e) => {
+                            return Err(anyhow!(unpack::Refused(format!(
+                                "could not create {}: {e}",
+                                entry.rel.display()
+                            ))));
+                        }
+                    }
+                }
+                return Ok(());
+            }
+            if let Some(parent) = dest.parent() {
+                fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+            }
+            if is_text_rewritten(&entry.rel) {
+                self.transcripts.push(entry.rel.clone());
+                if self.map.is_empty() {
+                    self.unmapped.push(entry.rel.clone());
+                    write_new(&dest, entry.reader)?;
+                } else {
+                    let map = &self.map;
+                    write_new_with(&dest, |out| map.rewrite_stream(entry.reader, out))?;
+                }
+            } else {
+                write_new(&dest, entry.reader)?;
+            }
+            Ok(())
+        })?;
+        self.old_slot = unpacked.root;
+        self.tar_bytes = unpacked.tar_bytes;
+        Ok(())
+    }
+
+    /// The events' own cwd is the truth (research/claude-code.md): when the snapshot's
+    /// cwd and the manifest did not name it (a bundle from another writer, a link in the
+    /// old path), the staged transcripts get a second pass for it.
+    fn cover_recorded_cwd(&mut self) -> anyhow::Result<()> {
+        let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) else { return Ok(()) };
+        let top: Vec<&PathBuf> =
+            self.transcripts.iter().filter(|r| top_level_transcript(r).is_some()).collect();
+        let Some(cwd) = top.iter().find_map(|rel| first_cwd(&tree.join(rel))) else { return Ok(()) };
+        let new = self.new_dir_str.clone();
+        if cwd == new || cwd.starts_with(&format!("{new}/")) || new.starts_with(&format!("{cwd}/")) {
+            return Ok(());
+        }
+        let mut extra = PathMap::new(&new);
+        extra.add(&cwd);
+        if extra.is_empty() {
+            return Ok(());
+        }
+        for rel in &self.transcripts {
+            let path = tree.join(rel);
+            let tmp = path.with_extension("lokust-tmp");
+            {
+                let mut src = File::open(&path)?;
+                write_new_with(&tmp, |out| extra.rewrite_stream(&mut src, out))?;
+            }
+            fs::rename(&tmp, &path)?;
+        }
+        self.map.add(&cwd);
+        Ok(())
+    }
+
+    /// Validated and staged: place everything (or describe it, in dry-run).
+    fn finish(mut self, lok: ShellLok, cleaned: Vec<PathBuf>) -> anyhow::Result<RestoreOutcome> {
+        let result = self.commit(lok, cleaned);
+        self.abort();
+        result
+    }
+
+    fn commit(&mut self, lok: ShellLok, cleaned: Vec<PathBuf>) -> anyhow::Result<RestoreOutcome> {
+        if self.map.is_empty() {
+            // A bundle with no manifest and a snapshot with no cwd: the events say it.
+            if let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) {
+                for rel in &self.unmapped {
+                    if let Some(cwd) = first_cwd(&tree.join(rel)) {
+                        self.map.add(&cwd);
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) {
+            for rel in std::mem::take(&mut self.unmapped) {
+                let path = tree.join(&rel);
+                let tmp = path.with_extension("lokust-tmp");
+                {
+                    let mut src = File::open(&path)?;
+                    let map = &self.map;
+                    write_new_with(&tmp, |out| map.rewrite_stream(&mut src, out))?;
+                }
+                fs::rename(&tmp, &path)?;
+            }
+        }
+        self.cover_recorded_cwd()?;
+        if interrupted() {
+            bail!(Interrupted);
+        }
+        // The conversations, oldest to newest by their mtime in the bundle.
+        let mut transcripts: Vec<(u64, String)> = self
+            .entries
+            .iter()
+            .filter(|(_, _, _, dir)| !dir)
+            .filter_map(|(rel, _, mtime, _)| top_level_transcript(rel).map(|id| (*mtime, id)))
+            .collect();
+        transcripts.sort();
+        let sessions: Vec<String> = transcripts.iter().map(|(_, id)| id.clone()).collect();
+        let newest_session = sessions.last().cloned();
+
+        if !self.opts.dry_run {
+            fs::create_dir_all(&self.opts.to)
+                .with_context(|| format!("could not create {}", self.opts.to.display()))?;
+        }
+        let project_dir = if self.opts.dry_run {
+            self.new_dir.clone()
+        } else {
+            fs::canonicalize(&self.opts.to)
+                .with_context(|| format!("could not resolve {}", self.opts.to.display()))?
+        };
+        if project_dir != self.new_dir {
+            // The path resolved differently once created (a link appeared): follow it.
+            let s = project_dir.to_string_lossy().into_owned();
+            self.map.set_new(&s);
+            self.new_dir_str = s;
+        }
+        let slot = claude::slot_name(&self.new_dir_str);
+        let slot_dir =
+            claude::find_slot_dir(&self.projects, &slot).unwrap_or_else(|| self.projects.join(&slot));
+        let slot = slot_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(slot);
+
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let newest_mtime = transcripts.last().map(|(m, _)| *m).unwrap_or(now);
+        let shift = now as i64 - newest_mtime as i64;
+
+        let mut outcome = RestoreOutcome {
+            dry_run: self.opts.dry_run,
+            project_dir: project_dir.clone(),
+            slot: slot.clone(),
+            slot_dir: slot_dir.clone(),
+            old_slot: self.old_slot.clone(),
+            path_map: self.map.pairs(),
+            sessions: sessions.clone(),
+            newest_session,
+            files: Vec::new(),
+            duplicates: duplicates(&self.projects, &slot, &sessions),
+            history_lines: 0,
+            claude_json: None,
+            backups: Vec::new(),
+            cleaned,
+            warnings: Vec::new(),
+            lok,
+        };
+
+        // What goes where: the slot's own files, then the carried extras.
+        let mut placements: Vec<(PathBuf, PathBuf, u64, u64)> = Vec::new(); // (rel in tree, dest, size, mtime)
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let extras = Path::new(EXTRAS);
+        for (rel, size, mtime, is_dir) in &self.entries {
+            let dest = if let Ok(inner) = rel.strip_prefix(extras) {
+                let mut comps = inner.components();
+                let Some(first) = comps.next().and_then(|c| c.as_os_str().to_str()) else { continue };
+                let rest: PathBuf = comps.collect();
+                match first {
+                    "file-history" | "tasks" | "todos" if !rest.as_os_str().is_empty() => {
+                        self.opts.claude_dir.join(first).join(rest)
+                    }
+                    _ => continue,
+                }
+            } else if rel.as_os_str().is_empty() {
+                continue;
+            } else {
+                slot_dir.join(rel)
+            };
+            if *is_dir {
+                dirs.push(dest);
+            } else {
+                placements.push((rel.clone(), dest, *size, *mtime));
+            }
+        }
+
+        let tree = self.staging.as_ref().map(|s| s.join("tree"));
+        // A new slot whose files are all new goes in with one rename.
+        let fresh = !slot_dir.exists() && !self.opts.dry_run;
+        for (rel, dest, size, mtime) in &placements {
+            let staged = tree.as_ref().map(|t| t.join(rel));
+            let action = match fs::symlink_metadata(dest) {
+                Err(_) => Action::Add,
+                Ok(_) => match &staged {
+                    Some(s) if same_content(s, dest)? => Action::Same,
+                    None if self.opts.dry_run && self.fingerprints.get(rel) == fingerprint(dest).as_ref() => {
+                        Action::Same
+                    }
+                    _ if self.opts.force => Action::Replace,
+                    _ => Action::Refuse,
+                },
+            };
+            let bytes = match &staged {
+                Some(s) => fs::metadata(s).map(|m| m.len()).unwrap_or(*size),
+                None => self.fingerprints.get(rel).map_or(*size, |f| f.0),
+            };
+            if let Some(s) = &staged {
+                set_times(s, (*mtime as i64 + shift).max(0) as u64);
+            }
+            outcome.files.push(Placed { path: dest.clone(), bytes, action });
+        }
+        if self.opts.dry_run {
+            return Ok(outcome);
+        }
+        let tree = tree.context("no staging dir")?;
+        // The slot itself.
+        if fresh {
+            if let Some(parent) = slot_dir.parent() {
+                fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+            }
+            // The extras folder is placed below, not in the slot.
+            let stage_extras = self.staging.as_ref().map(|s| s.join("extras")).context("no staging")?;
+            if tree.join(EXTRAS).exists() {
+                fs::rename(tree.join(EXTRAS), &stage_extras)?;
+            }
+            fs::rename(&tree, &slot_dir)
+                .with_context(|| format!("could not create {}", slot_dir.display()))?;
+            self.created.clear();
+            // Extras now live in the staging dir's `extras`.
+            for (i, (rel, dest, _, _)) in placements.iter().enumerate() {
+                if let Ok(inner) = rel.strip_prefix(extras) {
+                    place(&stage_extras.join(inner), dest, outcome.files[i].action, &mut outcome.backups)?;
+                }
+            }
+        } else {
+            fs::DirBuilder::new().recursive(true).mode(0o700).create(&slot_dir)?;
+            for dir in &dirs {
+                fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            }
+            for (i, (rel, dest, _, _)) in placements.iter().enumerate() {
+                place(&tree.join(rel), dest, outcome.files[i].action, &mut outcome.backups)?;
+            }
+        }
+        // The prompt history and the project's config entry.
+        // The conversations are in place by now: a problem here is a warning, not a failure.
+        if let Ok(text) = fs::read(tree_or_extras(self.staging.as_deref(), "history.jsonl")) {
+            match append_history(&self.opts.claude_dir.join("history.jsonl"), &text) {
+                Ok(n) => outcome.history_lines = n,
+                Err(e) => outcome.warnings.push(format!("prompt history not updated: {e:#}")),
+            }
+        }
+        if let Ok(text) = fs::read(tree_or_extras(self.staging.as_deref(), "claude-project.json")) {
+            let global = bundle::global_config(&self.opts.claude_dir, self.opts.home.as_deref());
+            match merge_project_entry(&global, &text, &self.map, &self.new_dir_str) {
+                Ok(what) => outcome.claude_json = Some(what),
+                Err(e) => outcome.warnings.push(format!("project entry not added: {e:#}")),
+            }
+        }
+        Ok(outcome)
+    }
+}
+
+fn tree_or_extras(staging: Option<&Path>, name: &str) -> PathBuf {
+    let Some(s) = staging else { return PathBuf::from("/nonexistent") };
+    let in_extras = s.join("extras").join(name);
+    if in_extras.exists() { in_extras } else { s.join("tree").join(EXTRAS).join(name) }
+}
+
+/// Transcripts and the carried prompt history get their paths rewritten.
+fn is_text_rewritten(rel: &Path) -> bool {
+    rel.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// The first absolute `cwd` among a transcript's first lines; lines longer than 1 MiB
+/// (a large tool result) are skipped unread, so memory stays flat.
+fn first_cwd(path: &Path) -> Option<String> {
+    const MAX_LINE: u64 = 1 << 20;
+    let mut reader = BufReader::new(File::open(path).ok()?);
+    let mut line = Vec::new();
+    for _ in 0..1000 {
+        line.clear();
+        let n = (&mut reader).take(MAX_LINE).read_until(b'\n', &mut line).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if n as u64 == MAX_LINE && !line.ends_with(b"\n") {
+            reader.skip_until(b'\n').ok()?;
+            continue;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(&line)
+            && let Some(cwd) = v.get("cwd").and_then(Value::as_str)
+            && cwd.starts_with('/')
+        {
+            return Some(cwd.to_string());
+        }
+    }
+    None
+}
+
+/// Creates `dest` (mode 0600, never over an existing file) and fills it from `src`.
+fn write_new(dest: &Path, src: &mut dyn Read) -> anyhow::Result<()> {
+    write_new_with(dest, |out| io::copy(src, out).map(|_| ()))
+}
+
+fn write_new_with(dest: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
+    let file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(dest).map_err(|e| {
+        if e.kind() == io::ErrorKind::AlreadyExists {
+            anyhow!(unpack::Refused(format!("the bundle holds {} twice", dest.display())))
+        } else {
+            anyhow!("could not write {}: {e}", dest.display())
+        }
+    })?;
+    let mut out = io::BufWriter::with_capacity(128 * 1024, file);
+    fill(&mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+fn set_times(path: &Path, secs: u64) {
+    let t = filetime::FileTime::from_unix_time(secs as i64, 0);
+    let _ = filetime::set_file_times(path, t, t);
+}
+
+fn same_content(a: &Path, b: &Path) -> io::Result<bool> {
+    let (ma, mb) = (fs::metadata(a)?, fs::symlink_metadata(b)?);
+    if !mb.is_file() || ma.len() != mb.len() {
+        return Ok(false);
+    }
+    let (mut fa, mut fb) = (BufReader::new(File::open(a)?), BufReader::new(File::open(b)?));
+    let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = fa.read(&mut ba)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        fb.read_exact(&mut bb[..n])?;
+        if ba[..n] != bb[..n] {
+            return Ok(false);
+        }
+    }
+}
+
+/// Length and CRC of what passes through, for a dry run's comparisons.
+#[derive(Default)]
+struct Fingerprint {
+    len: u64,
+    crc: crc32fast::Hasher,
+}
+
+impl Write for Fingerprint {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.len += buf.len() as u64;
+        self.crc.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn fingerprint(path: &Path) -> Option<(u64, u32)> {
+    let mut sink = Fingerprint::default();
+    io::copy(&mut File::open(path).ok()?, &mut sink).ok()?;
+    Some((sink.len, sink.crc.finalize()))
+}
+
+/// Moves a staged file into place by rename, as `action` says.
+fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    match action {
+        Action::Same | Action::Refuse => Ok(()),
+        Action::Add => {
+            if let Some(parent) = dest.parent() {
+                fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+            }
+            // Never over something that appeared meanwhile.
+            rename_noreplace(staged, dest).with_context(|| format!("could not place {}", dest.display()))
+        }
+        Action::Replace => {
+            let stamp = crate::summary::utc(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or(0),
+            )
+            .replace([':', '-'], "");
+            let mut name = dest.file_name().unwrap_or_default().to_os_string();
+            name.push(format!(".lokust-backup-{stamp}"));
+            let backup = dest.with_file_name(name);
+            fs::hard_link(dest, &backup)
+                .or_else(|_| fs::copy(dest, &backup).map(|_| ()))
+                .with_context(|| format!("could not back up {}", dest.display()))?;
+            fs::rename(staged, dest).with_context(|| format!("could not place {}", dest.display()))?;
+            backups.push(backup);
+            Ok(())
+        }
+    }
+}
+
+/// Renames `from` to `to` unless `to` exists, atomically (renameat2 NOREPLACE; on a
+/// filesystem without it, a file is linked then unlinked).
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (a, b) = (c(from)?, c(to)?);
+    // SAFETY: two valid NUL-terminated paths relative to the working directory.
+    let rc = unsafe {
+        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_NOREPLACE)
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EINVAL) && fs::metadata(from)?.is_file() {
+        fs::hard_link(from, to)?;
+        return fs::remove_file(from);
+    }
+    Err(err)
+}
+
+/// Appends the carried prompt-history lines that are not there yet, in one write. The
+/// existing file is only hashed line by line, so its size does not matter.
+fn append_history(path: &Path, incoming: &[u8]) -> anyhow::Result<u64> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let hash = |line: &[u8]| {
+        let mut h = DefaultHasher::new();
+        line.hash(&mut h);
+        h.finish()
+    };
+    let mut existing = HashSet::new();
+    let mut ends_in_newline = true;
+    if let Ok(f) = File::open(path) {
+        let mut reader = BufReader::new(f);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            ends_in_newline = line.ends_with(b"\n");
+            existing.insert(hash(line.strip_suffix(b"\n").unwrap_or(&line)));
+        }
+    }
+    let mut add = Vec::new();
+    let mut n = 0;
+    for line in incoming.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        if serde_json::from_slice::<Value>(line).is_ok() && existing.insert(hash(line)) {
+            add.extend_from_slice(line);
+            add.push(b'\n');
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return Ok(0);
+    }
+    if !ends_in_newline {
+        add.insert(0, b'\n');
+    }
+    let mut f = OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
+    f.write_all(&add).with_context(|| format!("could not append to {}", path.display()))?;
+    Ok(n)
+}
+
+/// Adds the carried `.claude.json` project entry under the new path, unless one is
+/// there; the file is rewritten atomically, every other key kept.
+fn merge_project_entry(
+    global: &Path,
+    carried: &[u8],
+    map: &PathMap,
+    new_dir: &str,
+) -> anyhow::Result<String> {
+    let carried: Value =
+        serde_json::from_slice(carried).context("the carried .claude.json entry is not JSON")?;
+    let Some(entry) = carried.get("entry") else { return Ok("none carried".into()) };
+    let entry_text = serde_json::to_string(entry)?;
+    let rewritten = map.rewrite_line(entry_text.as_bytes());
+    let entry: Value = serde_json::from_slice(&rewritten).context("rewriting the .claude.json entry")?;
+    let mut doc: Value = match fs::read(global) {
+        Ok(text) => serde_json::from_slice(&text).with_context(|| {
+            format!("{} is not valid JSON; its project entry was not added", global.display())
+        })?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Value::Object(Map::new()),
+        Err(e) => return Err(e).with_context(|| format!("could not read {}", global.display())),
+    };
+    let Some(top) = doc.as_object_mut() else { bail!("{} is not a JSON object", global.display()) };
+    let projects = top.entry("projects").or_insert_with(|| Value::Object(Map::new()));
+    let Some(projects) = projects.as_object_mut() else {
+        bail!("{}: projects is not an object", global.display())
+    };
+    if projects.contains_key(new_dir) {
+        return Ok(format!("kept the existing entry in {}", global.display()));
+    }
+    projects.insert(new_dir.to_string(), entry);
+    let mode = crate::fsutil::mode(global).unwrap_or(0o600);
+    crate::fsutil::write_private_atomic(global, |f| {
+        serde_json::to_writer_pretty(&mut *f, &doc)?;
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(fs::Permissions::from_mode(mode))
+    })
+    .with_context(|| format!("could not write {}", global.display()))?;
+    Ok(format!("added to {}", global.display()))
+}
+
+/// Other slots on this machine that hold one of these session ids.
+fn duplicates(projects: &Path, slot: &str, sessions: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Ok(dirs) = fs::read_dir(projects) else { return out };
+    let ids: HashSet<&str> = sessions.iter().map(String::as_str).collect();
+    let mut found = BTreeMap::new();
+    for d in dirs.flatten() {
+        let name = d.file_name().to_string_lossy().into_owned();
+        if name == slot || name.starts_with(STAGING_PREFIX) || !d.path().is_dir() {
+            continue;
+        }
+        for id in &ids {
+            if d.path().join(format!("{id}.jsonl")).is_file() {
+                found.insert((id.to_string(), name.clone()), ());
+            }
+        }
+    }
+    out.extend(found.into_keys());
+    out
+}
+
+/// Removes the temp dirs of restores whose process is gone (killed, crashed).
+fn clean_stale(projects: &Path) -> Vec<PathBuf> {
+    let mut cleaned = Vec::new();
+    let Ok(dirs) = fs::read_dir(projects) else { return cleaned };
+    for d in dirs.flatten() {
+        let name = d.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(STAGING_PREFIX) else { continue };
+        let pid: Option<i32> = rest.split('-').next().and_then(|p| p.parse().ok());
+        let alive = pid.is_some_and(|p| {
+            // SAFETY: kill with signal 0 only checks that the process exists.
+            p > 0 && unsafe { libc::kill(p, 0) } == 0
+        });
+        if !alive && fs::remove_dir_all(d.path()).is_ok() {
+            cleaned.push(d.path());
+        }
+    }
+    cleaned
+}

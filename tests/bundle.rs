@@ -1,0 +1,342 @@
+//! `lokust-shell-snapshot --bundle`: the Claude Code project travels inside the .lok as
+//! tar.gz+base64 that a spec-only reader can unpack, redacted line by line with every
+//! transcript line still JSON, with what a move needs from outside the slot.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+
+use crate::util::{TestEnv, have, run_ok};
+
+pub const SESSION: &str = "0b5e7c4a-3f8d-4a51-9e2c-7d1f0a6b8c93";
+pub const OLDER: &str = "1c6f8d5b-4a9e-4b62-8f3d-8e2a1b7c9d04";
+
+/// An AWS key id and a GitHub token, both caught by every version of the redactor.
+pub fn secrets() -> (String, String) {
+    // Real-looking: the redactor takes a token of few distinct characters for a placeholder.
+    ("AKIAQWERTYUIOPASDFGH".to_string(), "ghp_R7c2Qm9XvLp4Tn8Ws1Yd6Hb3Kf5Jg0Ae2Zx9".to_string())
+}
+
+/// A project at `project` with two conversations, memory, a subagent, file history,
+/// todos, tasks, prompt history and a `.claude.json` entry; returns the slot dir.
+pub fn make_project(env: &TestEnv, project: &Path) -> PathBuf {
+    fs::create_dir_all(project).unwrap();
+    let real = fs::canonicalize(project).unwrap();
+    let p = real.to_str().unwrap();
+    let config = env.home.join(".claude");
+    let slot = config.join("projects").join(lokust::capture::claude::slot_name(p));
+    fs::create_dir_all(slot.join("memory")).unwrap();
+    fs::create_dir_all(slot.join(SESSION).join("subagents")).unwrap();
+    let (aws, gh) = secrets();
+    let line = |id: &str, n: usize, text: &str| {
+        serde_json::json!({
+            "type": if n.is_multiple_of(2) { "user" } else { "assistant" },
+            "uuid": format!("u-{n}"), "sessionId": id, "cwd": p,
+            "timestamp": format!("2026-01-0{}T10:00:00.000Z", 1 + n % 9),
+            "message": {"role": "user", "content": text},
+            "toolUseResult": {"persistedOutputPath": format!("{p}/.out/{n}.txt"), "other": format!("{p}-2/x")},
+        })
+        .to_string()
+    };
+    let mut main = String::new();
+    main.push_str(&line(SESSION, 0, "please fix the build in src/main.rs"));
+    main.push('\n');
+    main.push_str(&line(SESSION, 1, &format!("export AWS_ACCESS_KEY_ID={aws} and push with {gh}")));
+    main.push('\n');
+    main.push_str(&line(SESSION, 2, "naïve café 日本 😀 \u{1b}[31m"));
+    main.push('\n');
+    fs::write(slot.join(format!("{SESSION}.jsonl")), &main).unwrap();
+    fs::write(slot.join(format!("{OLDER}.jsonl")), format!("{}\n", line(OLDER, 0, "an older talk"))).unwrap();
+    let old = filetime::FileTime::from_unix_time(1_700_000_000, 0);
+    filetime::set_file_mtime(slot.join(format!("{OLDER}.jsonl")), old).unwrap();
+    let new = filetime::FileTime::from_unix_time(1_700_003_600, 0);
+    filetime::set_file_mtime(slot.join(format!("{SESSION}.jsonl")), new).unwrap();
+    fs::write(slot.join(SESSION).join("subagents/agent-a1.jsonl"), format!("{}\n", line(SESSION, 4, "sub")))
+        .unwrap();
+    fs::write(slot.join("memory/notes.md"), format!("# notes\ntoken {gh}\n")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", slot.join("memory/link")).unwrap();
+    // Outside the slot, keyed by session id.
+    fs::create_dir_all(config.join("file-history").join(SESSION)).unwrap();
+    fs::write(config.join("file-history").join(SESSION).join("abc@v1"), "fn main() {}\n").unwrap();
+    fs::create_dir_all(config.join("todos")).unwrap();
+    fs::write(config.join("todos").join(format!("{SESSION}-agent-{SESSION}.json")), "[]").unwrap();
+    fs::write(config.join("todos/someone-else.json"), "[]").unwrap();
+    fs::create_dir_all(config.join("tasks").join(SESSION)).unwrap();
+    fs::write(config.join("tasks").join(SESSION).join("1.json"), r#"{"id":"1"}"#).unwrap();
+    let history = format!(
+        "{}\n{}\n",
+        serde_json::json!({"display": "fix the build", "timestamp": 1, "project": p}),
+        serde_json::json!({"display": "other project", "timestamp": 2, "project": "/somewhere/else"}),
+    );
+    fs::write(config.join("history.jsonl"), history).unwrap();
+    let global = serde_json::json!({
+        "userID": "u",
+        "projects": {
+            p: {"hasTrustDialogAccepted": true, "allowedTools": ["Bash"],
+                "mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": gh}}}},
+            "/somewhere/else": {"hasTrustDialogAccepted": false},
+        }
+    });
+    fs::write(env.home.join(".claude.json"), serde_json::to_string_pretty(&global).unwrap()).unwrap();
+    slot
+}
+
+/// `lokust-shell-snapshot --bundle -o FILE` in `project`.
+pub fn snapshot(env: &TestEnv, project: &Path, extra: &[&str]) -> (PathBuf, String) {
+    let lok = env.root.path().join("s.lok");
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(project)
+        .env("PWD", project)
+        .arg("--bundle")
+        .args(extra)
+        .arg("-o")
+        .arg(&lok)
+        .assert()
+        .success();
+    (lok, String::from_utf8_lossy(&out.get_output().stderr).into_owned())
+}
+
+/// The bundle's tar, decoded the way a reader that knows only the spec would.
+pub fn tar_of(lok: &Path) -> Vec<u8> {
+    let doc: serde_json::Value = serde_json::from_slice(&fs::read(lok).unwrap()).unwrap();
+    let data = doc["bundle"]["data"].as_str().unwrap();
+    assert_eq!(doc["bundle"]["base64_bytes"].as_u64(), Some(data.len() as u64));
+    let gz = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut tar).unwrap();
+    assert_eq!(doc["bundle"]["uncompressed_bytes"].as_u64(), Some(tar.len() as u64));
+    tar
+}
+
+pub fn entries(tar: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut archive = tar::Archive::new(tar);
+    archive
+        .entries()
+        .unwrap()
+        .map(|e| {
+            let mut e = e.unwrap();
+            let path = e.path().unwrap().to_string_lossy().into_owned();
+            let mut data = Vec::new();
+            e.read_to_end(&mut data).unwrap();
+            (path, data)
+        })
+        .collect()
+}
+
+#[test]
+fn the_bundle_is_a_valid_lok_rooted_at_the_slot() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("work/my.app");
+    let slot = make_project(&env, &project);
+    let slot_name = slot.file_name().unwrap().to_str().unwrap().to_string();
+    let (lok, stderr) = snapshot(&env, &project, &[]);
+    let doc: serde_json::Value = serde_json::from_slice(&fs::read(&lok).unwrap()).unwrap();
+    crate::format::assert_valid(&doc, "a bundled snapshot");
+    lokust::lok::Lok::read_path(&lok).unwrap();
+    assert_eq!(doc["bundle"]["kind"], "claude-code-project");
+    assert_eq!(doc["bundle"]["format"], "tar.gz+base64");
+    assert_eq!(lokust::fsutil::mode(&lok).unwrap(), 0o600);
+    assert!(stderr.contains("bundle:      claude-code-project"), "{stderr}");
+    assert!(stderr.contains("left out") && stderr.contains("memory/link"), "{stderr}");
+
+    let files = entries(&tar_of(&lok));
+    for (path, _) in &files {
+        assert!(path == &slot_name || path.starts_with(&format!("{slot_name}/")), "{path} outside the slot");
+    }
+    let names: Vec<&str> = files.iter().map(|(p, _)| p.strip_prefix(&slot_name).unwrap()).collect();
+    for want in [
+        format!("/{SESSION}.jsonl"),
+        format!("/{OLDER}.jsonl"),
+        format!("/{SESSION}/subagents/agent-a1.jsonl"),
+        "/memory/notes.md".into(),
+        "/.lokust/manifest.json".into(),
+        format!("/.lokust/file-history/{SESSION}/abc@v1"),
+        format!("/.lokust/todos/{SESSION}-agent-{SESSION}.json"),
+        format!("/.lokust/tasks/{SESSION}/1.json"),
+        "/.lokust/history.jsonl".into(),
+        "/.lokust/claude-project.json".into(),
+    ] {
+        assert!(names.contains(&want.as_str()), "missing {want} in {names:?}");
+    }
+    assert!(!names.iter().any(|n| n.contains("someone-else") || n.ends_with("/link")), "{names:?}");
+    let get = |suffix: &str| files.iter().find(|(p, _)| p.ends_with(suffix)).unwrap().1.clone();
+    let history = String::from_utf8(get(".lokust/history.jsonl")).unwrap();
+    assert!(history.contains("fix the build") && !history.contains("other project"), "{history}");
+}
+
+#[test]
+fn transcripts_are_redacted_inside_their_json_strings() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    make_project(&env, &project);
+    let (lok, stderr) = snapshot(&env, &project, &[]);
+    let (aws, gh) = secrets();
+    let text = fs::read_to_string(&lok).unwrap();
+    let files = entries(&tar_of(&lok));
+    for (path, data) in &files {
+        let body = String::from_utf8_lossy(data);
+        assert!(!body.contains(&aws) && !body.contains(&gh), "{path} leaks a secret");
+        if path.ends_with(".jsonl") {
+            for line in body.lines() {
+                serde_json::from_str::<serde_json::Value>(line)
+                    .unwrap_or_else(|e| panic!("{path}: a line is no longer JSON ({e}): {line}"));
+            }
+        }
+    }
+    let main = &files.iter().find(|(p, _)| p.ends_with(&format!("{SESSION}.jsonl"))).unwrap().1;
+    assert!(String::from_utf8_lossy(main).contains("AWS_ACCESS_KEY_ID=[REDACTED]"));
+    // Clean lines are byte-identical, non-ASCII and escapes included.
+    let original = fs::read_to_string(
+        env.home
+            .join(".claude/projects")
+            .join(lokust::capture::claude::slot_name(fs::canonicalize(&project).unwrap().to_str().unwrap()))
+            .join(format!("{SESSION}.jsonl")),
+    )
+    .unwrap();
+    let bundled = String::from_utf8_lossy(main);
+    assert_eq!(original.lines().next(), bundled.lines().next());
+    assert_eq!(original.lines().nth(2), bundled.lines().nth(2));
+    let mcp =
+        String::from_utf8_lossy(&files.iter().find(|(p, _)| p.ends_with("claude-project.json")).unwrap().1)
+            .into_owned();
+    assert!(mcp.contains("GITHUB_TOKEN") && mcp.contains("[REDACTED]"), "{mcp}");
+    assert!(stderr.contains("Redacted:") && stderr.contains("bundle 4 values"), "{stderr}");
+    assert!(!text.contains(&gh));
+}
+
+#[test]
+fn no_redact_bundle_keeps_secrets_and_says_so() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    make_project(&env, &project);
+    let (lok, stderr) = snapshot(&env, &project, &["--no-redact-bundle"]);
+    assert!(
+        stderr.contains("lokust: warning: --no-redact-bundle") && stderr.contains("UNREDACTED"),
+        "{stderr}"
+    );
+    let (aws, _) = secrets();
+    let files = entries(&tar_of(&lok));
+    assert!(files.iter().any(|(_, d)| String::from_utf8_lossy(d).contains(&aws)));
+}
+
+#[test]
+fn a_transcript_being_written_is_cut_at_its_last_complete_line() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    let slot = make_project(&env, &project);
+    let path = slot.join(format!("{SESSION}.jsonl"));
+    let whole = fs::read_to_string(&path).unwrap();
+    fs::write(&path, format!("{whole}{{\"type\":\"user\",\"cwd\":\"half")).unwrap();
+    // A complete last line without its newline is kept.
+    let older = slot.join(format!("{OLDER}.jsonl"));
+    let text = fs::read_to_string(&older).unwrap();
+    fs::write(&older, text.trim_end()).unwrap();
+    let (lok, _) = snapshot(&env, &project, &["--no-redact-bundle"]);
+    let files = entries(&tar_of(&lok));
+    let get = |id: &str| files.iter().find(|(p, _)| p.ends_with(&format!("/{id}.jsonl"))).unwrap().1.clone();
+    assert_eq!(String::from_utf8(get(SESSION)).unwrap(), whole);
+    assert_eq!(String::from_utf8(get(OLDER)).unwrap(), text.trim_end());
+}
+
+#[test]
+fn standard_tools_unpack_the_bundle() {
+    if !have("tar") || !have("base64") {
+        return;
+    }
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    let slot = make_project(&env, &project);
+    // To standard output, as `lokust-shell-snapshot --bundle > s.lok`.
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(&project)
+        .env("PWD", &project)
+        .arg("--bundle")
+        .assert()
+        .success();
+    let doc = crate::util::json(&out.get_output().stdout);
+    crate::format::assert_valid(&doc, "bundle on stdout");
+    env.write("data.b64", doc["bundle"]["data"].as_str().unwrap());
+    fs::create_dir_all(env.root.path().join("x")).unwrap();
+    run_ok(
+        std::process::Command::new("sh")
+            .current_dir(env.root.path())
+            .args(["-c", "base64 -d data.b64 | tar xzf - -C x"]),
+    );
+    let name = slot.file_name().unwrap();
+    assert!(env.root.path().join("x").join(name).join(format!("{SESSION}.jsonl")).is_file());
+    // Nothing is printed about progress when stderr is not a terminal.
+    assert!(!String::from_utf8_lossy(&out.get_output().stderr).contains("bundling"));
+}
+
+#[test]
+fn no_project_means_a_warning_and_no_bundle() {
+    let env = TestEnv::new();
+    let out = env.cmd("lokust-shell-snapshot").arg("--bundle").assert().success();
+    let doc = crate::util::json(&out.get_output().stdout);
+    assert!(doc.get("bundle").is_none());
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(stderr.contains("--bundle: Claude Code has no project for"), "{stderr}");
+}
+
+#[test]
+fn inspect_lists_the_bundled_conversations() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    make_project(&env, &project);
+    let (lok, _) = snapshot(&env, &project, &[]);
+    let out = env.cmd("lokust-shell").arg("inspect").arg(&lok).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("Conversations in the bundle:"), "{text}");
+    let line = text.lines().find(|l| l.contains(SESSION)).expect(&text);
+    assert!(line.contains("3 events") && line.contains("last 2026-01-03T10:00:00.000Z"), "{line}");
+    assert!(text.contains("please fix the build in src/main.rs"), "{text}");
+    assert!(text.contains(OLDER) && text.contains("an older talk"), "{text}");
+    assert!(!text.contains('\u{1b}'));
+}
+
+#[test]
+fn ctrl_c_during_a_bundle_leaves_no_file_behind() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    let slot = make_project(&env, &project);
+    let line = format!(
+        "{{\"type\":\"user\",\"message\":{{\"content\":\"{}\"}}}}\n",
+        "lorem ipsum dolor ".repeat(12)
+    );
+    for i in 0..60 {
+        fs::write(slot.join(format!("{i:08}-0000-4000-8000-000000000000.jsonl")), line.repeat(2000)).unwrap();
+    }
+    let out_dir = env.root.path().join("out");
+    fs::create_dir_all(&out_dir).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-snapshot"))
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PWD", &project)
+        .current_dir(&project)
+        .args(["--bundle", "-q", "-o"])
+        .arg(out_dir.join("s.lok"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while fs::read_dir(&out_dir).unwrap().count() == 0 && std::time::Instant::now() < deadline {
+        assert!(child.try_wait().unwrap().is_none(), "the snapshot finished before it could be interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "the snapshot did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted; no snapshot was written"));
+    assert_eq!(fs::read_dir(&out_dir).unwrap().count(), 0, "a temp file was left behind");
+}

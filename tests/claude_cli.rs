@@ -1,0 +1,323 @@
+//! The real Claude Code CLI resumes a conversation that lokust moved: it runs headless
+//! under `env -i` with a private HOME, against a local stand-in of the Messages API on
+//! 127.0.0.1 that records what the CLI sends. See: research/claude-code.md.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::util::{TestEnv, shared};
+
+/// The CLI installed by `scripts/test` (npm, into target/claude-cli).
+fn claude_bin() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/claude-cli/node_modules/.bin/claude");
+    if bin.exists() {
+        return Some(bin);
+    }
+    assert!(std::env::var_os("CI").is_none(), "the Claude Code CLI is required in CI: run ./scripts/test");
+    eprintln!("skipped: {} is not installed (./scripts/test installs it)", bin.display());
+    None
+}
+
+/// A stand-in of the Messages API: every `POST /v1/messages` gets a short streamed
+/// answer, and its body is kept for the test to read.
+struct MessagesApi {
+    port: u16,
+    bodies: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+const REPLY: &str = "STAND-IN-REPLY";
+
+impl MessagesApi {
+    fn start() -> MessagesApi {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (bodies, stop) = (Arc::clone(&bodies), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                // Bounded: the server gives up after five minutes whatever happens.
+                let deadline = Instant::now() + Duration::from_secs(300);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let bodies = Arc::clone(&bodies);
+                            std::thread::spawn(move || {
+                                let _ = serve(stream, &bodies);
+                            });
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                    }
+                }
+            })
+        };
+        MessagesApi { port, bodies, stop, thread: Some(thread) }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn bodies(&self) -> Vec<String> {
+        self.bodies.lock().unwrap().clone()
+    }
+}
+
+impl Drop for MessagesApi {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One HTTP/1.1 connection: requests until the client closes it.
+fn serve(stream: TcpStream, bodies: &Mutex<Vec<String>>) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut out = stream;
+    for _ in 0..100 {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line)? == 0 {
+            return Ok(());
+        }
+        let mut length = 0usize;
+        let mut chunked = false;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                chunked = true;
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                let mut size = String::new();
+                reader.read_line(&mut size)?;
+                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                let mut chunk = vec![0; n + 2];
+                reader.read_exact(&mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+        } else {
+            body.resize(length, 0);
+            reader.read_exact(&mut body)?;
+        }
+        let mut parts = request_line.split_whitespace();
+        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        if method == "POST" && path.starts_with("/v1/messages") && !path.contains("count_tokens") {
+            bodies.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+            let events = sse();
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{events}",
+                events.len()
+            )?;
+        } else if method == "POST" {
+            let json = r#"{"input_tokens":10}"#;
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{json}",
+                json.len()
+            )?;
+        } else {
+            write!(out, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")?;
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// A minimal streamed message: one text block.
+fn sse() -> String {
+    let events = [
+        (
+            "message_start",
+            serde_json::json!({"type": "message_start", "message": {"id": "msg_standin", "type": "message",
+                "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "stop_reason": null,
+                "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": REPLY}}),
+        ),
+        ("content_block_stop", serde_json::json!({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                "usage": {"output_tokens": 5}}),
+        ),
+        ("message_stop", serde_json::json!({"type": "message_stop"})),
+    ];
+    events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+}
+
+/// Runs the CLI under `env -i`: only a private HOME, PATH and the stand-in's address.
+fn claude(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("120")
+        .arg("env")
+        .arg("-i")
+        .arg(format!("HOME={}", home.display()))
+        .arg("PATH=/usr/local/bin:/usr/bin:/bin")
+        .arg(format!("ANTHROPIC_BASE_URL={}", api.url()))
+        .arg("ANTHROPIC_API_KEY=dummy")
+        .arg("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+        .arg("DISABLE_TELEMETRY=1")
+        .arg("DISABLE_AUTOUPDATER=1")
+        .arg("DISABLE_ERROR_REPORTING=1")
+        .arg(bin)
+        .args(args)
+        .current_dir(cwd);
+    cmd.output().expect("run claude")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The snapshot/restore pair as a user runs it.
+fn snapshot_and_wipe(env: &TestEnv, project: &Path, slot_dir: &Path) -> PathBuf {
+    let lok = env.root.path().join("moved.lok");
+    env.cmd("lokust-shell-snapshot")
+        .current_dir(project)
+        .env("PWD", project)
+        .arg("--bundle")
+        .arg("-o")
+        .arg(&lok)
+        .assert()
+        .success();
+    std::fs::remove_dir_all(slot_dir).unwrap();
+    std::fs::remove_dir_all(project).unwrap();
+    lok
+}
+
+fn slot_dir(home: &Path, project: &Path) -> PathBuf {
+    let real = std::fs::canonicalize(project).unwrap();
+    home.join(".claude/projects").join(lokust::capture::claude::slot_name(&real.to_string_lossy()))
+}
+
+#[test]
+fn a_conversation_resumes_after_a_move_to_a_path_with_a_dot_a_space_and_accents() {
+    let Some(bin) = claude_bin() else { return };
+    let env = TestEnv::new();
+    let api = MessagesApi::start();
+    let project = env.root.path().join("orig/project");
+    std::fs::create_dir_all(&project).unwrap();
+
+    let out = claude(
+        &bin,
+        &api,
+        &env.home,
+        &project,
+        &["-p", "remember the word ZEBRA-42", "--output-format", "json"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let result: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    assert_eq!(result["result"], REPLY, "{}", text(&out));
+    let id = result["session_id"].as_str().expect("session id").to_string();
+    let old_slot = slot_dir(&env.home, &project);
+    assert!(old_slot.join(format!("{id}.jsonl")).is_file());
+
+    let lok = snapshot_and_wipe(&env, &project, &old_slot);
+    let target = env.root.path().join("new home/my.projects/naïve café");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+
+    // Before the restore the conversation is gone: the control for what follows.
+    let out = claude(&bin, &api, &env.home, target.parent().unwrap(), &["-p", "--resume", &id, "hello"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No conversation found"), "{}", text(&out));
+
+    let restored = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let stdout = String::from_utf8_lossy(&restored.get_output().stdout).into_owned();
+    assert!(stdout.contains(&format!("claude --resume {id}")), "{stdout}");
+
+    let before = api.bodies().len();
+    let out = claude(
+        &bin,
+        &api,
+        &env.home,
+        &target,
+        &["-p", "--resume", &id, "which word?", "--output-format", "json"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let bodies = api.bodies();
+    let sent = bodies[before..].iter().find(|b| b.contains("which word?")).expect("the resumed request");
+    let request: serde_json::Value = serde_json::from_str(sent).unwrap();
+    let messages = request["messages"].to_string();
+    assert!(messages.contains("ZEBRA-42") && messages.contains(REPLY), "earlier turns missing: {messages}");
+
+    // The transcript lives in the new slot and speaks of the new path only.
+    let new_slot = slot_dir(&env.home, &target);
+    let transcript = std::fs::read_to_string(new_slot.join(format!("{id}.jsonl"))).unwrap();
+    let real = std::fs::canonicalize(&target).unwrap();
+    for line in transcript.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(cwd) = v.get("cwd").and_then(|c| c.as_str()) {
+            assert_eq!(Path::new(cwd), real, "{line}");
+        }
+    }
+}
+
+/// Every real transcript in shared/fixtures-real, placed at one path, bundled, restored
+/// at another: the CLI resumes each one from there and sends its earlier turns.
+#[test]
+fn real_transcripts_resume_after_a_move() {
+    let Some(bin) = claude_bin() else { return };
+    let root = shared().join("fixtures-real/claude-code");
+    if !root.is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
+        eprintln!("skipped: {} not present", root.display());
+        return;
+    }
+    let api = MessagesApi::start();
+    for file in crate::restore::real_transcripts(&root) {
+        let env = TestEnv::new();
+        let project = env.root.path().join("orig/cli");
+        let (id, slot) = crate::restore::place_real_transcript(&env, &file, &project);
+        let lok = snapshot_and_wipe(&env, &project, &slot);
+        let target = env.root.path().join("elsewhere/a.b c/ü");
+        env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+        let before = api.bodies().len();
+        let out = claude(&bin, &api, &env.home, &target, &["-p", "--resume", &id, "continue please"]);
+        assert!(out.status.success(), "{}: {}", file.display(), text(&out));
+        let bodies = api.bodies();
+        let sent =
+            bodies[before..].iter().find(|b| b.contains("continue please")).expect("the resumed request");
+        let request: serde_json::Value = serde_json::from_str(sent).unwrap();
+        let n = request["messages"].as_array().map_or(0, Vec::len);
+        assert!(n > 1, "{}: the earlier turns were not sent ({n} messages)", file.display());
+    }
+}
