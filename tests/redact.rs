@@ -210,6 +210,8 @@ mod cli {
     fn a_slow_pipe_gets_each_line_as_it_comes() {
         use std::io::{BufRead, BufReader, Write};
         use std::process::{Command, Stdio};
+        use std::sync::mpsc;
+        use std::time::Duration;
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("lokust-shell"))
             .arg("redact")
             .stdin(Stdio::piped())
@@ -217,14 +219,26 @@ mod cli {
             .spawn()
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap());
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let _ = tx.send(line.unwrap());
+            }
+        });
         for i in 0..3 {
-            writeln!(stdin, "token={TOKEN} {i}").unwrap();
-            stdin.flush().unwrap();
-            let mut got = String::new();
+            // In pieces, as a slow writer sends them: the line is only whole at the newline.
+            for piece in ["token=", TOKEN, &format!(" {i}"), "\n"] {
+                stdin.write_all(piece.as_bytes()).unwrap();
+                stdin.flush().unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+            }
             // Answered while stdin is still open: the filter does not wait for the end.
-            lines.read_line(&mut got).unwrap();
-            assert_eq!(got, format!("token=[REDACTED] {i}\n"));
+            let got = rx.recv_timeout(Duration::from_secs(10));
+            if got.is_err() {
+                let _ = child.kill();
+            }
+            assert_eq!(got.expect("no line within 10 s"), format!("token=[REDACTED] {i}"));
         }
         drop(stdin);
         assert!(child.wait().unwrap().success());

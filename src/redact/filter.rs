@@ -26,6 +26,8 @@ pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Repo
             input.read_until(b'\n', &mut long)?;
             line(&mut sc, &long, &mut out, &mut report, &mut output)?;
             long.clear();
+            // A line that came in pieces (a slow writer): out before the next read waits.
+            output.flush()?;
             continue;
         }
         let buf = input.fill_buf()?;
