@@ -721,3 +721,22 @@ fn the_umbrella_command_restores_into_claude_config_dir() {
     // The old ~/.claude was not touched.
     assert_eq!(fs::read_dir(env.home.join(".claude/projects")).unwrap().count(), 0);
 }
+
+/// `lokust-shell-restore <(ssh host lokust-shell-snapshot --bundle) --to DIR`: the file
+/// is a pipe that can be read only once.
+#[test]
+fn a_named_pipe_is_read_once_as_a_stream() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let fifo = env.root.path().join("pipe.lok");
+    crate::util::run_ok(std::process::Command::new("mkfifo").arg(&fifo));
+    let bytes = fs::read(&lok).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::write(fifo, bytes))
+    };
+    let target = env.root.path().join("t");
+    restore(&env, &fifo, &target).success();
+    writer.join().unwrap().unwrap();
+    assert!(new_slot(&env, &target).join(format!("{SESSION}.jsonl")).is_file());
+}
