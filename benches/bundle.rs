@@ -21,10 +21,12 @@ fn measure(cmd: &mut Command) -> (Duration, u64) {
     let _ = Command::new("sync").status();
     let report = std::env::temp_dir().join(format!("lokust-bench-time-{}", std::process::id()));
     let mut timed = Command::new("/usr/bin/time");
-    timed.arg("-o").arg(&report).args(["-f", "%M"]).arg(cmd.get_program()).args(cmd.get_args());
+    timed.arg("-o").arg(&report).args(["-f", "%U %S %M"]).arg(cmd.get_program()).args(cmd.get_args());
     if let Some(dir) = cmd.get_current_dir() {
         timed.current_dir(dir);
     }
+    // Every run sees only what it is given (as under `env -i`), plus a PATH.
+    timed.env_clear().env("PATH", "/usr/bin:/bin");
     for (k, v) in cmd.get_envs() {
         match v {
             Some(v) => timed.env(k, v),
@@ -38,7 +40,12 @@ fn measure(cmd: &mut Command) -> (Duration, u64) {
     assert!(status.success(), "{cmd:?} failed");
     let text = fs::read_to_string(&report).unwrap();
     let _ = fs::remove_file(&report);
-    (wall, text.trim().lines().last().unwrap_or("0").parse().unwrap_or(0))
+    let last = text.trim().lines().last().unwrap_or("");
+    let fields: Vec<&str> = last.split_whitespace().collect();
+    if std::env::var_os("LOKUST_BENCH_VERBOSE").is_some() {
+        eprintln!("    {:?}: {wall:?} wall, user {} s, sys {} s", cmd.get_program(), fields[0], fields[1]);
+    }
+    (wall, fields.last().and_then(|m| m.parse().ok()).unwrap_or(0))
 }
 
 /// A small xorshift generator: the same project every run.

@@ -767,3 +767,22 @@ fn latest_says_where_the_lost_shell_was_and_restores_a_bundle_in_place() {
     assert!(stdout(&out).contains(&format!("claude --resume {SESSION}")), "{}", stdout(&out));
     assert!(new_slot(&env, &moved).join(format!("{SESSION}.jsonl")).is_file());
 }
+
+/// `lokust-shell-restore <(ssh host lokust-shell-snapshot --bundle) --to DIR`: the file
+/// is a pipe that can be read only once.
+#[test]
+fn a_named_pipe_is_read_once_as_a_stream() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let fifo = env.root.path().join("pipe.lok");
+    crate::util::run_ok(std::process::Command::new("mkfifo").arg(&fifo));
+    let bytes = fs::read(&lok).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::write(fifo, bytes))
+    };
+    let target = env.root.path().join("t");
+    restore(&env, &fifo, &target).success();
+    writer.join().unwrap().unwrap();
+    assert!(new_slot(&env, &target).join(format!("{SESSION}.jsonl")).is_file());
+}

@@ -388,6 +388,10 @@ pub fn restore(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreO
     match source {
         Source::File(path) => {
             let file = File::open(&path).with_context(|| format!("could not read {name}"))?;
+            if !file.metadata().is_ok_and(|m| m.is_file()) {
+                // A pipe, such as <(ssh host lokust-shell-snapshot --bundle): read it once.
+                return stream(Box::new(file), &name, opts, &new_dir, &new_dir_str, &projects, cleaned);
+            }
             let mut scanner = scan::Scanner::new(BufReader::with_capacity(256 * 1024, file), 0);
             let scanned = scanner.scan(None).map_err(|e| doc_error(e, &name))?;
             let doc = validate(scanned.doc, &name, scanned.data_len)?;
