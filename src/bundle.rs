@@ -725,9 +725,9 @@ fn write_tar<W: Write>(
 }
 
 /// Counts what passes through.
-struct Counting<W> {
-    inner: W,
-    count: u64,
+pub struct Counting<W> {
+    pub inner: W,
+    pub count: u64,
 }
 
 impl<W: Write> Write for Counting<W> {

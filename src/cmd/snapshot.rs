@@ -97,7 +97,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
             let n = match &plan {
                 Some(plan) => {
-                    let mut counted = CountingWriter { inner: &mut out, count: 0 };
+                    let mut counted = bundle::Counting { inner: &mut out, count: 0 };
                     stats = Some(bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut counted)?);
                     counted.count
                 }
@@ -179,23 +179,6 @@ fn bundle_plan(probe: &Probe, snap: &Snapshot) -> anyhow::Result<Option<bundle::
         ));
     }
     Ok(plan)
-}
-
-/// Counts the bytes written to standard output, for the summary.
-struct CountingWriter<W> {
-    inner: W,
-    count: u64,
-}
-
-impl<W: Write> Write for CountingWriter<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
