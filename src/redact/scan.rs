@@ -39,6 +39,9 @@ struct Prefilter {
 /// Texts at least this long are scanned with the DFA.
 const DFA_FROM: usize = 64 * 1024;
 
+/// Bytes scanned so far by this process.
+static SCANNED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 impl Prefilter {
     fn build(&self, kind: AhoCorasickKind) -> AhoCorasick {
         AhoCorasickBuilder::new()
@@ -49,7 +52,10 @@ impl Prefilter {
     }
 
     fn for_len(&self, len: usize) -> &AhoCorasick {
-        if len >= DFA_FROM {
+        // Many short texts add up too (a bundle's transcript lines): past DFA_FROM bytes
+        // in all, the DFA's build cost is paid back.
+        let seen = SCANNED.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
+        if len >= DFA_FROM || seen >= DFA_FROM as u64 {
             self.dfa.get_or_init(|| self.build(AhoCorasickKind::DFA))
         } else {
             self.nfa.get_or_init(|| self.build(AhoCorasickKind::ContiguousNFA))
