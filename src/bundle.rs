@@ -404,8 +404,61 @@ struct ChunkPlan {
     edits: Vec<(usize, usize, Vec<u8>)>,
 }
 
+/// The first read of a file: every chunk's edits and the redacted size. Redaction is
+/// most of a bundle's cost and the compressors idle meanwhile, so `workers` chunks are
+/// redacted at once.
+fn plan_file(
+    mut chunks: Chunker,
+    jsonl: bool,
+    workers: usize,
+    report: &mut Report,
+) -> io::Result<(u64, Vec<ChunkPlan>)> {
+    let mut plans = Vec::new();
+    let mut size = 0u64;
+    let mut batch: Vec<Vec<u8>> = Vec::with_capacity(workers);
+    loop {
+        batch.clear();
+        while batch.len() < workers.max(1) {
+            match chunks.next()? {
+                Some(raw) => batch.push(raw.to_vec()),
+                None => break,
+            }
+        }
+        if batch.is_empty() {
+            return Ok((size, plans));
+        }
+        let planned: Vec<(Edits, u64, Report)> = if batch.len() == 1 {
+            let mut r = Report::default();
+            let (edits, n) = plan_chunk(&batch[0], jsonl, &mut r);
+            vec![(edits, n, r)]
+        } else {
+            std::thread::scope(|s| {
+                let jobs: Vec<_> = batch
+                    .iter()
+                    .map(|raw| {
+                        s.spawn(move || {
+                            let mut r = Report::default();
+                            let (edits, n) = plan_chunk(raw, jsonl, &mut r);
+                            (edits, n, r)
+                        })
+                    })
+                    .collect();
+                jobs.into_iter().map(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+            })
+        };
+        for (raw, (edits, out_len, r)) in batch.iter().zip(planned) {
+            report.merge(&r);
+            plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
+            size += out_len;
+        }
+    }
+}
+
+/// Byte ranges of a chunk and what replaces them.
+type Edits = Vec<(usize, usize, Vec<u8>)>;
+
 /// Redacts every line of `chunk`, returning the edits and the output length.
-fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Vec<(usize, usize, Vec<u8>)>, u64) {
+fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Edits, u64) {
     let mut edits = Vec::new();
     let mut out_len = 0u64;
     let mut at = 0;
@@ -675,14 +728,9 @@ fn write_tar<W: Write>(
                     .with_context(|| format!("could not read {}", src.display()))?;
                 // First read: what redaction changes, and so the size for the header.
                 let (size, plans) = if opts.redact {
-                    let mut chunks = Chunker::new(file.try_clone()?, len);
-                    let mut plans = Vec::new();
-                    let mut size = 0u64;
-                    while let Some(raw) = chunks.next()? {
-                        let (edits, out_len) = plan_chunk(raw, *jsonl, &mut stats.redactions);
-                        plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
-                        size += out_len;
-                    }
+                    let chunks = Chunker::new(file.try_clone()?, len);
+                    let (size, plans) =
+                        plan_file(chunks, *jsonl, threads(opts.threads), &mut stats.redactions)?;
                     file.seek(SeekFrom::Start(0))?;
                     (size, Some(plans))
                 } else {
