@@ -48,20 +48,9 @@ fn measure(cmd: &mut Command) -> (Duration, u64) {
     (wall, fields.last().and_then(|m| m.parse().ok()).unwrap_or(0))
 }
 
-/// A small xorshift generator: the same project every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn uuid(r: &mut Rng) -> String {
     let (a, b) = (r.next(), r.next());

@@ -9,18 +9,17 @@ use std::time::{Duration, Instant};
 
 use lokust::redact;
 
-struct Rng(u64);
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+/// What the redaction corpus needs beyond the shared generator.
+trait Pick {
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str;
+    fn chars(&mut self, alphabet: &[u8], n: usize, out: &mut String);
+}
+
+impl Pick for Rng {
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
         xs[self.below(xs.len())]
     }

@@ -536,7 +536,33 @@ struct Exact<'a> {
     changed: bool,
 }
 
-impl Exact<'_> {
+impl<'a> Exact<'a> {
+    /// A reader of a file's `size` redacted bytes, checked against the first read's `plans`
+    /// (none: the file goes in as it is).
+    fn new(
+        chunks: Chunker,
+        plans: Option<Vec<ChunkPlan>>,
+        jsonl: bool,
+        size: u64,
+        report: &'a mut Report,
+        progress: Option<&'a indicatif::ProgressBar>,
+    ) -> Exact<'a> {
+        Exact {
+            chunks,
+            plans,
+            jsonl,
+            index: 0,
+            size,
+            produced: 0,
+            out: Vec::new(),
+            direct: false,
+            pos: 0,
+            report,
+            progress,
+            changed: false,
+        }
+    }
+
     fn refill(&mut self) -> io::Result<bool> {
         if crate::restore::interrupted() {
             return Err(io::Error::other(crate::restore::Interrupted));
@@ -740,20 +766,14 @@ fn write_tar<W: Write>(
                 header.set_mode(0o600);
                 header.set_mtime(*mtime);
                 header.set_size(size);
-                let mut reader = Exact {
-                    chunks: Chunker::new(file, len),
+                let mut reader = Exact::new(
+                    Chunker::new(file, len),
                     plans,
-                    jsonl: *jsonl,
-                    index: 0,
+                    *jsonl,
                     size,
-                    produced: 0,
-                    out: Vec::new(),
-                    direct: false,
-                    pos: 0,
-                    report: &mut stats.redactions,
-                    progress: progress.as_ref(),
-                    changed: false,
-                };
+                    &mut stats.redactions,
+                    progress.as_ref(),
+                );
                 tar.append_data(&mut header, path, &mut reader)
                     .with_context(|| format!("could not bundle {}", src.display()))?;
                 if reader.changed {
@@ -1005,20 +1025,14 @@ mod tests {
         let dirty = "{\"a\":\"key AKIAQWERTYUIOPASDFGH okay!!!\"}\n";
         assert_eq!(dirty.len(), clean.len());
         fs::write(&path, dirty).unwrap();
-        let mut reader = Exact {
-            chunks: Chunker::new(File::open(&path).unwrap(), clean.len() as u64),
-            plans: Some(plans),
-            jsonl: true,
-            index: 0,
+        let mut reader = Exact::new(
+            Chunker::new(File::open(&path).unwrap(), clean.len() as u64),
+            Some(plans),
+            true,
             size,
-            produced: 0,
-            out: Vec::new(),
-            direct: false,
-            pos: 0,
-            report: &mut report,
-            progress: None,
-            changed: false,
-        };
+            &mut report,
+            None,
+        );
         let mut out = String::new();
         reader.read_to_string(&mut out).unwrap();
         assert!(reader.changed);
