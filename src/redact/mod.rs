@@ -11,6 +11,7 @@
 //! `name=value` / `name: value` / URL / header structure; and an allowlist of benign values
 //! (`value.rs`). See SECURITY.md for what is and is not redacted.
 
+mod json;
 mod lex;
 mod rules;
 mod scan;
@@ -119,62 +120,23 @@ pub fn redact_env<'a>(name: &str, value: &'a str, report: &mut Report) -> Cow<'a
     redact_report(value, report)
 }
 
-/// Redacts every string value of one JSON Lines record (object keys are left alone).
+/// Redacts every string of one JSON Lines record: keys and values as text, and a value
+/// also with its key as context (`{"password": "hunter2"}`).
 ///
-/// The line is re-serialised only when something changed, so untouched records stay
-/// byte-identical and changed ones stay valid JSON. A line that is not JSON is redacted
-/// as plain text, so a malformed record cannot smuggle a secret past.
+/// Only the strings that change are rewritten, so an untouched record comes back
+/// borrowed and byte-identical and a changed one stays valid JSON with every other byte
+/// kept. A line that is not JSON is redacted as plain text, so a malformed record cannot
+/// smuggle a secret past. A changed record counts as one line in `report`.
 pub fn redact_json_line<'a>(line: &'a str, report: &mut Report) -> Cow<'a, str> {
-    // JSON escapes can hide a keyword (`\u0070assword`, `https:\/\/`); other lines
-    // without a keyword have nothing to find.
-    if !scan::any_keyword(line.as_bytes()) && !line.contains("\\u") && !line.contains("\\/") {
-        return Cow::Borrowed(line);
-    }
-    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(line) else {
-        return redact_report(line, report);
-    };
     let mut local = Report::default();
-    if !redact_value(&mut v, &mut local) {
-        return Cow::Borrowed(line);
-    }
-    report.merge(&local);
-    let mut s = serde_json::to_string(&v).expect("a parsed JSON value serialises");
-    if line.ends_with('\n') {
-        s.push('\n');
-    }
-    Cow::Owned(s)
-}
-
-/// Keys whose string values are integrity tags, not credentials: Claude Code keeps the
-/// API's `signature` on every thinking block, and a resumed conversation is rejected if it
-/// is altered. Their values are still scanned as text.
-const INTEGRITY_KEYS: &[&str] = &["signature", "sig"];
-
-fn redact_value(v: &mut serde_json::Value, report: &mut Report) -> bool {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => match redact_report(s, report) {
-            Cow::Borrowed(_) => false,
-            Cow::Owned(new) => {
-                *s = new;
-                true
-            }
-        },
-        Value::Array(a) => a.iter_mut().fold(false, |c, x| redact_value(x, report) | c),
-        Value::Object(o) => o.iter_mut().fold(false, |c, (k, x)| {
-            // `{"password": "hunter2"}`: the key is context for a bare string value.
-            if let Value::String(s) = x
-                && !INTEGRITY_KEYS.contains(&k.as_str())
-                && let Some(class) = value::name_class(k.as_bytes(), value::Form::Colon)
-                && value::should_redact(class, s.as_bytes())
-            {
-                *s = REDACTED.to_string();
-                report.count("kv");
-                return true;
-            }
-            redact_value(x, report) | c
-        }),
-        _ => false,
+    match json::redact_strings(line, &mut local) {
+        Ok(None) => Cow::Borrowed(line),
+        Ok(Some(new)) => {
+            local.lines = 1;
+            report.merge(&local);
+            Cow::Owned(new)
+        }
+        Err(json::NotJson) => redact_report(line, report),
     }
 }
 

@@ -119,7 +119,8 @@ pub(crate) fn keyword_lines(chunk: &[u8], hits: &mut Vec<(usize, usize, u128)>) 
     }
 }
 
-fn woken(line: &[u8]) -> u128 {
+/// The rules the keywords in `line` wake.
+pub(crate) fn woken(line: &[u8]) -> u128 {
     let p = &*PREFILTER;
     let mut mask = 0u128;
     for m in p.for_len(line.len()).find_overlapping_iter(line) {

@@ -297,3 +297,138 @@ fn continuation_lines_keep_their_command() {
     filter::run(text.as_bytes(), &mut o).unwrap();
     assert_eq!(String::from_utf8(o).unwrap(), out);
 }
+
+/// The tree-building reading of a record that the in-place walk replaced: parse the line,
+/// redact every key and string as text and a string value also by its key, count.
+fn redact_json_tree(line: &str) -> Option<(serde_json::Value, u64)> {
+    use serde_json::Value;
+    fn walk(v: &mut Value, r: &mut Report) {
+        match v {
+            Value::String(s) => {
+                if let Cow::Owned(new) = redact_report(s, r) {
+                    *s = new;
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, r)),
+            Value::Object(o) => {
+                for (k, mut x) in std::mem::take(o) {
+                    let class = value::name_class(k.as_bytes(), value::Form::Colon);
+                    match (&mut x, class) {
+                        (Value::String(s), Some(c))
+                            if !["signature", "sig"].contains(&k.as_str())
+                                && value::should_redact(c, s.as_bytes()) =>
+                        {
+                            *s = REDACTED.to_string();
+                            r.count("kv");
+                        }
+                        _ => walk(&mut x, r),
+                    }
+                    o.insert(redact_report(&k, r).into_owned(), x);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut v = serde_json::from_str(line).ok()?;
+    let mut r = Report::default();
+    walk(&mut v, &mut r);
+    Some((v, r.values))
+}
+
+/// Records of the shapes transcripts have, around every corpus line: plain and escaped
+/// strings, nesting, arrays, the line as a key and as the value of a secret's name.
+fn corpus_records() -> Vec<String> {
+    let lines: Vec<String> = include_str!("../../fixtures/redaction/corpus.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["line"].as_str().unwrap().to_string())
+        .collect();
+    let mut out = Vec::new();
+    for (i, c) in lines.iter().enumerate() {
+        let next = &lines[(i + 1) % lines.len()];
+        let records = [
+            serde_json::json!({"type": "user", "sessionId": "0b6c", "message": {"role": "user", "content": c}}),
+            serde_json::json!({"toolUseResult": {"stdout": format!("{c}\n{next}\n"), "stderr": "", "interrupted": false}}),
+            serde_json::json!({"input": {"command": c}, "a": [c, 1.5e3, null, true, {"k": [c]}]}),
+            serde_json::json!({c.clone(): "x", "password": c, "signature": c}),
+        ];
+        out.extend(records.iter().map(|r| r.to_string()));
+        // The same record with its letters hidden behind `\u` escapes and `/` as `\/`.
+        let hidden = records[0].to_string().replace('a', "\\u0061").replace('/', "\\/");
+        out.push(hidden);
+    }
+    out
+}
+
+#[test]
+fn json_walk_reads_records_as_the_tree_did() {
+    let mut changed = 0;
+    for rec in corpus_records() {
+        let mut r = Report::default();
+        let out = redact_json_line(&rec, &mut r);
+        let got: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{rec} -> {out}: not JSON: {e}"));
+        let (want, values) = redact_json_tree(&rec).expect("records are JSON");
+        assert_eq!(got, want, "{rec}");
+        assert_eq!(r.values, values, "{rec}");
+        changed += usize::from(matches!(out, Cow::Owned(_)));
+    }
+    // The comparison means something only if many records hold secrets.
+    assert!(changed > 1000, "{changed}");
+}
+
+#[test]
+fn json_walk_keeps_every_byte_it_does_not_redact() {
+    let mut r = Report::default();
+    let line = r#"{"a" : "caf\u00e9 \/x\n", "cmd":"export GITHUB_TOKEN=ghp_R7c2Qm9XvLp4Tn8Ws1Yd6Hb3Kf5Jg0Ae2Zx9", "n":[-1.5E+3, 0, true, null, {}], "e":""}"#;
+    let out = redact_json_line(line, &mut r);
+    assert_eq!(
+        out,
+        r#"{"a" : "caf\u00e9 \/x\n", "cmd":"export GITHUB_TOKEN=[REDACTED]", "n":[-1.5E+3, 0, true, null, {}], "e":""}"#
+    );
+    assert_eq!((r.lines, r.values), (1, 1));
+    // An escaped string that changes is written back with the escapes JSON needs.
+    let line = r#"{"out":"line one\nexport DB_PASSWORD=hunter2\n\"done\""}"#;
+    let out = redact_json_line(line, &mut r);
+    assert_eq!(out, r#"{"out":"line one\nexport DB_PASSWORD=[REDACTED]\n\"done\""}"#);
+}
+
+#[test]
+fn json_walk_reads_what_is_not_json_as_text() {
+    let token = "ghp_R7c2Qm9XvLp4Tn8Ws1Yd6Hb3Kf5Jg0Ae2Zx9";
+    let deep = format!("{}\"{token}\"{}", "[".repeat(200), "]".repeat(200));
+    for line in [
+        format!(r#"{{"cmd":"export TOKEN={token}""#),
+        format!(r#"{{"cmd":"x"}} trailing {token}"#),
+        format!(r#"{{"cmd":"x", {token}: 1}}"#),
+        format!(r#"{{"cmd":"bad \q escape {token}"}}"#),
+        format!(r#"{{"n": 01, "t": "{token}"}}"#),
+        format!(r#"{{"s": "\ud800", "t": "{token}"}}"#),
+        deep,
+    ] {
+        let mut r = Report::default();
+        let out = redact_json_line(&line, &mut r);
+        assert!(!out.contains(token), "{line} -> {out}");
+        assert_eq!(r.values, 1, "{line}");
+    }
+}
+
+#[test]
+fn json_walk_redacts_a_repeated_long_string_every_time() {
+    let long = format!("{} export API_TOKEN=abcDEF123456ghiJKL {}", "word ".repeat(60), "more ".repeat(60));
+    let line =
+        serde_json::json!({"message": {"content": long}, "toolUseResult": {"stdout": long}}).to_string();
+    let mut r = Report::default();
+    for _ in 0..3 {
+        let out = redact_json_line(&line, &mut r);
+        assert!(!out.contains("abcDEF123456ghiJKL") && out.contains("API_TOKEN=[REDACTED]"), "{out}");
+    }
+    assert_eq!((r.lines, r.values), (3, 6));
+    // A different string of the same length is read afresh, not taken for the one before.
+    let other = long.replace("word", "ward");
+    let line = serde_json::json!({"stdout": other}).to_string();
+    let out = redact_json_line(&line, &mut r);
+    assert!(out.contains("ward") && out.contains("API_TOKEN=[REDACTED]") && !out.contains("word"), "{out}");
+    let clean = long.replace("abcDEF123456ghiJKL", "$API_TOKEN_FROM_EN");
+    let line = serde_json::json!({"stdout": clean}).to_string();
+    assert!(matches!(redact_json_line(&line, &mut r), Cow::Borrowed(_)));
+}

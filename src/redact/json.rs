@@ -1,0 +1,395 @@
+//! Redacting the strings of one JSON text where they lie, without building a tree.
+//!
+//! Every Claude Code transcript line names its session (`"sessionId"`), so nearly every
+//! line holds a keyword and cannot be waved through whole. Parsing each line into a
+//! `serde_json::Value`, scanning every string again and writing the tree back cost more
+//! than the redaction itself. This walks the bytes once, checking the grammar as it goes,
+//! scans each string once, and splices in only the strings that change: the rest of the
+//! line, escapes included, is kept byte for byte.
+//!
+//! Transcripts repeat themselves: a tool's output is in the message and again in
+//! `toolUseResult`, and the same file is read again and again. Long strings are
+//! remembered per thread with what redacting them did, so a repeat costs a checksum and a
+//! comparison instead of a scan.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use super::scan::{self, LineScanner};
+use super::value::{self, Class, Form};
+use super::{REDACTED, Report};
+
+/// The text is not JSON; the caller redacts it as plain text instead.
+#[derive(Debug)]
+pub(crate) struct NotJson;
+
+/// Nesting deeper than this is refused, as serde_json refuses it.
+const MAX_DEPTH: usize = 128;
+
+/// Keys whose string values are integrity tags, not credentials: Claude Code keeps the
+/// API's `signature` on every thinking block, and a resumed conversation is rejected if it
+/// is altered. Their values are still scanned as text.
+const INTEGRITY_KEYS: &[&str] = &["signature", "sig"];
+
+/// Redacts every string of the JSON text `line` (keys as text; values as text and with
+/// their key as context). `Ok(None)` when nothing changed; counts go to `report`.
+pub(crate) fn redact_strings(line: &str, report: &mut Report) -> Result<Option<String>, NotJson> {
+    let mut w = Walker { line, b: line.as_bytes(), pos: 0, out: None, copied: 0, report };
+    w.ws();
+    w.value(0, None)?;
+    w.ws();
+    if w.pos != w.b.len() {
+        return Err(NotJson);
+    }
+    let Some(mut out) = w.out else { return Ok(None) };
+    out.extend_from_slice(&w.b[w.copied..]);
+    // Replacements are whole strings, valid UTF-8 each; the lossy path is never taken.
+    Ok(Some(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())))
+}
+
+/// A string literal: `start..end` includes its quotes.
+struct Literal {
+    start: usize,
+    end: usize,
+    /// Holds a backslash escape, so its text must be decoded to be read: an escape can
+    /// spell a keyword's letters (`\u0070assword`, `https:\/\/`).
+    escaped: bool,
+}
+
+struct Walker<'a, 'r> {
+    line: &'a str,
+    b: &'a [u8],
+    pos: usize,
+    /// The line so far, once something changed.
+    out: Option<Vec<u8>>,
+    /// Bytes of the line up to here are in `out`.
+    copied: usize,
+    report: &'r mut Report,
+}
+
+impl<'a> Walker<'a, '_> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), NotJson> {
+        if self.b.get(self.pos) != Some(&byte) {
+            return Err(NotJson);
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn value(&mut self, depth: usize, key: Option<(&str, Option<Class>)>) -> Result<(), NotJson> {
+        match self.b.get(self.pos).ok_or(NotJson)? {
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b'"' => {
+                let lit = self.literal()?;
+                self.string_value(&lit, key)
+            }
+            b't' => self.word(b"true"),
+            b'f' => self.word(b"false"),
+            b'n' => self.word(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => Err(NotJson),
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<(), NotJson> {
+        if depth > MAX_DEPTH {
+            return Err(NotJson);
+        }
+        self.pos += 1;
+        self.ws();
+        if self.b.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            if self.b.get(self.pos) != Some(&b'"') {
+                return Err(NotJson);
+            }
+            let key = self.literal()?;
+            let name = self.decode(&key)?;
+            let known = if key.escaped { None } else { known_key(&name) };
+            // A key is text like any other: a token used as a key is still a token.
+            if !known.is_some_and(|k| k.clean) {
+                self.text(&key)?;
+            }
+            let class = match known {
+                Some(k) => k.class,
+                None => value::name_class(name.as_bytes(), Form::Colon),
+            };
+            self.ws();
+            self.expect(b':')?;
+            self.ws();
+            self.value(depth, Some((&name, class)))?;
+            self.ws();
+            match self.b.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(NotJson),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<(), NotJson> {
+        if depth > MAX_DEPTH {
+            return Err(NotJson);
+        }
+        self.pos += 1;
+        self.ws();
+        if self.b.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            self.value(depth, None)?;
+            self.ws();
+            match self.b.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(NotJson),
+            }
+        }
+    }
+
+    fn word(&mut self, word: &[u8]) -> Result<(), NotJson> {
+        if !self.b[self.pos..].starts_with(word) {
+            return Err(NotJson);
+        }
+        self.pos += word.len();
+        Ok(())
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
+    fn number(&mut self) -> Result<(), NotJson> {
+        if self.b[self.pos] == b'-' {
+            self.pos += 1;
+        }
+        match self.b.get(self.pos) {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(NotJson),
+        }
+        if self.b.get(self.pos) == Some(&b'.') {
+            self.pos += 1;
+            self.some_digits()?;
+        }
+        if let Some(b'e' | b'E') = self.b.get(self.pos) {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.b.get(self.pos) {
+                self.pos += 1;
+            }
+            self.some_digits()?;
+        }
+        Ok(())
+    }
+
+    fn digits(&mut self) {
+        while self.b.get(self.pos).is_some_and(u8::is_ascii_digit) {
+            self.pos += 1;
+        }
+    }
+
+    fn some_digits(&mut self) -> Result<(), NotJson> {
+        let from = self.pos;
+        self.digits();
+        if self.pos == from { Err(NotJson) } else { Ok(()) }
+    }
+
+    /// The string literal at `pos`, escapes checked; `pos` moves past it.
+    fn literal(&mut self) -> Result<Literal, NotJson> {
+        let start = self.pos;
+        let mut i = start + 1;
+        let mut escaped = false;
+        loop {
+            let at = i + memchr::memchr2(b'"', b'\\', &self.b[i..]).ok_or(NotJson)?;
+            if self.b[at] == b'"' {
+                self.pos = at + 1;
+                return Ok(Literal { start, end: at + 1, escaped });
+            }
+            escaped = true;
+            match self.b.get(at + 1).ok_or(NotJson)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i = at + 2,
+                b'u' => {
+                    let hex = self.b.get(at + 2..at + 6).ok_or(NotJson)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return Err(NotJson);
+                    }
+                    i = at + 6;
+                }
+                _ => return Err(NotJson),
+            }
+        }
+    }
+
+    /// The text a literal stands for.
+    fn decode(&self, lit: &Literal) -> Result<Cow<'a, str>, NotJson> {
+        if !lit.escaped {
+            return Ok(Cow::Borrowed(&self.line[lit.start + 1..lit.end - 1]));
+        }
+        // Escapes are rare outside long texts; serde_json knows their corners (surrogates).
+        serde_json::from_str::<String>(&self.line[lit.start..lit.end]).map(Cow::Owned).map_err(|_| NotJson)
+    }
+
+    fn string_value(&mut self, lit: &Literal, key: Option<(&str, Option<Class>)>) -> Result<(), NotJson> {
+        // `{"password": "hunter2"}`: the key is context for a bare string value.
+        if let Some((name, Some(class))) = key
+            && !INTEGRITY_KEYS.contains(&name)
+        {
+            let text = self.decode(lit)?;
+            if value::should_redact(class, text.as_bytes()) {
+                self.replace(lit, format!("\"{REDACTED}\"").as_bytes());
+                self.report.count("kv");
+                return Ok(());
+            }
+        }
+        self.text(lit)
+    }
+
+    /// Redacts a literal's text as any other text.
+    fn text(&mut self, lit: &Literal) -> Result<(), NotJson> {
+        let raw = &self.b[lit.start..lit.end];
+        let remember = raw.len() >= REMEMBER_FROM;
+        let (with, counts) = match remember.then(|| recall(raw)).flatten() {
+            Some(known) => known,
+            None => {
+                let mut counts = Report::default();
+                let with = self.redact_literal(lit, &mut counts)?;
+                if remember {
+                    keep(raw, &with, &counts);
+                }
+                (with, counts)
+            }
+        };
+        self.report.merge(&counts);
+        if let Some(with) = with {
+            self.replace(lit, &with);
+        }
+        Ok(())
+    }
+
+    /// The literal that replaces `lit`, if its text holds a secret.
+    fn redact_literal(&self, lit: &Literal, counts: &mut Report) -> Result<Option<Vec<u8>>, NotJson> {
+        if !lit.escaped {
+            // One line: a raw newline cannot be inside a JSON string.
+            let inner = &self.b[lit.start + 1..lit.end - 1];
+            let mask = scan::woken(inner);
+            if mask == 0 {
+                return Ok(None);
+            }
+            let mut new = Vec::with_capacity(inner.len() + 2);
+            new.push(b'"');
+            if !LineScanner::default().line_masked(inner, Some(mask), &mut new, counts) {
+                return Ok(None);
+            }
+            // Nothing in it needed an escape before, and the marker needs none.
+            new.push(b'"');
+            return Ok(Some(new));
+        }
+        let text = self.decode(lit)?;
+        match super::redact_report(&text, counts) {
+            Cow::Borrowed(_) => Ok(None),
+            Cow::Owned(new) => Ok(Some(serde_json::to_string(&new).map_err(|_| NotJson)?.into_bytes())),
+        }
+    }
+
+    fn replace(&mut self, lit: &Literal, with: &[u8]) {
+        let out = self.out.get_or_insert_with(|| Vec::with_capacity(self.b.len() + 64));
+        out.extend_from_slice(&self.b[self.copied..lit.start]);
+        out.extend_from_slice(with);
+        self.copied = lit.end;
+    }
+}
+
+/// What is known of a key: how its name classifies a value, and whether its own text is
+/// clean.
+#[derive(Clone, Copy)]
+struct KnownKey {
+    class: Option<Class>,
+    clean: bool,
+}
+
+/// Keys longer than this are looked at afresh each time instead of being remembered.
+const KNOWN_KEY_MAX: usize = 64;
+
+/// A key as seen before on this thread: a transcript repeats the same few dozen keys on
+/// every line. `None` for a key too long to remember.
+fn known_key(key: &str) -> Option<KnownKey> {
+    if key.len() > KNOWN_KEY_MAX {
+        return None;
+    }
+    thread_local! {
+        static SEEN: RefCell<HashMap<Box<str>, KnownKey>> = RefCell::new(HashMap::new());
+    }
+    SEEN.with_borrow_mut(|seen| {
+        if let Some(known) = seen.get(key) {
+            return Some(*known);
+        }
+        // Keys can be data (a map keyed by file name): keep the memory bounded.
+        if seen.len() >= 4096 {
+            seen.clear();
+        }
+        let known = KnownKey {
+            class: value::name_class(key.as_bytes(), Form::Colon),
+            clean: matches!(super::redact_report(key, &mut Report::default()), Cow::Borrowed(_)),
+        };
+        seen.insert(key.into(), known);
+        Some(known)
+    })
+}
+
+/// Literals at least this long are remembered with what redacting them did.
+const REMEMBER_FROM: usize = 256;
+/// How many, and how many bytes of them, each thread remembers.
+const REMEMBER_COUNT: usize = 16;
+const REMEMBER_BYTES: usize = 2 << 20;
+
+struct Remembered {
+    crc: u32,
+    raw: Box<[u8]>,
+    with: Option<Vec<u8>>,
+    counts: Report,
+}
+
+thread_local! {
+    static RECENT: RefCell<std::collections::VecDeque<Remembered>> = const { RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// What redacting the literal `raw` did the last time it was seen on this thread.
+fn recall(raw: &[u8]) -> Option<(Option<Vec<u8>>, Report)> {
+    let crc = crc32fast::hash(raw);
+    RECENT.with_borrow(|recent| {
+        recent.iter().find(|r| r.crc == crc && *r.raw == *raw).map(|r| (r.with.clone(), r.counts.clone()))
+    })
+}
+
+fn keep(raw: &[u8], with: &Option<Vec<u8>>, counts: &Report) {
+    if raw.len() > REMEMBER_BYTES / REMEMBER_COUNT {
+        return;
+    }
+    RECENT.with_borrow_mut(|recent| {
+        if recent.len() == REMEMBER_COUNT {
+            recent.pop_front();
+        }
+        recent.push_back(Remembered {
+            crc: crc32fast::hash(raw),
+            raw: raw.into(),
+            with: with.clone(),
+            counts: counts.clone(),
+        });
+    });
+}
