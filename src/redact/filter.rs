@@ -57,7 +57,7 @@ pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Repo
 }
 
 /// Complete lines: copy the stretches without keywords, hand the rest to the engine.
-fn block<W: Write>(
+pub(crate) fn block<W: Write>(
     sc: &mut LineScanner,
     chunk: &[u8],
     hits: &mut Vec<(usize, usize, u128)>,

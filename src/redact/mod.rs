@@ -92,17 +92,25 @@ pub fn redact_report<'a>(text: &'a str, report: &mut Report) -> Cow<'a, str> {
 }
 
 /// The byte-level engine behind every entry point: `None` when nothing changed.
+///
+/// One keyword scan serves the whole text: it finds the lines to read and wakes only
+/// their rules, the same way `lokust-shell redact` reads a stream.
 pub(crate) fn redact_bytes(text: &[u8], report: &mut Report) -> Option<Vec<u8>> {
-    if !scan::any_keyword(text) {
+    let mut hits = Vec::new();
+    scan::keyword_lines(text, &mut hits);
+    if hits.is_empty() {
         return None;
     }
-    let mut sc = scan::LineScanner::default();
     let mut out = Vec::with_capacity(text.len() + 16);
-    let mut changed = false;
-    for line in text.split_inclusive(|&b| b == b'\n') {
-        changed |= sc.line(line, &mut out, report);
+    let mut local = Report::default();
+    filter::block(&mut scan::LineScanner::default(), text, &mut hits, &mut Vec::new(), &mut local, &mut out)
+        .expect("writing to a Vec cannot fail");
+    // Every change counts a line.
+    if local.lines == 0 {
+        return None;
     }
-    changed.then_some(out)
+    report.merge(&local);
+    Some(out)
 }
 
 /// Redacts one environment variable's value, using its name as context: the value of

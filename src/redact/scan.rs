@@ -89,11 +89,6 @@ static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
     Prefilter { patterns: pats, rule_of, nfa: OnceLock::new(), dfa: OnceLock::new() }
 });
 
-/// Does `text` contain any keyword at all? The fast path of every entry point.
-pub(crate) fn any_keyword(text: &[u8]) -> bool {
-    PREFILTER.for_len(text.len()).is_match(text)
-}
-
 /// Every line of `chunk` (complete lines) that holds a keyword, with the rules it wakes:
 /// `(start, end, mask)`, in order, into `hits`. One pass over the bytes serves both the
 /// decision to copy a stretch untouched and the choice of rules for the other lines.
@@ -104,8 +99,7 @@ pub(crate) fn any_keyword(text: &[u8]) -> bool {
 pub(crate) fn keyword_lines(chunk: &[u8], hits: &mut Vec<(usize, usize, u128)>) {
     hits.clear();
     let p = &*PREFILTER;
-    // The filter's chunks are read buffers: long enough for the DFA to pay off.
-    for m in p.for_len(DFA_FROM).find_overlapping_iter(chunk) {
+    for m in p.for_len(chunk.len()).find_overlapping_iter(chunk) {
         let bit = 1u128 << p.rule_of[m.pattern().as_usize()];
         match hits.last_mut() {
             // Keywords hold no newline: a match ending by the line's end is on the line.
