@@ -457,12 +457,27 @@ fn plan_file(
 /// Byte ranges of a chunk and what replaces them.
 type Edits = Vec<(usize, usize, Vec<u8>)>;
 
+/// The lines of `buf`, each with its newline; found with memchr, which is several times
+/// faster than testing byte by byte on transcript-long lines.
+fn lines(buf: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = buf;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+        let (line, tail) = rest.split_at(end);
+        rest = tail;
+        Some(line)
+    })
+}
+
 /// Redacts every line of `chunk`, returning the edits and the output length.
 fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Edits, u64) {
     let mut edits = Vec::new();
     let mut out_len = 0u64;
     let mut at = 0;
-    for line in chunk.split_inclusive(|&b| b == b'\n') {
+    for line in lines(chunk) {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
         // A clean line (nearly all of them) is not copied at all.
         let red = redact_line(body, jsonl, report);
@@ -721,7 +736,7 @@ fn write_tar<W: Write>(
             Item::Data { path, bytes, mtime } => {
                 let mut red = Vec::with_capacity(bytes.len());
                 if opts.redact && !path.ends_with("/manifest.json") {
-                    for line in bytes.split_inclusive(|&b| b == b'\n') {
+                    for line in lines(bytes) {
                         let (body, nl) = match line.strip_suffix(b"\n") {
                             Some(b) => (b, &b"\n"[..]),
                             None => (line, &b""[..]),
