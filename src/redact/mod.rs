@@ -12,6 +12,7 @@
 //! (`value.rs`). See SECURITY.md for what is and is not redacted.
 
 mod json;
+mod keywords;
 mod lex;
 mod rules;
 mod scan;

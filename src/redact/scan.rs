@@ -1,17 +1,17 @@
 //! The pipeline for one line: keyword prefilter, then only the rules it woke, then the
 //! replacement of merged spans.
 //!
-//! The prefilter is a single Aho-Corasick automaton over every rule's keywords. A line
-//! with no keyword is never lexed or matched against a regex; that is what keeps harmless
+//! The prefilter finds every rule's keywords in one scan (`keywords.rs`). A line with no
+//! keyword is never lexed or matched against a regex; that is what keeps harmless
 //! text both fast and byte-for-byte unchanged. Each rule's regex is compiled on first use
 //! (a `OnceLock` per rule), so a process that redacts a few lines compiles a few regexes:
 //! compiling all of them costs more than the whole start-up budget.
 
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 
+use super::keywords::Keywords;
 use super::rules::{Engine, Matcher, RULES};
 use super::value::{Class, Form, name_class, should_redact};
 use super::{REDACTED, Report};
@@ -25,45 +25,19 @@ pub(crate) struct Span {
 }
 
 struct Prefilter {
-    patterns: Vec<String>,
     /// Pattern id → rule index.
     rule_of: Vec<u8>,
-    /// For short texts (a snapshot's history lines, env values): quick to build.
-    nfa: OnceLock<AhoCorasick>,
-    /// For streams and long texts: a full DFA, one table lookup per byte. Scanning is
-    /// the whole cost of harmless text, but the DFA takes about a millisecond to build,
-    /// which a snapshot of a few hundred lines should not pay.
-    dfa: OnceLock<AhoCorasick>,
-}
-
-/// Texts at least this long are scanned with the DFA.
-const DFA_FROM: usize = 64 * 1024;
-
-/// Bytes scanned so far by this process.
-static SCANNED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-impl Prefilter {
-    fn build(&self, kind: AhoCorasickKind) -> AhoCorasick {
-        AhoCorasickBuilder::new()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(kind))
-            .build(&self.patterns)
-            .expect("prefilter keywords build")
-    }
-
-    fn for_len(&self, len: usize) -> &AhoCorasick {
-        // Many short texts add up too (a bundle's transcript lines): past DFA_FROM bytes
-        // in all, the DFA's build cost is paid back.
-        let seen = SCANNED.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
-        if len >= DFA_FROM || seen >= DFA_FROM as u64 {
-            self.dfa.get_or_init(|| self.build(AhoCorasickKind::DFA))
-        } else {
-            self.nfa.get_or_init(|| self.build(AhoCorasickKind::ContiguousNFA))
-        }
-    }
+    finder: Keywords,
 }
 
 static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
+    let (pats, rule_of) = keyword_list();
+    let finder = Keywords::new(&pats);
+    Prefilter { rule_of, finder }
+});
+
+/// Every rule's keywords, case variants included, and the rule of each.
+fn keyword_list() -> (Vec<String>, Vec<u8>) {
     assert!(RULES.len() <= 128, "rule masks are u128");
     let mut pats: Vec<String> = Vec::new();
     let mut rule_of = Vec::new();
@@ -86,8 +60,14 @@ static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
             }
         }
     }
-    Prefilter { patterns: pats, rule_of, nfa: OnceLock::new(), dfa: OnceLock::new() }
-});
+    (pats, rule_of)
+}
+
+/// Every keyword the prefilter looks for, case variants included.
+#[cfg(test)]
+pub(crate) fn keywords() -> Vec<String> {
+    keyword_list().0
+}
 
 /// Every line of `chunk` (complete lines) that holds a keyword, with the rules it wakes:
 /// `(start, end, mask)`, in order, into `hits`. One pass over the bytes serves both the
@@ -99,27 +79,25 @@ static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
 pub(crate) fn keyword_lines(chunk: &[u8], hits: &mut Vec<(usize, usize, u128)>) {
     hits.clear();
     let p = &*PREFILTER;
-    for m in p.for_len(chunk.len()).find_overlapping_iter(chunk) {
-        let bit = 1u128 << p.rule_of[m.pattern().as_usize()];
+    p.finder.each(chunk, |start, end, id| {
+        let bit = 1u128 << p.rule_of[id];
         match hits.last_mut() {
             // Keywords hold no newline: a match ending by the line's end is on the line.
-            Some(last) if m.end() <= last.1 => last.2 |= bit,
+            Some(last) if end <= last.1 => last.2 |= bit,
             _ => {
-                let start = memchr::memrchr(b'\n', &chunk[..m.start()]).map_or(0, |i| i + 1);
-                let end = memchr::memchr(b'\n', &chunk[m.end()..]).map_or(chunk.len(), |i| m.end() + i + 1);
-                hits.push((start, end, bit));
+                let line_start = memchr::memrchr(b'\n', &chunk[..start]).map_or(0, |i| i + 1);
+                let line_end = memchr::memchr(b'\n', &chunk[end..]).map_or(chunk.len(), |i| end + i + 1);
+                hits.push((line_start, line_end, bit));
             }
         }
-    }
+    });
 }
 
 /// The rules the keywords in `line` wake.
 pub(crate) fn woken(line: &[u8]) -> u128 {
     let p = &*PREFILTER;
     let mut mask = 0u128;
-    for m in p.for_len(line.len()).find_overlapping_iter(line) {
-        mask |= 1u128 << p.rule_of[m.pattern().as_usize()];
-    }
+    p.finder.each(line, |_, _, id| mask |= 1u128 << p.rule_of[id]);
     mask
 }
 

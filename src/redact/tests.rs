@@ -7,7 +7,7 @@ use super::scan::{find_spans, merge};
 use super::*;
 
 /// A small deterministic generator, so examples are random but reproducible.
-pub(crate) struct Rng(u64);
+pub(crate) struct Rng(pub u64);
 
 impl Rng {
     pub fn next(&mut self) -> u64 {
@@ -15,6 +15,10 @@ impl Rng {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
     }
 }
 
