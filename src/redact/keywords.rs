@@ -4,11 +4,11 @@
 //! three bytes against a 32 KiB bitmap of hashed anchors, positions independent of each
 //! other, and checks the few that pass against the keywords anchored there.
 //!
-//! Why not an Aho-Corasick automaton: over the rules' 500-odd keywords its DFA takes 800 KiB, and
-//! its scan is a chain of dependent table loads, one per byte, mostly from L2. On this
-//! project's transcripts it ran at about 500 MB/s and this at about 900 MB/s, and the scan
-//! is the whole cost of text without secrets. The tests check this finder against the
-//! aho-corasick crate's on every rule example, the corpus and random text.
+//! Why not an Aho-Corasick automaton: over the rules' 500-odd keywords its DFA takes
+//! 800 KiB, and its scan is a chain of dependent table loads, one per byte, mostly from
+//! L2. On this project's transcripts it ran at about 500 MB/s and this at about 900 MB/s,
+//! and the scan is the whole cost of text without secrets. The tests check this finder
+//! against the aho-corasick crate's on every rule example, the corpus and random text.
 
 /// Bits of the anchor hash: 2^18 bits is a 32 KiB bitmap, which stays in L1 and leaves
 /// few false candidates for the few hundred anchors.
