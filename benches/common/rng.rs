@@ -1,4 +1,5 @@
-//! A small xorshift generator for the benchmarks: the same input every run.
+//! A small xorshift generator for the benchmarks and the redactor's tests: the same input
+//! every run.
 
 pub struct Rng(pub u64);
 

@@ -6,21 +6,11 @@ use std::borrow::Cow;
 use super::scan::{find_spans, merge};
 use super::*;
 
-/// A small deterministic generator, so examples are random but reproducible.
-pub(crate) struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// A small deterministic generator, so examples are random but reproducible: the one the
+/// benchmarks use.
+#[path = "../../benches/common/rng.rs"]
+mod rng;
+pub(crate) use rng::Rng;
 
 fn alphabet(c: char) -> &'static [u8] {
     match c {
