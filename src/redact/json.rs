@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use super::scan::{self, LineScanner};
 use super::value::{self, Class, Form};
@@ -263,14 +263,14 @@ impl<'a> Walker<'a, '_> {
     /// Redacts a literal's text as any other text.
     fn text(&mut self, lit: &Literal) -> Result<(), NotJson> {
         let raw = &self.b[lit.start..lit.end];
-        let remember = raw.len() >= REMEMBER_FROM;
-        let (with, counts) = match remember.then(|| recall(raw)).flatten() {
+        let crc = (REMEMBER_FROM..=REMEMBER_UPTO).contains(&raw.len()).then(|| crc32fast::hash(raw));
+        let (with, counts) = match crc.and_then(|crc| recall(crc, raw)) {
             Some(known) => known,
             None => {
                 let mut counts = Report::default();
                 let with = self.redact_literal(lit, &mut counts)?;
-                if remember {
-                    keep(raw, &with, &counts);
+                if let Some(crc) = crc {
+                    keep(crc, raw, &with, &counts);
                 }
                 (with, counts)
             }
@@ -352,11 +352,11 @@ fn known_key(key: &str) -> Option<KnownKey> {
     })
 }
 
-/// Literals at least this long are remembered with what redacting them did.
+/// Literals of these lengths are remembered with what redacting them did.
 const REMEMBER_FROM: usize = 256;
-/// How many, and how many bytes of them, each thread remembers.
+const REMEMBER_UPTO: usize = 128 << 10;
+/// How many each thread remembers: at most 2 MiB.
 const REMEMBER_COUNT: usize = 16;
-const REMEMBER_BYTES: usize = 2 << 20;
 
 struct Remembered {
     crc: u32,
@@ -366,30 +366,22 @@ struct Remembered {
 }
 
 thread_local! {
-    static RECENT: RefCell<std::collections::VecDeque<Remembered>> = const { RefCell::new(std::collections::VecDeque::new()) };
+    static RECENT: RefCell<VecDeque<Remembered>> = const { RefCell::new(VecDeque::new()) };
 }
 
-/// What redacting the literal `raw` did the last time it was seen on this thread.
-fn recall(raw: &[u8]) -> Option<(Option<Vec<u8>>, Report)> {
-    let crc = crc32fast::hash(raw);
+/// What redacting the literal `raw` (whose CRC is `crc`) did the last time it was seen on
+/// this thread.
+fn recall(crc: u32, raw: &[u8]) -> Option<(Option<Vec<u8>>, Report)> {
     RECENT.with_borrow(|recent| {
         recent.iter().find(|r| r.crc == crc && *r.raw == *raw).map(|r| (r.with.clone(), r.counts.clone()))
     })
 }
 
-fn keep(raw: &[u8], with: &Option<Vec<u8>>, counts: &Report) {
-    if raw.len() > REMEMBER_BYTES / REMEMBER_COUNT {
-        return;
-    }
+fn keep(crc: u32, raw: &[u8], with: &Option<Vec<u8>>, counts: &Report) {
     RECENT.with_borrow_mut(|recent| {
         if recent.len() == REMEMBER_COUNT {
             recent.pop_front();
         }
-        recent.push_back(Remembered {
-            crc: crc32fast::hash(raw),
-            raw: raw.into(),
-            with: with.clone(),
-            counts: counts.clone(),
-        });
+        recent.push_back(Remembered { crc, raw: raw.into(), with: with.clone(), counts: counts.clone() });
     });
 }
