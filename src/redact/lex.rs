@@ -46,6 +46,37 @@ pub(crate) enum Tok {
     Redirect,
 }
 
+fn push(cur: &mut Option<Word>, b: u8, at: usize) {
+    let w = cur.get_or_insert_with(Word::new);
+    w.text.push(b);
+    w.map.push(at as u32);
+}
+
+/// Reads the quoted stretch whose opening quote is at `open`, up to `close`, into the
+/// word; a backslash before a byte that `escapes` accepts stands for that byte. Returns
+/// where reading goes on, past the closing quote.
+fn quoted(
+    line: &[u8],
+    open: usize,
+    close: u8,
+    cur: &mut Option<Word>,
+    escapes: impl Fn(u8) -> bool,
+) -> usize {
+    cur.get_or_insert_with(Word::new);
+    let n = line.len();
+    let mut i = open + 1;
+    while i < n && line[i] != close {
+        if line[i] == b'\\' && i + 1 < n && escapes(line[i + 1]) {
+            push(cur, line[i + 1], i + 1);
+            i += 2;
+            continue;
+        }
+        push(cur, line[i], i);
+        i += 1;
+    }
+    i + 1
+}
+
 pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
     let mut toks = Vec::new();
     let mut i = 0;
@@ -55,11 +86,6 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
         if let Some(w) = cur.take() {
             toks.push(Tok::Word(w));
         }
-    };
-    let push = |cur: &mut Option<Word>, b: u8, at: usize| {
-        let w = cur.get_or_insert_with(Word::new);
-        w.text.push(b);
-        w.map.push(at as u32);
     };
     while i < n {
         let b = line[i];
@@ -84,33 +110,12 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
                 i += 2;
             }
             b'\'' => {
-                cur.get_or_insert_with(Word::new);
+                // `$'…'` (ANSI-C quoting) takes backslash escapes; plain '…' takes none.
                 let ansi_c = cur.as_ref().is_some_and(|w| w.text.last() == Some(&b'$'));
-                i += 1;
-                while i < n && line[i] != b'\'' {
-                    if ansi_c && line[i] == b'\\' && i + 1 < n {
-                        push(&mut cur, line[i + 1], i + 1);
-                        i += 2;
-                        continue;
-                    }
-                    push(&mut cur, line[i], i);
-                    i += 1;
-                }
-                i += 1;
+                i = quoted(line, i, b'\'', &mut cur, |_| ansi_c);
             }
             b'"' => {
-                cur.get_or_insert_with(Word::new);
-                i += 1;
-                while i < n && line[i] != b'"' {
-                    if line[i] == b'\\' && i + 1 < n && matches!(line[i + 1], b'"' | b'\\' | b'$' | b'`') {
-                        push(&mut cur, line[i + 1], i + 1);
-                        i += 2;
-                        continue;
-                    }
-                    push(&mut cur, line[i], i);
-                    i += 1;
-                }
-                i += 1;
+                i = quoted(line, i, b'"', &mut cur, |e| matches!(e, b'"' | b'\\' | b'$' | b'`'));
             }
             b'|' => {
                 flush(&mut cur, &mut toks);

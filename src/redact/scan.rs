@@ -185,29 +185,27 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
         equals(line, &mut out);
         code_assign(line, &mut out);
     }
-    if on(Engine::Colon) {
-        colon(line, &mut out);
-    }
-    if on(Engine::Url) {
-        url(line, &mut out);
-    }
-    if on(Engine::Header) {
-        header(line, &mut out);
-    }
-    if on(Engine::Cookie) {
-        cookie(line, &mut out);
-    }
-    if on(Engine::Pem) {
-        pem_inline(line, &mut out);
-    }
-    if on(Engine::AwsPrompt) {
-        aws_prompt(line, &mut out);
-    }
-    if on(Engine::Netrc) {
-        netrc(line, &mut out);
+    for (engine, read) in READERS {
+        if on(engine) {
+            read(line, &mut out);
+        }
     }
     out
 }
+
+/// Finds an engine's spans in a line.
+type Reader = fn(&[u8], &mut Vec<Span>);
+
+/// The context engines that read a line on their own, each woken by its rules' keywords.
+const READERS: [(Engine, Reader); 7] = [
+    (Engine::Colon, colon),
+    (Engine::Url, url),
+    (Engine::Header, header),
+    (Engine::Cookie, cookie),
+    (Engine::Pem, pem_inline),
+    (Engine::AwsPrompt, aws_prompt),
+    (Engine::Netrc, netrc),
+];
 
 macro_rules! lazy_re {
     ($name:ident, $re:expr) => {

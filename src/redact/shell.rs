@@ -199,6 +199,7 @@ struct Stage {
 }
 
 fn stages(toks: Vec<Tok>) -> Vec<Vec<Stage>> {
+    // Starts with one command of one stage and only ever grows, so `last_mut` always finds one.
     let mut cmds: Vec<Vec<Stage>> = vec![vec![Stage { words: vec![], here: None }]];
     let mut pending_here = false;
     let mut skip_next = false;
