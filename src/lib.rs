@@ -15,6 +15,7 @@ pub mod probe;
 pub mod redact;
 pub mod restore;
 pub mod sanitize;
+pub mod seal;
 pub mod snapshot;
 pub mod summary;
 pub mod tmux;

@@ -23,3 +23,5 @@ mod bundle;
 mod restore;
 // The real Claude Code CLI resumes a moved conversation against a local Messages API stand-in.
 mod claude_cli;
+// Sealed .lok files against the age and age-keygen programs and ssh-keygen's keys.
+mod seal;

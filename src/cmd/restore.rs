@@ -10,8 +10,9 @@ use crate::cli::RestoreArgs;
 use crate::exit;
 use crate::lok::{Lok, ShellLok};
 use crate::probe::Probe;
-use crate::restore::{self, Action, RestoreOptions, RestoreOutcome, Source};
+use crate::restore::{self, Action, RestoreOptions, RestoreOutcome};
 use crate::sanitize::for_terminal as safe;
+use crate::seal;
 use crate::summary::size;
 
 pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
@@ -25,9 +26,10 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         )?,
     };
     let claude_dir = std::path::absolute(&claude_dir).unwrap_or(claude_dir);
+    let keys = seal::Keys::new(&args.keys.identity, &probe);
     let (file, to) = if args.latest {
         let file = crate::latest::find_for_user(&probe)?;
-        let lok = match Lok::read_path(&file)? {
+        let lok = match seal::read_lok(&file, &keys)? {
             Lok::Shell(s) => s,
             Lok::Coordination(_) => {
                 bail!("{} is a coordination session; see lokust-shell inspect", file.display())
@@ -50,7 +52,8 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         force: args.force,
         max_size: args.max_size,
     };
-    let outcome = match restore::restore(Source::from_arg(&file), &opts) {
+    let outcome = match seal::restore_source(&file, &keys).and_then(|source| restore::restore(source, &opts))
+    {
         Ok(o) => o,
         // A signal can surface as another error (a pipe closed by the same Ctrl-C).
         Err(e) if restore::interrupted() || e.chain().any(|c| c.is::<restore::Interrupted>()) => {
