@@ -375,8 +375,12 @@ fn restore_bundle(
         dry_run: false,
         force: false,
         max_size: crate::restore::DEFAULT_MAX_SIZE,
+        trust_config: false,
     };
     let outcome = crate::restore::restore(crate::restore::Source::File(source.to_path_buf()), &opts)?;
+    if !outcome.config_withheld.is_empty() {
+        warnings.push(crate::restore::claude_config::left_out_line(&outcome.config_withheld));
+    }
     for refused in outcome.refused() {
         warnings.push(format!(
             "kept the existing {}: it differs from the one in the file (lokust-shell-restore --force replaces it)",

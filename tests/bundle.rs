@@ -74,7 +74,7 @@ pub fn make_project(env: &TestEnv, project: &Path) -> PathBuf {
     let global = serde_json::json!({
         "userID": "u",
         "projects": {
-            p: {"hasTrustDialogAccepted": true, "allowedTools": ["Bash"],
+            p: {"lastSessionId": SESSION, "hasTrustDialogAccepted": true, "allowedTools": ["Bash"],
                 "mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": gh}}}},
             "/somewhere/else": {"hasTrustDialogAccepted": false},
         }

@@ -51,6 +51,16 @@ impl PathMap {
         self.olds.retain(|(o, _)| o != new);
     }
 
+    /// The same map for plain text (a note, not JSON): paths are matched as they are
+    /// written, without JSON escapes.
+    pub fn plain(&self) -> PathMap {
+        PathMap {
+            olds: self.olds.iter().map(|(o, _)| (o.clone(), o.as_bytes().to_vec())).collect(),
+            new: self.new.clone(),
+            new_json: self.new.as_bytes().to_vec(),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.olds.is_empty()
     }
