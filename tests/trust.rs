@@ -281,3 +281,70 @@ fn r10_11_a_tar_without_directory_entries_restores() {
         assert!(env.home.join(".claude/file-history/s1/f@v1").is_file());
     }
 }
+
+#[test]
+fn r10_14_a_new_slot_and_its_folders_are_private() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let target = env.root.path().join("t");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let slot = new_slot(&env, &target);
+    for dir in [slot.clone(), slot.join(SESSION), slot.join("memory")] {
+        assert_eq!(lokust::fsutil::mode(&dir).unwrap(), 0o700, "{}", dir.display());
+    }
+}
+
+#[test]
+fn r10_14_two_restores_to_one_target_never_say_directory_not_empty() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    for round in 0..6 {
+        let target = env.root.path().join(format!("same{round}"));
+        let spawn = || {
+            Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
+                .env_clear()
+                .env("HOME", &env.home)
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .arg(&lok)
+                .arg("--to")
+                .arg(&target)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("os error 39") && !err.contains("Directory not empty"), "{err}");
+            if !out.status.success() {
+                assert!(err.contains("created by another restore while this one ran"), "{err}");
+            }
+        }
+        assert!(new_slot(&env, &target).join(format!("{SESSION}.jsonl")).is_file());
+    }
+}
+
+#[test]
+fn r10_14_a_report_that_cannot_be_written_says_where_and_why() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let target = env.root.path().join("t");
+    let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
+        .env_clear()
+        .env("HOME", &env.home)
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("but could not write the report to standard output"), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+}

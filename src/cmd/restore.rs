@@ -70,19 +70,27 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
     let stderr = io::stderr();
     let mut human: Box<dyn Write> =
         if args.print_shell { Box::new(stderr.lock()) } else { Box::new(stdout.lock()) };
-    if outcome.dry_run {
-        print_plan(&outcome, &mut human)?;
-    } else {
-        print_done(&outcome, &mut human)?;
-    }
-    human.flush()?;
+    let stream = if args.print_shell { "standard error" } else { "standard output" };
+    let report =
+        if outcome.dry_run { print_plan(&outcome, &mut human) } else { print_done(&outcome, &mut human) };
+    report.and_then(|()| human.flush()).with_context(|| {
+        if outcome.dry_run {
+            format!("could not write the plan to {stream}")
+        } else {
+            format!(
+                "restored into {}, but could not write the report to {stream}",
+                outcome.slot_dir.display()
+            )
+        }
+    })?;
     drop(human);
     if args.print_shell && !outcome.dry_run {
         let (script, dropped) = shell_script(&outcome.project_dir, &outcome.lok);
         warn_dropped(&dropped);
         let mut out = stdout.lock();
-        out.write_all(script.as_bytes())?;
-        out.flush()?;
+        out.write_all(script.as_bytes())
+            .and_then(|()| out.flush())
+            .context("could not write the script to standard output")?;
     }
     let refused = outcome.refused().count();
     if refused > 0 && !outcome.dry_run {
@@ -129,8 +137,9 @@ fn where_was_i(lok: &ShellLok, print_shell: bool) -> anyhow::Result<u8> {
         let (script, dropped) = shell_script(&dir, lok);
         warn_dropped(&dropped);
         let mut out = stdout.lock();
-        out.write_all(script.as_bytes())?;
-        out.flush()?;
+        out.write_all(script.as_bytes())
+            .and_then(|()| out.flush())
+            .context("could not write the script to standard output")?;
     }
     Ok(exit::SUCCESS)
 }

@@ -646,10 +646,14 @@ impl<'a> Job<'a> {
         self.map.add(old);
     }
 
+    /// The snapshot's cwd is an old path too, unless it lies inside the bundled project
+    /// (a snapshot taken in a subdirectory): then the project's own path covers it.
     fn map_from_lok(&mut self) {
         if let Some(lok) = &self.lok {
             let cwd = lok.shell.cwd.clone();
-            self.map.add(&cwd);
+            if !self.manifest_dir.as_deref().is_some_and(|dir| is_below(&cwd, dir)) {
+                self.map.add(&cwd);
+            }
         }
     }
 
@@ -678,7 +682,8 @@ impl<'a> Job<'a> {
             .tempdir_in(&self.projects)
             .with_context(|| format!("could not create a temp dir in {}", self.projects.display()))?
             .keep();
-        fs::create_dir(stage.join("tree"))?;
+        // The tree becomes the slot by rename: private from the start.
+        fs::DirBuilder::new().mode(0o700).create(stage.join("tree"))?;
         self.staging = Some(stage.clone());
         Ok(stage)
     }
@@ -719,6 +724,7 @@ impl<'a> Job<'a> {
                             self.map.add(p);
                             if key == "project_dir" {
                                 self.manifest_dir = Some(p.to_string());
+                                self.map.remove_below(p);
                             }
                         }
                     }
@@ -1003,8 +1009,19 @@ impl<'a> Job<'a> {
             if tree.join(EXTRAS).exists() {
                 fs::rename(tree.join(EXTRAS), &stage_extras)?;
             }
-            fs::rename(&tree, &slot_dir)
-                .with_context(|| format!("could not create {}", slot_dir.display()))?;
+            match fs::rename(&tree, &slot_dir) {
+                Ok(()) => {}
+                // Another restore created the slot since this one looked: nothing of
+                // this run was placed, and running again merges file by file.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST)) => {
+                    bail!(
+                        "{} was created by another restore while this one ran; nothing was changed \
+                         by this one: run it again to merge",
+                        slot_dir.display()
+                    )
+                }
+                Err(e) => return Err(e).with_context(|| format!("could not create {}", slot_dir.display())),
+            }
             self.created.clear();
             // Extras now live in the staging dir's `extras`.
             for (i, (rel, dest, _, _)) in placements.iter().enumerate() {
@@ -1095,6 +1112,11 @@ impl<'a> Job<'a> {
             Err(e) => outcome.warnings.push(format!("project entry not added: {e:#}")),
         }
     }
+}
+
+/// Whether `path` is strictly below `dir`, on component boundaries.
+fn is_below(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir.trim_end_matches('/')).is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'))
 }
 
 /// Transcripts and the carried prompt history get their paths rewritten.

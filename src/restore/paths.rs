@@ -45,6 +45,12 @@ impl PathMap {
         self.olds.sort_by_key(|(o, _)| std::cmp::Reverse(o.len()));
     }
 
+    /// Forgets the old paths strictly below `dir`: they move with it.
+    pub fn remove_below(&mut self, dir: &str) {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        self.olds.retain(|(o, _)| !o.starts_with(&prefix));
+    }
+
     pub fn set_new(&mut self, new: &str) {
         self.new = new.to_string();
         self.new_json = json_inner(new);
