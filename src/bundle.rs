@@ -97,6 +97,62 @@ pub struct Plan {
     skipped: Vec<String>,
 }
 
+impl Plan {
+    /// The mtime of the project's newest conversation (0 with none), to choose between
+    /// the projects of several parent directories.
+    pub fn newest_conversation(&self) -> u64 {
+        self.sessions.iter().map(|id| mtime_of(&self.slot_dir.join(format!("{id}.jsonl")))).max().unwrap_or(0)
+    }
+}
+
+/// The project a bundle takes for a directory.
+#[derive(Debug)]
+pub struct Found {
+    pub plan: Plan,
+    /// Whether it is the project of a parent (the directory itself has none).
+    pub from_parent: bool,
+}
+
+impl Found {
+    /// What to tell the user when a parent's project was taken.
+    pub fn note(&self, cwd: &Path) -> Option<String> {
+        self.from_parent.then(|| {
+            format!(
+                "--bundle: Claude Code has no project for {}; bundling the one of {} (its conversations are newest)",
+                crate::sanitize::for_terminal(&cwd.to_string_lossy()),
+                crate::sanitize::for_terminal(&self.plan.project_dir)
+            )
+        })
+    }
+}
+
+/// Finds the Claude Code project for `cwd` the way Claude Code would have been started
+/// for it: the directory itself, else among its parents and its git top level those
+/// that have a project, the one whose conversations are newest.
+pub fn find_project(config: &Path, home: Option<&Path>, cwd: &Path) -> anyhow::Result<Option<Found>> {
+    if let Some(plan) = plan(config, home, cwd)? {
+        return Ok(Some(Found { plan, from_parent: false }));
+    }
+    let mut candidates: Vec<PathBuf> =
+        cwd.ancestors().skip(1).filter(|p| p.parent().is_some()).map(Path::to_path_buf).collect();
+    let top = git2::Repository::discover(cwd).ok().and_then(|r| r.workdir().map(Path::to_path_buf));
+    if let Some(top) = top.map(|t| PathBuf::from(t.to_string_lossy().trim_end_matches('/')))
+        && !candidates.contains(&top)
+        && top != cwd
+    {
+        candidates.push(top);
+    }
+    let mut best: Option<(u64, Plan)> = None;
+    for dir in candidates {
+        let Ok(Some(plan)) = plan(config, home, &dir) else { continue };
+        let newest = plan.newest_conversation();
+        if best.as_ref().is_none_or(|(t, _)| newest > *t) {
+            best = Some((newest, plan));
+        }
+    }
+    Ok(best.map(|(_, plan)| Found { plan, from_parent: true }))
+}
+
 /// The `.claude.json` that belongs to a config dir: inside it when it is not `~/.claude`.
 pub fn global_config(config: &Path, home: Option<&Path>) -> PathBuf {
     match home {

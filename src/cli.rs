@@ -261,10 +261,22 @@ pub struct RestoreArgs {
     ///
     /// The script goes to standard output and the report to standard error, so
     /// eval "$(lokust-shell-restore s.lok --to DIR --print-shell)" restores and moves there.
-    /// Only the captured safe environment is set (locale, editor, pager), never the old
-    /// machine's HOME, USER, TERM or multiplexer variables.
+    /// Whatever the file holds, only the locale (LANG, LANGUAGE, LC_*) and an editor or
+    /// pager given as a known program name (EDITOR, VISUAL, PAGER: vim, nano, less -R, …)
+    /// are exported; every other variable is dropped and named in a warning.
     #[arg(long)]
     pub print_shell: bool,
+
+    /// Also install the sender's executable project settings.
+    ///
+    /// The carried .claude.json project entry can hold MCP servers (commands Claude Code
+    /// starts), allowed tools (run without asking) and the folder's trust. A restore
+    /// installs none of that by default: only the entry's inert keys (the last session's
+    /// pointers and figures). It says in one line what it left out; --dry-run and
+    /// lokust-shell inspect list every withheld command. With --trust-config the whole
+    /// entry is installed, and each command and permission is listed first.
+    #[arg(long)]
+    pub trust_config: bool,
 
     #[command(flatten)]
     pub keys: crate::seal::args::KeyArgs,

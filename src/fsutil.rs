@@ -9,6 +9,17 @@ use std::path::Path;
 /// Writes `path` through `fill`, atomically and with mode 0600. On error nothing is left
 /// behind and an existing file at `path` is untouched.
 pub fn write_private_atomic(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    write_private_atomic_checked(path, fill, || true)
+}
+
+/// [`write_private_atomic`], asking `still_current` right before the rename whether the
+/// file is still as it was read; when it says no, the new content is dropped and `path`
+/// left to whoever changed it (the caller reads again and retries).
+pub fn write_private_atomic_checked(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+    still_current: impl FnOnce() -> bool,
+) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -18,6 +29,9 @@ pub fn write_private_atomic(path: &Path, fill: impl FnOnce(&mut File) -> io::Res
     fill(tmp.as_file_mut())?;
     tmp.as_file_mut().flush()?;
     tmp.as_file().sync_all()?;
+    if !still_current() {
+        return Ok(());
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

@@ -141,6 +141,25 @@ pub fn bundle_sessions<W: Write>(sessions: &[crate::restore::SessionInfo], w: &m
     Ok(())
 }
 
+/// The carried `.claude.json` keys that can run commands or grant permissions.
+pub fn withheld_config<W: Write>(
+    withheld: &[crate::restore::claude_config::Withheld],
+    w: &mut W,
+) -> io::Result<()> {
+    if withheld.is_empty() {
+        return Ok(());
+    }
+    writeln!(w)?;
+    writeln!(w, "Project settings that can run commands or grant permissions")?;
+    writeln!(w, "(not installed by a restore without --trust-config):")?;
+    for item in withheld {
+        for line in &item.details {
+            writeln!(w, "  {}: {line}", item.key)?;
+        }
+    }
+    Ok(())
+}
+
 /// A whole shell session, as `inspect` shows it.
 pub fn inspect_shell<W: Write>(lok: &ShellLok, all_history: bool, w: &mut W) -> io::Result<()> {
     writeln!(

@@ -303,14 +303,16 @@ fn bundle_plan(probe: &Probe, snap: &mut Snapshot) -> anyhow::Result<Option<crat
         snap.warnings.push("--bundle: no Claude Code config directory; nothing bundled".into());
         return Ok(None);
     };
-    let plan = crate::bundle::plan(&config, probe.home().as_deref(), Path::new(&snap.lok.shell.cwd))?;
-    if plan.is_none() {
+    let cwd = Path::new(&snap.lok.shell.cwd);
+    let Some(found) = crate::bundle::find_project(&config, probe.home().as_deref(), cwd)? else {
         snap.warnings.push(format!(
             "--bundle: Claude Code has no project for {}; nothing bundled",
             sanitize::for_terminal(&snap.lok.shell.cwd)
         ));
-    }
-    Ok(plan)
+        return Ok(None);
+    };
+    snap.warnings.extend(found.note(cwd));
+    Ok(Some(found.plan))
 }
 
 /// `$XDG_STATE_HOME/lokust/exports/<session>-<window>.<pane>-<UTC time>.lok`, created
@@ -378,8 +380,12 @@ fn restore_bundle(
         dry_run: false,
         force: false,
         max_size: crate::restore::DEFAULT_MAX_SIZE,
+        trust_config: false,
     };
     let outcome = crate::restore::restore(crate::seal::restore_source(source, keys)?, &opts)?;
+    if !outcome.config_withheld.is_empty() {
+        warnings.push(crate::restore::claude_config::left_out_line(&outcome.config_withheld));
+    }
     for refused in outcome.refused() {
         warnings.push(format!(
             "kept the existing {}: it differs from the one in the file (lokust-shell-restore --force replaces it)",

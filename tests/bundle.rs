@@ -74,7 +74,7 @@ pub fn make_project(env: &TestEnv, project: &Path) -> PathBuf {
     let global = serde_json::json!({
         "userID": "u",
         "projects": {
-            p: {"hasTrustDialogAccepted": true, "allowedTools": ["Bash"],
+            p: {"lastSessionId": SESSION, "hasTrustDialogAccepted": true, "allowedTools": ["Bash"],
                 "mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": gh}}}},
             "/somewhere/else": {"hasTrustDialogAccepted": false},
         }
@@ -272,14 +272,40 @@ fn standard_tools_unpack_the_bundle() {
     assert!(!String::from_utf8_lossy(&out.get_output().stderr).contains("bundling"));
 }
 
+/// Issue 10, item 12: `--bundle` was asked for, so finding nothing to bundle is an
+/// error (it was a warning and exit 0, with no bundle in the file).
 #[test]
-fn no_project_means_a_warning_and_no_bundle() {
+fn no_project_means_an_error_and_no_file() {
     let env = TestEnv::new();
-    let out = env.cmd("lokust-shell-snapshot").arg("--bundle").assert().success();
-    let doc = crate::util::json(&out.get_output().stdout);
-    assert!(doc.get("bundle").is_none());
+    let lok = env.root.path().join("s.lok");
+    let out = env.cmd("lokust-shell-snapshot").arg("--bundle").arg("-o").arg(&lok).assert().code(2);
+    assert!(!lok.exists());
     let stderr = String::from_utf8_lossy(&out.get_output().stderr);
     assert!(stderr.contains("--bundle: Claude Code has no project for"), "{stderr}");
+    assert!(stderr.contains("nothing to bundle"), "{stderr}");
+}
+
+/// Issue 10, item 12: run in a subdirectory of the project, `--bundle` takes the
+/// project Claude Code was started in, says so, and the restore puts the subdirectory
+/// below the new path.
+#[test]
+fn r10_12_bundle_in_a_subdirectory_takes_the_parents_project() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    make_project(&env, &project);
+    let sub = project.join("src/deep");
+    fs::create_dir_all(&sub).unwrap();
+    let (lok, err) = snapshot(&env, &sub, &[]);
+    let real = fs::canonicalize(&project).unwrap();
+    assert!(err.contains(&format!("bundling the one of {}", real.display())), "{err}");
+    let target = env.root.path().join("q");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let new = fs::canonicalize(&target).unwrap();
+    let slot =
+        env.home.join(".claude/projects").join(lokust::capture::claude::slot_name(new.to_str().unwrap()));
+    let main = fs::read_to_string(slot.join(format!("{SESSION}.jsonl"))).unwrap();
+    let first: serde_json::Value = serde_json::from_str(main.lines().next().unwrap()).unwrap();
+    assert_eq!(first["cwd"], new.to_str().unwrap());
 }
 
 #[test]

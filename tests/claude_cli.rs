@@ -33,6 +33,8 @@ struct MessagesApi {
 }
 
 const REPLY: &str = "STAND-IN-REPLY";
+/// A prompt holding this is answered after a delay.
+const SLOW: &str = "SLOW-ANSWER-PLEASE";
 
 impl MessagesApi {
     fn start() -> MessagesApi {
@@ -128,7 +130,13 @@ fn serve(stream: TcpStream, bodies: &Mutex<Vec<String>>) -> std::io::Result<()> 
         let mut parts = request_line.split_whitespace();
         let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         if method == "POST" && path.starts_with("/v1/messages") && !path.contains("count_tokens") {
-            bodies.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+            let text = String::from_utf8_lossy(&body).into_owned();
+            // A slow answer keeps the CLI alive past the 5 s after which it runs its
+            // retention cleanup (which a quick `-p` run exits before).
+            if text.contains(SLOW) {
+                std::thread::sleep(Duration::from_secs(8));
+            }
+            bodies.lock().unwrap().push(text);
             let events = sse();
             write!(
                 out,
@@ -319,5 +327,100 @@ fn real_transcripts_resume_after_a_move() {
         let request: serde_json::Value = serde_json::from_str(sent).unwrap();
         let n = request["messages"].as_array().map_or(0, Vec::len);
         assert!(n > 1, "{}: the earlier turns were not sent ({n} messages)", file.display());
+    }
+}
+
+/// Runs `claude -p PROMPT` in `cwd` and returns the new session's id.
+fn new_conversation(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, prompt: &str) -> String {
+    let out = claude(bin, api, home, cwd, &["-p", prompt, "--output-format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let result: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    result["session_id"].as_str().expect("session id").to_string()
+}
+
+/// Issue 10, item 1, with the real CLI: a sender's project entry plants an MCP server.
+/// After a default restore, resuming there must not start it; after `--trust-config` it
+/// does (the control that shows the planted server is real).
+#[test]
+fn r10_1_a_planted_mcp_server_starts_only_after_trust_config() {
+    let Some(bin) = claude_bin() else { return };
+    let env = TestEnv::new();
+    let api = MessagesApi::start();
+    let project = env.root.path().join("orig/project");
+    std::fs::create_dir_all(&project).unwrap();
+    let id = new_conversation(&bin, &api, &env.home, &project, "remember the word ZEBRA-42");
+
+    let marker = env.root.path().join("mcp-started");
+    let global_path = env.home.join(".claude.json");
+    let mut global: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&global_path).unwrap()).unwrap();
+    let real = std::fs::canonicalize(&project).unwrap();
+    let entry = &mut global["projects"][real.to_str().unwrap()];
+    entry["hasTrustDialogAccepted"] = true.into();
+    entry["mcpServers"] = serde_json::json!({
+        "planted": {"type": "stdio", "command": "/bin/sh", "args": ["-c", format!("touch {}", marker.display())]}
+    });
+    std::fs::write(&global_path, serde_json::to_vec_pretty(&global).unwrap()).unwrap();
+    // The control: at the sender's own path the server starts.
+    let out = claude(&bin, &api, &env.home, &project, &["-p", "--resume", &id, "hello"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(marker.exists(), "the planted server did not start even at home: {}", text(&out));
+    std::fs::remove_file(&marker).unwrap();
+
+    let old_slot = slot_dir(&env.home, &project);
+    let lok = snapshot_and_wipe(&env, &project, &old_slot);
+
+    let target = env.root.path().join("new place/safe");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let out = claude(&bin, &api, &env.home, &target, &["-p", "--resume", &id, "which word?"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!marker.exists(), "a default restore let the sender's MCP server start");
+
+    let trusted = env.root.path().join("new place/trusted");
+    env.cmd("lokust-shell-restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&trusted)
+        .arg("--trust-config")
+        .assert()
+        .success();
+    let out = claude(&bin, &api, &env.home, &trusted, &["-p", "--resume", &id, "which word?"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(marker.exists(), "--trust-config did not install the MCP server: {}", text(&out));
+}
+
+/// Issue 10, item 5, with the real CLI: two conversations 40 days apart both resume
+/// after a restore (Claude Code deletes transcripts older than cleanupPeriodDays).
+#[test]
+fn r10_5_conversations_40_days_apart_both_resume() {
+    let Some(bin) = claude_bin() else { return };
+    let env = TestEnv::new();
+    let api = MessagesApi::start();
+    let project = env.root.path().join("orig/project");
+    std::fs::create_dir_all(&project).unwrap();
+    let old_id = new_conversation(&bin, &api, &env.home, &project, "the old word is OKAPI-7");
+    let new_id = new_conversation(&bin, &api, &env.home, &project, "the new word is LYNX-9");
+    let old_slot = slot_dir(&env.home, &project);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let day = 86_400;
+    for (id, age) in [(&old_id, 41 * day), (&new_id, day)] {
+        let t = filetime::FileTime::from_unix_time(now - age, 0);
+        filetime::set_file_mtime(old_slot.join(format!("{id}.jsonl")), t).unwrap();
+    }
+    let lok = snapshot_and_wipe(&env, &project, &old_slot);
+    let target = env.root.path().join("moved.d/é");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    // A first session there lives long enough for the CLI's retention cleanup to run.
+    let out = claude(&bin, &api, &env.home, &target, &["-p", &format!("{SLOW} start")]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(env.home.join(".claude/.last-cleanup").exists(), "the cleanup did not run: {}", text(&out));
+    for (id, word) in [(&new_id, "LYNX-9"), (&old_id, "OKAPI-7")] {
+        let before = api.bodies().len();
+        let out = claude(&bin, &api, &env.home, &target, &["-p", "--resume", id, "which word?"]);
+        assert!(out.status.success(), "{id}: {}", text(&out));
+        let bodies = api.bodies();
+        let sent = bodies[before..].iter().find(|b| b.contains("which word?")).expect("the resumed request");
+        assert!(sent.contains(word), "{id}: the earlier turn was not sent");
     }
 }

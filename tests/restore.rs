@@ -18,21 +18,21 @@ fn restore(env: &TestEnv, lok: &Path, to: &Path) -> assert_cmd::assert::Assert {
     env.cmd("lokust-shell-restore").arg(lok).arg("--to").arg(to).assert()
 }
 
-fn stdout(a: &assert_cmd::assert::Assert) -> String {
+pub fn stdout(a: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&a.get_output().stdout).into_owned()
 }
 
-fn stderr(a: &assert_cmd::assert::Assert) -> String {
+pub fn stderr(a: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&a.get_output().stderr).into_owned()
 }
 
-fn new_slot(env: &TestEnv, target: &Path) -> PathBuf {
+pub fn new_slot(env: &TestEnv, target: &Path) -> PathBuf {
     let real = fs::canonicalize(target).unwrap();
     env.home.join(".claude/projects").join(lokust::capture::claude::slot_name(real.to_str().unwrap()))
 }
 
 /// Bundles the standard project and wipes it, as on a machine that never had it.
-fn moved(env: &TestEnv) -> (PathBuf, PathBuf) {
+pub fn moved(env: &TestEnv) -> (PathBuf, PathBuf) {
     let project = env.root.path().join("old/proj");
     let slot = make_project(env, &project);
     let (lok, _) = snapshot(env, &project, &[]);
@@ -93,7 +93,11 @@ fn restore_moves_the_project_to_a_path_with_a_dot_a_space_and_accents() {
     assert_eq!(entry["project"], new);
     let global: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(env.home.join(".claude.json")).unwrap()).unwrap();
-    assert_eq!(global["projects"][new]["hasTrustDialogAccepted"], true);
+    // Issue 10: only the inert keys of the sender's entry are installed by default.
+    assert_eq!(global["projects"][new]["lastSessionId"], SESSION);
+    for withheld in ["hasTrustDialogAccepted", "allowedTools", "mcpServers"] {
+        assert!(global["projects"][new].get(withheld).is_none(), "{withheld} was installed");
+    }
     assert_eq!(global["userID"], "u");
     // Nothing left in temp.
     assert_no_staging(&env);
@@ -277,18 +281,18 @@ fn tree(root: &Path) -> BTreeMap<PathBuf, (u64, u32, u32)> {
 }
 
 /// A tar entry written byte by byte, so names a careful writer refuses can be made.
-struct Raw<'a> {
-    name: &'a [u8],
-    kind: u8,
-    data: &'a [u8],
-    link: &'a [u8],
+pub struct Raw<'a> {
+    pub name: &'a [u8],
+    pub kind: u8,
+    pub data: &'a [u8],
+    pub link: &'a [u8],
 }
 
-fn raw<'a>(name: &'a [u8], kind: u8, data: &'a [u8]) -> Raw<'a> {
+pub fn raw<'a>(name: &'a [u8], kind: u8, data: &'a [u8]) -> Raw<'a> {
     Raw { name, kind, data, link: b"" }
 }
 
-fn raw_tar(entries: &[Raw<'_>]) -> Vec<u8> {
+pub fn raw_tar(entries: &[Raw<'_>]) -> Vec<u8> {
     let mut out = Vec::new();
     for e in entries {
         let mut h = tar::Header::new_ustar();
@@ -307,14 +311,14 @@ fn raw_tar(entries: &[Raw<'_>]) -> Vec<u8> {
     out
 }
 
-fn gzip(data: &[u8]) -> Vec<u8> {
+pub fn gzip(data: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     enc.write_all(data).unwrap();
     enc.finish().unwrap()
 }
 
 /// A shell .lok around `data` (base64 text), with the sizes given.
-fn lok_doc(data: &str, uncompressed: u64) -> serde_json::Value {
+pub fn lok_doc(data: &str, uncompressed: u64) -> serde_json::Value {
     serde_json::json!({
         "format_version": 1,
         "session": {"id": "shell-x", "status": "snapshot", "kind": "shell", "created_at_ms": 1},
@@ -325,7 +329,7 @@ fn lok_doc(data: &str, uncompressed: u64) -> serde_json::Value {
     })
 }
 
-fn lok_of_tar(tar: &[u8]) -> serde_json::Value {
+pub fn lok_of_tar(tar: &[u8]) -> serde_json::Value {
     let data = base64::engine::general_purpose::STANDARD.encode(gzip(tar));
     lok_doc(&data, tar.len() as u64)
 }
@@ -708,6 +712,7 @@ fn the_umbrella_command_restores_into_claude_config_dir() {
         .arg(&lok)
         .arg("--to")
         .arg(&target)
+        .arg("--trust-config")
         .assert()
         .success();
     let real = fs::canonicalize(&target).unwrap();

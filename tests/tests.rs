@@ -21,6 +21,8 @@ mod redact;
 mod bundle;
 // lokust-shell-restore: paths rewritten, extras placed, merges, hostile input, interruptions.
 mod restore;
+// Issue 10: what a restore of someone else's file may install, export and append.
+mod trust;
 // The real Claude Code CLI resumes a moved conversation against a local Messages API stand-in.
 mod claude_cli;
 // Sealed .lok files against the age and age-keygen programs and ssh-keygen's keys.

@@ -30,9 +30,10 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
                     s.bundle.as_ref().filter(|b| b.kind == bundle::KIND && b.format == bundle::FORMAT)
                 {
                     let name = crate::lok::display_name(&file);
-                    let sessions = restore::list_sessions(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
+                    let listing = restore::list_bundle(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
                         .with_context(|| format!("could not read the bundle in {name}"))?;
-                    summary::bundle_sessions(&sessions, out)?;
+                    summary::bundle_sessions(&listing.sessions, out)?;
+                    summary::withheld_config(&listing.config_withheld, out)?;
                 }
             }
             Lok::Coordination(c) => summary::inspect_coordination(c, out)?,

@@ -51,6 +51,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         dry_run: args.dry_run,
         force: args.force,
         max_size: args.max_size,
+        trust_config: args.trust_config,
     };
     let outcome = match seal::restore_source(&file, &keys).and_then(|source| restore::restore(source, &opts))
     {
@@ -65,21 +66,34 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
     for w in &outcome.warnings {
         exit::warn(w);
     }
+    if !outcome.dry_run && !outcome.config_trusted && !outcome.config_withheld.is_empty() {
+        exit::warn(&restore::claude_config::left_out_line(&outcome.config_withheld));
+    }
     let stdout = io::stdout();
     let stderr = io::stderr();
     let mut human: Box<dyn Write> =
         if args.print_shell { Box::new(stderr.lock()) } else { Box::new(stdout.lock()) };
-    if outcome.dry_run {
-        print_plan(&outcome, &mut human)?;
-    } else {
-        print_done(&outcome, &mut human)?;
-    }
-    human.flush()?;
+    let stream = if args.print_shell { "standard error" } else { "standard output" };
+    let report =
+        if outcome.dry_run { print_plan(&outcome, &mut human) } else { print_done(&outcome, &mut human) };
+    report.and_then(|()| human.flush()).with_context(|| {
+        if outcome.dry_run {
+            format!("could not write the plan to {stream}")
+        } else {
+            format!(
+                "restored into {}, but could not write the report to {stream}",
+                outcome.slot_dir.display()
+            )
+        }
+    })?;
     drop(human);
     if args.print_shell && !outcome.dry_run {
+        let (script, dropped) = shell_script(&outcome.project_dir, &outcome.lok);
+        warn_dropped(&dropped);
         let mut out = stdout.lock();
-        out.write_all(shell_script(&outcome.project_dir, &outcome.lok).as_bytes())?;
-        out.flush()?;
+        out.write_all(script.as_bytes())
+            .and_then(|()| out.flush())
+            .context("could not write the script to standard output")?;
     }
     let refused = outcome.refused().count();
     if refused > 0 && !outcome.dry_run {
@@ -123,9 +137,12 @@ fn where_was_i(lok: &ShellLok, print_shell: bool) -> anyhow::Result<u8> {
     w.flush()?;
     drop(w);
     if print_shell {
+        let (script, dropped) = shell_script(&dir, lok);
+        warn_dropped(&dropped);
         let mut out = stdout.lock();
-        out.write_all(shell_script(&dir, lok).as_bytes())?;
-        out.flush()?;
+        out.write_all(script.as_bytes())
+            .and_then(|()| out.flush())
+            .context("could not write the script to standard output")?;
     }
     Ok(exit::SUCCESS)
 }
@@ -156,7 +173,35 @@ fn print_plan(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
     if conflicts > 0 {
         writeln!(w, "  conflicts: {conflicts} (kept as they are; --force replaces them, keeping backups)")?;
     }
+    print_outside_slot(o, w)?;
     print_sessions(o, w)
+}
+
+/// What changes outside the slot: the prompt history and the `.claude.json` entry, with
+/// every withheld (or, with --trust-config, installed) command and permission.
+fn print_outside_slot(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
+    let would = if o.dry_run { "would be " } else { "" };
+    if o.history_lines > 0 || o.history_refused > 0 {
+        writeln!(w, "  history:   {} prompts {would}added", o.history_lines)?;
+    }
+    if o.history_refused > 0 {
+        writeln!(w, "  refused:   {} prompt-history lines of other projects", o.history_refused)?;
+    }
+    if let Some(c) = &o.claude_json {
+        writeln!(w, "  project:   .claude.json entry {}", safe(c))?;
+    }
+    if o.config_withheld.is_empty() {
+        return Ok(());
+    }
+    let head =
+        if o.config_trusted { "installed (--trust-config)" } else { "withheld (--trust-config installs)" };
+    writeln!(w, "  {head}:")?;
+    for item in &o.config_withheld {
+        for line in &item.details {
+            writeln!(w, "    {}: {line}", item.key)?;
+        }
+    }
+    Ok(())
 }
 
 fn print_sessions(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
@@ -169,6 +214,16 @@ fn print_sessions(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
 
 fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
     let count = |a| o.files.iter().filter(|f| f.action == a).count();
+    if o.config_trusted && !o.config_withheld.is_empty() {
+        // Shown before anything else: these run or are allowed from now on.
+        writeln!(w, "Installed from the sender's .claude.json (--trust-config):")?;
+        for item in &o.config_withheld {
+            for line in &item.details {
+                writeln!(w, "  {}: {line}", item.key)?;
+            }
+        }
+        writeln!(w)?;
+    }
     writeln!(w, "Restored into {}", safe(&o.slot_dir.to_string_lossy()))?;
     writeln!(
         w,
@@ -189,6 +244,9 @@ fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
     }
     if o.history_lines > 0 {
         writeln!(w, "  history:   {} prompts added", o.history_lines)?;
+    }
+    if o.history_refused > 0 {
+        writeln!(w, "  refused:   {} prompt-history lines of other projects", o.history_refused)?;
     }
     if let Some(c) = &o.claude_json {
         writeln!(w, "  project:   .claude.json entry {}", safe(c))?;
@@ -264,28 +322,33 @@ fn git_advice(dir: &Path, lok: &ShellLok) -> Vec<String> {
     }
 }
 
-/// Names of the captured environment that describe the old machine, not the work.
-const MACHINE_VARS: &[&str] =
-    &["HOME", "USER", "SHELL", "PWD", "OLDPWD", "TMUX", "TMUX_PANE", "ZELLIJ", "ZELLIJ_SESSION_NAME", "TERM"];
-
-/// `cd` plus the captured safe environment, as POSIX shell.
-pub fn shell_script(dir: &Path, lok: &ShellLok) -> String {
+/// `cd` plus the captured environment that passes restore's own allowlist (locale,
+/// editor, pager: see `restore::shell_env`), as POSIX shell; with the names it dropped.
+pub fn shell_script(dir: &Path, lok: &ShellLok) -> (String, Vec<String>) {
     let mut out = format!("cd {}\n", shell_quote(&dir.to_string_lossy()));
-    for (name, value) in &lok.shell.env {
-        let valid = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !name.starts_with(|c: char| c.is_ascii_digit());
-        if !valid
-            || MACHINE_VARS.contains(&name.as_str())
-            || name.starts_with("XDG_")
-            || value.contains(crate::lok::REDACTED)
-        {
-            continue;
-        }
-        let value =
-            if name == "CLAUDE_PROJECT_DIR" { dir.to_string_lossy().into_owned() } else { value.clone() };
+    let (keep, dropped) = restore::shell_env::exportable(&lok.shell.env);
+    for (name, value) in keep {
         out.push_str(&format!("export {name}={}\n", shell_quote(&value)));
     }
-    out
+    // Not the file's value: the new path itself, for hooks that read it.
+    if lok.shell.env.contains_key("CLAUDE_PROJECT_DIR") {
+        out.push_str(&format!("export CLAUDE_PROJECT_DIR={}\n", shell_quote(&dir.to_string_lossy())));
+    }
+    let dropped = dropped.into_iter().filter(|n| n != "CLAUDE_PROJECT_DIR").collect();
+    (out, dropped)
+}
+
+/// Says, once, which variables of the snapshot `--print-shell` did not export.
+fn warn_dropped(dropped: &[String]) {
+    if dropped.is_empty() {
+        return;
+    }
+    let names: Vec<String> = dropped.iter().map(|n| safe(n).into_owned()).collect();
+    exit::warn(&format!(
+        "{} variable(s) of the snapshot not exported (only locale, editor and pager are): {}",
+        names.len(),
+        names.join(", ")
+    ));
 }
 
 /// Single-quotes for POSIX shells; plain words stay bare.

@@ -165,24 +165,26 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
 /// Projects smaller than this bundle too fast for a progress bar to help.
 const PROGRESS_FROM: u64 = 32 * 1024 * 1024;
 
-/// The Claude Code project of the snapshot's directory, or a warning when there is none.
+/// The Claude Code project of the snapshot's directory (or of a parent: see
+/// [`bundle::find_project`]); an error when there is none, since `--bundle` was asked.
 fn bundle_plan(probe: &Probe, snap: &Snapshot) -> anyhow::Result<Option<bundle::Plan>> {
-    let Some(config) = crate::capture::claude::config_dir(probe) else {
-        exit::warn(
-            "--bundle: no Claude Code config directory (set HOME or CLAUDE_CONFIG_DIR); nothing bundled",
-        );
-        return Ok(None);
-    };
+    let config = crate::capture::claude::config_dir(probe).context(
+        "--bundle: no Claude Code config directory (set HOME or CLAUDE_CONFIG_DIR); nothing bundled",
+    )?;
     let cwd = Path::new(&snap.lok.shell.cwd);
-    let plan = bundle::plan(&config, probe.home().as_deref(), cwd)?;
-    if plan.is_none() {
-        exit::warn(&format!(
-            "--bundle: Claude Code has no project for {} under {}; nothing bundled",
+    match bundle::find_project(&config, probe.home().as_deref(), cwd)? {
+        Some(found) => {
+            if let Some(note) = found.note(cwd) {
+                exit::warn(&note);
+            }
+            Ok(Some(found.plan))
+        }
+        None => bail!(
+            "--bundle: Claude Code has no project for {} or any directory above it under {}; nothing to bundle",
             crate::sanitize::for_terminal(&snap.lok.shell.cwd),
             config.display()
-        ));
+        ),
     }
-    Ok(plan)
 }
 
 fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {

@@ -10,8 +10,12 @@
 //! interruption at any moment leaves every file either old or new. A later run removes
 //! the temp dirs of runs that were killed. See: research/claude-code.md.
 
+pub mod claude_config;
+mod history;
 mod paths;
 mod scan;
+pub mod shell_env;
+mod times;
 mod unpack;
 
 use std::collections::{BTreeMap, HashSet};
@@ -33,6 +37,10 @@ pub use unpack::Budget;
 
 /// The default `--max-size`: 4 GiB of decompressed tar.
 pub const DEFAULT_MAX_SIZE: u64 = 4 << 30;
+
+/// The carried `.claude.json` entry and prompt history are read into memory; past this
+/// they are refused as hostile.
+const MAX_CARRIED_TEXT: u64 = 16 << 20;
 
 /// Temp dirs of restores in progress are named `.lokust-restore-<pid>-<random>`.
 const STAGING_PREFIX: &str = ".lokust-restore-";
@@ -109,6 +117,9 @@ pub struct RestoreOptions {
     pub force: bool,
     /// Ceiling on the decompressed size.
     pub max_size: u64,
+    /// Also install the carried configuration that can run commands or grant
+    /// permissions (MCP servers, allowed tools, trust); without it only inert keys are.
+    pub trust_config: bool,
 }
 
 /// One file the restore places (or would place).
@@ -155,8 +166,15 @@ pub struct RestoreOutcome {
     pub duplicates: Vec<(String, String)>,
     /// Prompt-history lines added to `history.jsonl`.
     pub history_lines: u64,
+    /// Carried prompt-history lines of other projects, refused.
+    pub history_refused: u64,
     /// What became of the `.claude.json` project entry.
     pub claude_json: Option<String>,
+    /// Carried `.claude.json` keys that can run commands or grant permissions: left out
+    /// unless `trust_config`, installed (and shown first) with it.
+    pub config_withheld: Vec<claude_config::Withheld>,
+    /// Whether those keys were installed (`--trust-config`).
+    pub config_trusted: bool,
     /// Backups made by `--force`.
     pub backups: Vec<PathBuf>,
     /// Temp dirs of killed runs that were removed.
@@ -183,12 +201,32 @@ pub struct SessionInfo {
     pub bytes: u64,
 }
 
-/// Lists a bundle's conversations without extracting anything: `data` is the base64
-/// text of `bundle.data`.
-pub fn list_sessions(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Result<Vec<SessionInfo>> {
+/// What `inspect` shows of a bundle.
+#[derive(Debug, Clone, Default)]
+pub struct BundleListing {
+    pub sessions: Vec<SessionInfo>,
+    /// Carried `.claude.json` keys a default restore would not install.
+    pub config_withheld: Vec<claude_config::Withheld>,
+}
+
+/// Lists a bundle's conversations and withheld configuration without extracting
+/// anything: `data` is the base64 text of `bundle.data`.
+pub fn list_bundle(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Result<BundleListing> {
     let mut out = Vec::new();
+    let mut withheld = Vec::new();
     let budget = Budget { declared, ceiling: DEFAULT_MAX_SIZE };
+    let config = Path::new(EXTRAS).join("claude-project.json");
     unpack::unpack(data, budget, &mut |entry| {
+        if entry.rel == config && entry.size <= MAX_CARRIED_TEXT {
+            let mut text = Vec::new();
+            entry.reader.read_to_end(&mut text)?;
+            if let Some(e) = serde_json::from_slice::<Value>(&text).ok().and_then(|v| v.get("entry").cloned())
+                && let Some(e) = e.as_object()
+            {
+                withheld = claude_config::split(e).withheld;
+            }
+            return Ok(());
+        }
         let Some(id) = top_level_transcript(&entry.rel) else { return Ok(()) };
         let mut info =
             SessionInfo { id, first_prompt: None, events: 0, last_timestamp: None, bytes: entry.size };
@@ -213,7 +251,7 @@ pub fn list_sessions(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Resu
         out.push(info);
         Ok(())
     })?;
-    Ok(out)
+    Ok(BundleListing { sessions: out, config_withheld: withheld })
 }
 
 /// `<id>.jsonl` at the top of the slot.
@@ -567,6 +605,12 @@ struct Job<'a> {
     tar_bytes: u64,
     lok: Option<ShellLok>,
     manifest_dir: Option<String>,
+    /// The carried `.claude.json` entry and prompt history, kept in memory (they are
+    /// small) so a dry run can show what they would change outside the slot.
+    carried_config: Option<Vec<u8>>,
+    carried_history: Option<Vec<u8>>,
+    /// The project's memory notes: plain text whose absolute paths move too.
+    memory_notes: Vec<PathBuf>,
 }
 
 impl<'a> Job<'a> {
@@ -592,6 +636,9 @@ impl<'a> Job<'a> {
             tar_bytes: 0,
             lok: None,
             manifest_dir: None,
+            carried_config: None,
+            carried_history: None,
+            memory_notes: Vec::new(),
         })
     }
 
@@ -599,10 +646,14 @@ impl<'a> Job<'a> {
         self.map.add(old);
     }
 
+    /// The snapshot's cwd is an old path too, unless it lies inside the bundled project
+    /// (a snapshot taken in a subdirectory): then the project's own path covers it.
     fn map_from_lok(&mut self) {
         if let Some(lok) = &self.lok {
             let cwd = lok.shell.cwd.clone();
-            self.map.add(&cwd);
+            if !self.manifest_dir.as_deref().is_some_and(|dir| is_below(&cwd, dir)) {
+                self.map.add(&cwd);
+            }
         }
     }
 
@@ -631,7 +682,8 @@ impl<'a> Job<'a> {
             .tempdir_in(&self.projects)
             .with_context(|| format!("could not create a temp dir in {}", self.projects.display()))?
             .keep();
-        fs::create_dir(stage.join("tree"))?;
+        // The tree becomes the slot by rename: private from the start.
+        fs::DirBuilder::new().mode(0o700).create(stage.join("tree"))?;
         self.staging = Some(stage.clone());
         Ok(stage)
     }
@@ -672,6 +724,7 @@ impl<'a> Job<'a> {
                             self.map.add(p);
                             if key == "project_dir" {
                                 self.manifest_dir = Some(p.to_string());
+                                self.map.remove_below(p);
                             }
                         }
                     }
@@ -681,11 +734,35 @@ impl<'a> Job<'a> {
                 }
                 return Ok(());
             }
+            let extra = Path::new(EXTRAS);
+            let in_memory = if entry.rel == extra.join("claude-project.json") {
+                Some(&mut self.carried_config)
+            } else if entry.rel == extra.join("history.jsonl") {
+                Some(&mut self.carried_history)
+            } else {
+                None
+            };
+            if let Some(slot) = in_memory {
+                if entry.size > MAX_CARRIED_TEXT {
+                    return Err(anyhow!(unpack::Refused(format!(
+                        "{} is larger than {}",
+                        entry.rel.display(),
+                        crate::summary::size(MAX_CARRIED_TEXT)
+                    ))));
+                }
+                // Rewritten at commit, once the path map is complete.
+                let mut text = Vec::new();
+                entry.reader.read_to_end(&mut text)?;
+                *slot = Some(text);
+                return Ok(());
+            }
             let Some(tree) = &tree else {
                 // A dry run writes nothing, but learns what each file would hold.
                 if !entry.is_dir {
                     let mut sink = Fingerprint::default();
-                    if is_text_rewritten(&entry.rel) {
+                    if is_memory_note(&entry.rel) {
+                        self.map.plain().rewrite_stream(entry.reader, &mut sink)?;
+                    } else if is_text_rewritten(&entry.rel) {
                         self.map.rewrite_stream(entry.reader, &mut sink)?;
                     } else {
                         io::copy(entry.reader, &mut sink)?;
@@ -723,6 +800,9 @@ impl<'a> Job<'a> {
                     write_new_with(&dest, |out| map.rewrite_stream(entry.reader, out))?;
                 }
             } else {
+                if is_memory_note(&entry.rel) {
+                    self.memory_notes.push(entry.rel.clone());
+                }
                 write_new(&dest, entry.reader)?;
             }
             Ok(())
@@ -794,6 +874,7 @@ impl<'a> Job<'a> {
             }
         }
         self.cover_recorded_cwd()?;
+        self.rewrite_memory_notes()?;
         if interrupted() {
             bail!(Interrupted);
         }
@@ -833,8 +914,11 @@ impl<'a> Job<'a> {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        let newest_mtime = transcripts.last().map(|(m, _)| *m).unwrap_or(now);
-        let shift = now as i64 - newest_mtime as i64;
+        let times = times::Retimer::new(
+            transcripts.iter().map(|(m, _)| *m),
+            now,
+            times::cleanup_days(&self.opts.claude_dir),
+        );
 
         let mut outcome = RestoreOutcome {
             dry_run: self.opts.dry_run,
@@ -848,7 +932,10 @@ impl<'a> Job<'a> {
             files: Vec::new(),
             duplicates: duplicates(&self.projects, &slot, &sessions),
             history_lines: 0,
+            history_refused: 0,
             claude_json: None,
+            config_withheld: Vec::new(),
+            config_trusted: false,
             backups: Vec::new(),
             cleaned,
             warnings: Vec::new(),
@@ -903,11 +990,12 @@ impl<'a> Job<'a> {
                 None => self.fingerprints.get(rel).map_or(*size, |f| f.0),
             };
             if let Some(s) = &staged {
-                set_times(s, (*mtime as i64 + shift).max(0) as u64);
+                set_times(s, times.map(*mtime));
             }
             outcome.files.push(Placed { path: dest.clone(), bytes, action });
         }
         if self.opts.dry_run {
+            self.apply_outside_slot(&mut outcome);
             return Ok(outcome);
         }
         let tree = tree.context("no staging dir")?;
@@ -921,8 +1009,19 @@ impl<'a> Job<'a> {
             if tree.join(EXTRAS).exists() {
                 fs::rename(tree.join(EXTRAS), &stage_extras)?;
             }
-            fs::rename(&tree, &slot_dir)
-                .with_context(|| format!("could not create {}", slot_dir.display()))?;
+            match fs::rename(&tree, &slot_dir) {
+                Ok(()) => {}
+                // Another restore created the slot since this one looked: nothing of
+                // this run was placed, and running again merges file by file.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST)) => {
+                    bail!(
+                        "{} was created by another restore while this one ran; nothing was changed \
+                         by this one: run it again to merge",
+                        slot_dir.display()
+                    )
+                }
+                Err(e) => return Err(e).with_context(|| format!("could not create {}", slot_dir.display())),
+            }
             self.created.clear();
             // Extras now live in the staging dir's `extras`.
             for (i, (rel, dest, _, _)) in placements.iter().enumerate() {
@@ -939,34 +1038,95 @@ impl<'a> Job<'a> {
                 place(&tree.join(rel), dest, outcome.files[i].action, &mut outcome.backups)?;
             }
         }
-        // The prompt history and the project's config entry.
-        // The conversations are in place by now: a problem here is a warning, not a failure.
-        if let Ok(text) = fs::read(tree_or_extras(self.staging.as_deref(), "history.jsonl")) {
-            match append_history(&self.opts.claude_dir.join("history.jsonl"), &text) {
+        self.apply_outside_slot(&mut outcome);
+        Ok(outcome)
+    }
+
+    /// Rewrites the staged memory notes' absolute paths, as plain text.
+    fn rewrite_memory_notes(&mut self) -> anyhow::Result<()> {
+        let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) else { return Ok(()) };
+        if self.map.is_empty() {
+            return Ok(());
+        }
+        let plain = self.map.plain();
+        for rel in &self.memory_notes {
+            let path = tree.join(rel);
+            let tmp = path.with_extension("lokust-tmp");
+            {
+                let mut src = File::open(&path)?;
+                write_new_with(&tmp, |out| plain.rewrite_stream(&mut src, out))?;
+            }
+            fs::rename(&tmp, &path)?;
+        }
+        Ok(())
+    }
+
+    /// The prompt history and the project's `.claude.json` entry: what lives outside the
+    /// slot. The conversations are in place by now, so a problem here is a warning, not
+    /// a failure. A dry run computes the same report and writes nothing.
+    fn apply_outside_slot(&mut self, outcome: &mut RestoreOutcome) {
+        let dry = self.opts.dry_run;
+        if let Some(text) = self.carried_history.take() {
+            let text = self.map.rewrite_line(&text).into_owned();
+            let (own, refused) = history::own_project_lines(&text, &self.new_dir_str);
+            outcome.history_refused = refused;
+            match history::append(&self.opts.claude_dir.join("history.jsonl"), &own, dry) {
                 Ok(n) => outcome.history_lines = n,
                 Err(e) => outcome.warnings.push(format!("prompt history not updated: {e:#}")),
             }
         }
-        if let Ok(text) = fs::read(tree_or_extras(self.staging.as_deref(), "claude-project.json")) {
-            let global = bundle::global_config(&self.opts.claude_dir, self.opts.home.as_deref());
-            match merge_project_entry(&global, &text, &self.map, &self.new_dir_str) {
-                Ok(what) => outcome.claude_json = Some(what),
-                Err(e) => outcome.warnings.push(format!("project entry not added: {e:#}")),
+        let Some(text) = self.carried_config.take() else { return };
+        let text = self.map.rewrite_line(&text).into_owned();
+        let entry = match serde_json::from_slice::<Value>(&text) {
+            Ok(v) => v.get("entry").and_then(Value::as_object).cloned(),
+            Err(e) => {
+                outcome.warnings.push(format!("the carried .claude.json entry is not JSON ({e}); not added"));
+                return;
             }
+        };
+        let Some(entry) = entry else { return };
+        let split = claude_config::split(&entry);
+        outcome.config_withheld = split.withheld.clone();
+        outcome.config_trusted = self.opts.trust_config;
+        let mut install = split.inert;
+        if self.opts.trust_config {
+            install.extend(split.withheld_values);
         }
-        Ok(outcome)
+        let global = bundle::global_config(&self.opts.claude_dir, self.opts.home.as_deref());
+        if install.is_empty() {
+            outcome.claude_json = Some("not added: every carried key was withheld".into());
+            return;
+        }
+        if dry {
+            outcome.claude_json =
+                Some(format!("{} keys would be added to {}", install.len(), global.display()));
+            return;
+        }
+        match claude_config::merge(&global, &self.new_dir_str, install) {
+            Ok(claude_config::Merged::Added { keys }) => {
+                outcome.claude_json = Some(format!("added to {} ({keys} keys)", global.display()))
+            }
+            Ok(claude_config::Merged::KeptExisting) => {
+                outcome.claude_json = Some(format!("kept the existing entry in {}", global.display()))
+            }
+            Err(e) => outcome.warnings.push(format!("project entry not added: {e:#}")),
+        }
     }
 }
 
-fn tree_or_extras(staging: Option<&Path>, name: &str) -> PathBuf {
-    let Some(s) = staging else { return PathBuf::from("/nonexistent") };
-    let in_extras = s.join("extras").join(name);
-    if in_extras.exists() { in_extras } else { s.join("tree").join(EXTRAS).join(name) }
+/// Whether `path` is strictly below `dir`, on component boundaries.
+fn is_below(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir.trim_end_matches('/')).is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'))
 }
 
 /// Transcripts and the carried prompt history get their paths rewritten.
 fn is_text_rewritten(rel: &Path) -> bool {
     rel.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// `memory/*.md`: notes Claude Code reads back, plain text with absolute paths in it.
+fn is_memory_note(rel: &Path) -> bool {
+    rel.starts_with("memory") && rel.extension().is_some_and(|e| e == "md")
 }
 
 /// The first absolute `cwd` among a transcript's first lines; lines longer than 1 MiB
@@ -1113,89 +1273,6 @@ fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
         return fs::remove_file(from);
     }
     Err(err)
-}
-
-/// Appends the carried prompt-history lines that are not there yet, in one write. The
-/// existing file is only hashed line by line, so its size does not matter.
-fn append_history(path: &Path, incoming: &[u8]) -> anyhow::Result<u64> {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let hash = |line: &[u8]| {
-        let mut h = DefaultHasher::new();
-        line.hash(&mut h);
-        h.finish()
-    };
-    let mut existing = HashSet::new();
-    let mut ends_in_newline = true;
-    if let Ok(f) = File::open(path) {
-        let mut reader = BufReader::new(f);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line)? == 0 {
-                break;
-            }
-            ends_in_newline = line.ends_with(b"\n");
-            existing.insert(hash(line.strip_suffix(b"\n").unwrap_or(&line)));
-        }
-    }
-    let mut add = Vec::new();
-    let mut n = 0;
-    for line in incoming.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        if serde_json::from_slice::<Value>(line).is_ok() && existing.insert(hash(line)) {
-            add.extend_from_slice(line);
-            add.push(b'\n');
-            n += 1;
-        }
-    }
-    if n == 0 {
-        return Ok(0);
-    }
-    if !ends_in_newline {
-        add.insert(0, b'\n');
-    }
-    let mut f = OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
-    f.write_all(&add).with_context(|| format!("could not append to {}", path.display()))?;
-    Ok(n)
-}
-
-/// Adds the carried `.claude.json` project entry under the new path, unless one is
-/// there; the file is rewritten atomically, every other key kept.
-fn merge_project_entry(
-    global: &Path,
-    carried: &[u8],
-    map: &PathMap,
-    new_dir: &str,
-) -> anyhow::Result<String> {
-    let carried: Value =
-        serde_json::from_slice(carried).context("the carried .claude.json entry is not JSON")?;
-    let Some(entry) = carried.get("entry") else { return Ok("none carried".into()) };
-    let entry_text = serde_json::to_string(entry)?;
-    let rewritten = map.rewrite_line(entry_text.as_bytes());
-    let entry: Value = serde_json::from_slice(&rewritten).context("rewriting the .claude.json entry")?;
-    let mut doc: Value = match fs::read(global) {
-        Ok(text) => serde_json::from_slice(&text).with_context(|| {
-            format!("{} is not valid JSON; its project entry was not added", global.display())
-        })?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Value::Object(Map::new()),
-        Err(e) => return Err(e).with_context(|| format!("could not read {}", global.display())),
-    };
-    let Some(top) = doc.as_object_mut() else { bail!("{} is not a JSON object", global.display()) };
-    let projects = top.entry("projects").or_insert_with(|| Value::Object(Map::new()));
-    let Some(projects) = projects.as_object_mut() else {
-        bail!("{}: projects is not an object", global.display())
-    };
-    if projects.contains_key(new_dir) {
-        return Ok(format!("kept the existing entry in {}", global.display()));
-    }
-    projects.insert(new_dir.to_string(), entry);
-    let mode = crate::fsutil::mode(global).unwrap_or(0o600);
-    crate::fsutil::write_private_atomic(global, |f| {
-        serde_json::to_writer_pretty(&mut *f, &doc)?;
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(fs::Permissions::from_mode(mode))
-    })
-    .with_context(|| format!("could not write {}", global.display()))?;
-    Ok(format!("added to {}", global.display()))
 }
 
 /// Other slots on this machine that hold one of these session ids.

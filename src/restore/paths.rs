@@ -45,10 +45,26 @@ impl PathMap {
         self.olds.sort_by_key(|(o, _)| std::cmp::Reverse(o.len()));
     }
 
+    /// Forgets the old paths strictly below `dir`: they move with it.
+    pub fn remove_below(&mut self, dir: &str) {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        self.olds.retain(|(o, _)| !o.starts_with(&prefix));
+    }
+
     pub fn set_new(&mut self, new: &str) {
         self.new = new.to_string();
         self.new_json = json_inner(new);
         self.olds.retain(|(o, _)| o != new);
+    }
+
+    /// The same map for plain text (a note, not JSON): paths are matched as they are
+    /// written, without JSON escapes.
+    pub fn plain(&self) -> PathMap {
+        PathMap {
+            olds: self.olds.iter().map(|(o, _)| (o.clone(), o.as_bytes().to_vec())).collect(),
+            new: self.new.clone(),
+            new_json: self.new.as_bytes().to_vec(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {

