@@ -583,3 +583,50 @@ fn a_passphrase_protected_ssh_key_is_asked_for_only_when_the_file_is_sealed_to_i
         .success();
     assert!(!stderr(&a).to_lowercase().contains("passphrase"), "asked for the wrong key: {}", stderr(&a));
 }
+
+#[test]
+fn a_tmux_export_sealed_from_the_environment_is_imported_with_the_key() {
+    if !tools() || !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let k = keys(&env);
+    let project = env.root.path().join("proj");
+    make_project(&env, &project);
+    let tmux = crate::util::Tmux::start("work", &project, &env.home, "sh");
+    let sock = tmux.socket.to_str().unwrap().to_string();
+    // No flag: the key binding's environment names the recipient.
+    let out = env
+        .cmd("lokust-tmux")
+        .env("LOKUST_ENCRYPT_TO", &k.age_pub)
+        .args(["-S", &sock, "export", "--bundle", "-t", "work:0.0"])
+        .assert()
+        .success();
+    let path = PathBuf::from(String::from_utf8_lossy(&out.get_output().stdout).trim());
+    assert!(path.to_string_lossy().ends_with(".lok.age"), "{}", path.display());
+    assert!(path.starts_with(env.home.join(".local/state/lokust/exports")));
+    let doc: serde_json::Value = serde_json::from_slice(&age_decrypt(&k.age, &path)).unwrap();
+    assert_eq!(doc["bundle"]["kind"], "claude-code-project");
+    wipe(&env);
+
+    let target = env.root.path().join("moved");
+    env.cmd("lokust-tmux")
+        .args(["-S", &sock, "import", "--session", "back", "--to"])
+        .arg(&target)
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("none of the keys tried"));
+    assert!(!target.exists());
+    let out = env
+        .cmd("lokust-tmux")
+        .args(["-S", &sock, "import", "--session", "back", "-i"])
+        .arg(&k.age)
+        .arg("--to")
+        .arg(&target)
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout).trim(), "back");
+    assert!(slot_of(&env, &target).join(format!("{SESSION}.jsonl")).is_file());
+}
