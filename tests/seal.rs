@@ -300,6 +300,25 @@ fn env_recipients_seal_and_latest_finds_the_sealed_file() {
     let f = env.write("e.lok.age", out.stdout);
     age_decrypt(&k.ed, &f);
     age_decrypt(&k.age, &f);
+    // A flag wins over the environment, and an empty variable is unset.
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .env("LOKUST_ENCRYPT_TO", &k.age_pub)
+        .args(["-q", "--encrypt-to", &k.rsa_pub])
+        .output()
+        .unwrap();
+    let f = env.write("flag.lok.age", out.stdout);
+    age_decrypt(&k.rsa, &f);
+    let by_age = Command::new("age").arg("-d").arg("-i").arg(&k.age).arg(&f).output().unwrap();
+    assert!(!by_age.status.success(), "the environment's recipient was added to the flag's");
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .env("LOKUST_ENCRYPT_TO", "")
+        .env("LOKUST_RECIPIENTS_FILE", "")
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.starts_with(b"{"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -629,4 +648,42 @@ fn a_tmux_export_sealed_from_the_environment_is_imported_with_the_key() {
         .success();
     assert_eq!(String::from_utf8_lossy(&out.get_output().stdout).trim(), "back");
     assert!(slot_of(&env, &target).join(format!("{SESSION}.jsonl")).is_file());
+}
+
+/// The prompt hook seals its live file when the environment names a recipient, keeps
+/// the session across refreshes when the user's own key opens the last one, and never
+/// asks for anything.
+#[test]
+fn the_prompt_hooks_live_file_is_sealed_from_the_environment() {
+    if !tools() {
+        return;
+    }
+    let env = TestEnv::new();
+    let k = keys(&env);
+    fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    fs::copy(&k.ed, env.home.join(".ssh/id_ed25519")).unwrap();
+    let live = env.home.join(".local/state/lokust/live/4242.lok");
+    let refresh = |history: &str| {
+        env.cmd("lokust-shell-snapshot")
+            .env("LOKUST_ENCRYPT_TO", &k.ed_pub)
+            .args(["--live", "4242", "--shell", "zsh", "--history-from", "-"])
+            .write_stdin(history.to_string())
+            .assert()
+            .success()
+            .stdout("")
+            .stderr("");
+    };
+    refresh("echo first\0");
+    let bytes = fs::read(&live).unwrap();
+    assert!(bytes.starts_with(b"age-encryption.org/v1\n"));
+    assert!(!String::from_utf8_lossy(&bytes).contains("echo first"));
+    assert_eq!(lokust::fsutil::mode(&live).unwrap(), 0o600);
+    let first: serde_json::Value = serde_json::from_slice(&age_decrypt(&k.ed, &live)).unwrap();
+    refresh("echo second\0");
+    let second: serde_json::Value = serde_json::from_slice(&age_decrypt(&k.ed, &live)).unwrap();
+    assert_eq!(second["shell"]["history_tail"], serde_json::json!(["echo second"]));
+    assert_eq!(first["session"]["id"], second["session"]["id"], "one shell, one session id");
+    // --latest opens it with the usual key.
+    let a = env.cmd("lokust-shell").args(["inspect", "--latest"]).assert().success();
+    assert!(String::from_utf8_lossy(&a.get_output().stdout).contains("echo second"));
 }

@@ -43,7 +43,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let probe = Probe::from_process().context("could not read the working directory")?;
     let mut opts = options(args)?;
     // Recipients are checked (or the passphrase asked) before any work is done.
-    let sealer = args.seal.options().sealer()?;
+    let sealer = args.seal.options(&probe).sealer()?;
     let sealed_to = sealer.as_ref().map(|s| s.labels.join(", "));
     let destination = destination(args, &probe, sealer.is_some())?;
     // --tmux SESSION describes that session's active pane, as lokust-tmux export does:
@@ -242,6 +242,7 @@ fn live(args: &SnapshotArgs, pid: u32) -> u8 {
                 history_lines: args.history_lines,
                 interval: args.interval.map(std::time::Duration::from_secs),
                 as_of_us,
+                seal: args.seal.options(&probe),
             },
         )
     })();

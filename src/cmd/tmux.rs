@@ -61,7 +61,7 @@ fn export_to(
     args: &ExportArgs,
 ) -> anyhow::Result<Option<(std::path::PathBuf, u64, u64)>> {
     // Recipients are checked (or the passphrase asked) before the pane is read.
-    let sealer = args.seal.options().sealer()?;
+    let sealer = args.seal.options(probe).sealer()?;
     let opts = ExportOptions {
         target: args.target.clone(),
         bundle: args.bundle,

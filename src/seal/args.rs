@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::SealOptions;
+use crate::probe::Probe;
 
 /// How to seal what is written.
 #[derive(Debug, Clone, Default, Args)]
@@ -17,29 +18,17 @@ pub struct SealArgs {
     /// --encrypt-to "$(ssh otherhost cat .ssh/id_ed25519.pub)" seals for another machine.
     /// The result is a standard age file: `age -d -i KEY` opens it, and so do
     /// lokust-shell-restore, lokust-shell inspect and lokust-tmux import. The default file
-    /// name gains .age. Also read from LOKUST_ENCRYPT_TO (recipients separated by commas
-    /// or newlines), which is how the prompt hook's files get sealed.
-    #[arg(
-        short = 'r',
-        long = "encrypt-to",
-        value_name = "RECIPIENT",
-        env = "LOKUST_ENCRYPT_TO",
-        value_delimiter = ',',
-        hide_env_values = true
-    )]
+    /// name gains .age. Without any sealing flag, LOKUST_ENCRYPT_TO (recipients separated
+    /// by commas or newlines) and LOKUST_RECIPIENTS_FILE are read instead, so a key
+    /// binding or a script seals without flags.
+    #[arg(short = 'r', long = "encrypt-to", value_name = "RECIPIENT")]
     pub encrypt_to: Vec<String>,
 
     /// Seal to the recipients listed in FILE.
     ///
     /// Repeatable. One age or SSH public key a line; blank lines and lines starting with
-    /// # are skipped, as in `age -R`. Also read from LOKUST_RECIPIENTS_FILE.
-    #[arg(
-        short = 'R',
-        long = "recipients-file",
-        value_name = "FILE",
-        env = "LOKUST_RECIPIENTS_FILE",
-        hide_env_values = true
-    )]
+    /// # are skipped, as in `age -R`.
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
     pub recipients_file: Vec<PathBuf>,
 
     /// Seal with a passphrase typed on the terminal.
@@ -55,21 +44,33 @@ pub struct SealArgs {
 }
 
 impl SealArgs {
-    pub fn options(&self) -> SealOptions {
-        SealOptions {
-            recipients: self
-                .encrypt_to
-                .iter()
-                .flat_map(|r| r.lines())
-                .map(str::trim)
-                .filter(|r| !r.is_empty())
-                .map(str::to_string)
-                .collect(),
-            recipients_files: self.recipients_file.clone(),
-            armor: self.armor,
-            passphrase: self.passphrase,
+    /// The flags, else (when none says how to seal) LOKUST_ENCRYPT_TO and
+    /// LOKUST_RECIPIENTS_FILE from `probe`'s environment: a flag always wins over the
+    /// environment, and an empty variable is unset.
+    pub fn options(&self, probe: &Probe) -> SealOptions {
+        let mut recipients = split(self.encrypt_to.iter().map(String::as_str));
+        let mut recipients_files = self.recipients_file.clone();
+        if !self.passphrase && recipients.is_empty() && recipients_files.is_empty() {
+            recipients = split(probe.var("LOKUST_ENCRYPT_TO").into_iter());
+            recipients_files = probe
+                .var("LOKUST_RECIPIENTS_FILE")
+                .filter(|f| !f.trim().is_empty())
+                .map(PathBuf::from)
+                .into_iter()
+                .collect();
         }
+        SealOptions { recipients, recipients_files, armor: self.armor, passphrase: self.passphrase }
     }
+}
+
+/// Recipients given one per flag, or several separated by commas or newlines.
+fn split<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
+    values
+        .flat_map(|v| v.split([',', '\n']))
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Which keys open a sealed file.

@@ -121,6 +121,8 @@ pub struct Loaded {
 #[derive(Clone, Default)]
 struct Prompter {
     cache: Arc<Mutex<Vec<(String, SecretString)>>>,
+    /// Never ask: a protected key is then skipped.
+    silent: bool,
 }
 
 impl age::Callbacks for Prompter {
@@ -137,6 +139,9 @@ impl age::Callbacks for Prompter {
     }
 
     fn request_passphrase(&self, description: &str) -> Option<SecretString> {
+        if self.silent {
+            return None;
+        }
         let mut cache = self.cache.lock().ok()?;
         if let Some((_, p)) = cache.iter().find(|(d, _)| d == description) {
             return Some(p.clone());
@@ -156,8 +161,8 @@ impl age::Callbacks for Prompter {
 }
 
 /// Loads identity files: the ones given, else the usual places that exist.
-pub fn load(given: &[PathBuf], defaults: &[PathBuf]) -> anyhow::Result<Identities> {
-    let prompter = Prompter::default();
+pub fn load(given: &[PathBuf], defaults: &[PathBuf], prompts: bool) -> anyhow::Result<Identities> {
+    let prompter = Prompter { silent: !prompts, ..Prompter::default() };
     let mut ids = Identities { keys: Vec::new(), tried: Vec::new() };
     if !given.is_empty() {
         for path in given {

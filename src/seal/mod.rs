@@ -214,6 +214,8 @@ impl<W: Write> Write for Output<W> {
 /// The keys to open sealed files with: `-i FILE`s, else the usual places. Loaded on
 /// first need, once: a key's passphrase is asked at most once per run.
 pub struct Keys {
+    /// Whether to ask on the terminal (never from the prompt hook).
+    prompts: bool,
     given: Vec<PathBuf>,
     defaults: Vec<PathBuf>,
     loaded: OnceCell<keys::Identities>,
@@ -230,20 +232,34 @@ impl Keys {
         if let Some(config) = probe.xdg_dir("XDG_CONFIG_HOME", ".config") {
             defaults.push(config.join("lokust/identities"));
         }
-        Keys { given: given.to_vec(), defaults, loaded: OnceCell::new(), passphrase: OnceCell::new() }
+        Keys {
+            prompts: true,
+            given: given.to_vec(),
+            defaults,
+            loaded: OnceCell::new(),
+            passphrase: OnceCell::new(),
+        }
+    }
+
+    /// The usual keys, without asking for any passphrase: for work in the background.
+    pub fn without_prompts(probe: &Probe) -> Keys {
+        Keys { prompts: false, ..Keys::new(&[], probe) }
     }
 
     fn identities(&self) -> anyhow::Result<&keys::Identities> {
         if let Some(ids) = self.loaded.get() {
             return Ok(ids);
         }
-        let ids = keys::load(&self.given, &self.defaults)?;
+        let ids = keys::load(&self.given, &self.defaults, self.prompts)?;
         Ok(self.loaded.get_or_init(|| ids))
     }
 
     fn passphrase(&self, name: &str) -> anyhow::Result<SecretString> {
         if let Some(p) = self.passphrase.get() {
             return Ok(p.clone());
+        }
+        if !self.prompts {
+            bail!("{name} is sealed with a passphrase, and nothing may be asked here");
         }
         let p = tty::read_passphrase(&format!("Passphrase for {name}: "))
             .with_context(|| format!("{name} is sealed with a passphrase"))?;
@@ -308,15 +324,18 @@ pub fn open<R: Read + Send + 'static>(
     let mut header = Vec::new();
     loop {
         let start = header.len();
-        let n = armored.read_until(b'\n', &mut header).map_err(|e| stream_error(e, name))?;
-        if n == 0 {
+        // Bounded, so a file of one endless line cannot fill the memory.
+        let room = (MAX_HEADER - start) as u64;
+        let n =
+            (&mut armored).take(room).read_until(b'\n', &mut header).map_err(|e| stream_error(e, name))?;
+        if header.len() >= MAX_HEADER {
+            bail!("{name} is not a valid age file: its header is longer than 1 MiB");
+        }
+        if n == 0 || !header.ends_with(b"\n") {
             bail!("{name} is truncated: it ends inside its age header");
         }
         if header[start..].starts_with(b"---") {
             break;
-        }
-        if header.len() > MAX_HEADER {
-            bail!("{name} is not a valid age file: its header is longer than 1 MiB");
         }
     }
     let st = stanzas(&header);
@@ -497,6 +516,15 @@ mod tests {
             describe_recipients(&st),
             "1 age key(s) (age headers do not say which), ssh-ed25519 key Zbq/tg"
         );
+    }
+
+    #[test]
+    fn an_endless_header_is_refused_without_reading_it_all() {
+        let mut evil = b"age-encryption.org/v1\n-> X25519 ".to_vec();
+        evil.resize(8 << 20, b'A');
+        let keys = Keys::new(&[], &Probe::fake([], Path::new("/")));
+        let err = open(Cursor::new(evil), "evil.age", &keys).err().expect("refused").to_string();
+        assert!(err.contains("header is longer than 1 MiB"), "{err}");
     }
 
     #[test]
