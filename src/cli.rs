@@ -98,6 +98,14 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "FILE", hide_short_help = true, conflicts_with = "history_file")]
     pub history_from: Option<PathBuf>,
 
+    /// With --history-from: drop the entries that start with a space.
+    ///
+    /// The hooks pass it when the shell hides such commands from its history (zsh with
+    /// hist_ignore_space, bash with HISTCONTROL=ignorespace or ignoreboth, fish always),
+    /// since the in-memory history still holds the last one.
+    #[arg(long, hide_short_help = true, requires = "history_from")]
+    pub ignore_space: bool,
+
     /// Keep the live snapshot of the shell PID current (used by the prompt hook).
     ///
     /// Writes $XDG_STATE_HOME/lokust/live/PID.lok atomically, never replaces a good

@@ -118,6 +118,15 @@ pub fn read_handover(from: &Path) -> io::Result<Vec<String>> {
     Ok(parse_handover(&buf))
 }
 
+/// The handed-over history without the entries the shell hides (a leading space), when
+/// the shell is set to hide them.
+pub fn hidden_dropped(entries: Vec<String>, ignore_space: bool) -> Vec<String> {
+    if !ignore_space {
+        return entries;
+    }
+    entries.into_iter().filter(|e| !e.starts_with(' ')).collect()
+}
+
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
     pub pid: u32,

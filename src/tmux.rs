@@ -303,7 +303,7 @@ fn bundle_plan(probe: &Probe, snap: &mut Snapshot) -> anyhow::Result<Option<crat
         snap.warnings.push("--bundle: no Claude Code config directory; nothing bundled".into());
         return Ok(None);
     };
-    let cwd = Path::new(&snap.lok.shell.cwd);
+    let cwd = snap.cwd.as_path();
     let Some(found) = crate::bundle::find_project(&config, probe.home().as_deref(), cwd)? else {
         snap.warnings.push(format!(
             "--bundle: Claude Code has no project for {}; nothing bundled",

@@ -348,3 +348,43 @@ fn r10_14_a_report_that_cannot_be_written_says_where_and_why() {
     assert!(err.contains("but could not write the report to standard output"), "{err}");
     assert!(err.contains("No space left on device"), "{err}");
 }
+
+/// A closed pipe downstream (`| head`) ends every command quietly with status 0; the
+/// completion generator used to panic on it (exit 101).
+#[test]
+fn r10_14_every_command_exits_quietly_into_a_closed_pipe() {
+    let env = TestEnv::new();
+    let lok = env.root.path().join("s.lok");
+    env.cmd("lokust-shell-snapshot").arg("-q").arg("-o").arg(&lok).assert().success();
+    let lok = lok.to_str().unwrap();
+    let runs: &[(&str, &[&str])] = &[
+        ("lokust-shell", &["completions", "zsh"]),
+        ("lokust-shell", &["completions", "bash"]),
+        ("lokust-shell", &["completions", "fish"]),
+        ("lokust-shell", &["init", "zsh"]),
+        ("lokust-shell", &["init", "fish"]),
+        ("lokust-shell", &["inspect", lok]),
+        ("lokust-shell", &["--help"]),
+        ("lokust-shell-snapshot", &[]),
+        ("lokust-shell-restore", &["--help"]),
+        ("lokust-tmux", &["--help"]),
+    ];
+    for (bin, args) in runs {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin(bin))
+            .env_clear()
+            .env("HOME", &env.home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(&env.cwd)
+            .args(*args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before the command writes a byte.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{bin} {args:?}: {err}");
+        assert!(!err.contains("panicked"), "{bin} {args:?}: {err}");
+    }
+}

@@ -13,9 +13,13 @@ pub fn run(args: &CompletionsArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         CompletionShell::Bash => Shell::Bash,
         CompletionShell::Fish => Shell::Fish,
     };
-    generate(shell, &mut ShellCli::command(), "lokust-shell", out);
-    generate(shell, &mut SnapshotCli::command(), "lokust-shell-snapshot", out);
-    generate(shell, &mut TmuxCli::command(), "lokust-tmux", out);
+    // clap_complete panics when its writer fails, so it writes to memory and a closed
+    // pipe (`completions zsh | head`) surfaces here as an error that exits quietly.
+    let mut script = Vec::new();
+    generate(shell, &mut ShellCli::command(), "lokust-shell", &mut script);
+    generate(shell, &mut SnapshotCli::command(), "lokust-shell-snapshot", &mut script);
+    generate(shell, &mut TmuxCli::command(), "lokust-tmux", &mut script);
+    out.write_all(&script)?;
     out.flush()?;
     Ok(crate::exit::SUCCESS)
 }

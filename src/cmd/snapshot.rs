@@ -40,6 +40,12 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
 
 fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let probe = Probe::from_process().context("could not read the working directory")?;
+    if let Some(why) = probe.cwd_unreadable() {
+        exit::warn(&format!(
+            "the working directory cannot be read ({why}); the snapshot describes $PWD, {}",
+            crate::sanitize::for_terminal(&probe.cwd().to_string_lossy())
+        ));
+    }
     let mut opts = options(args)?;
     let destination = destination(args, &probe)?;
     // --tmux SESSION describes that session's active pane, as lokust-tmux export does:
@@ -167,7 +173,7 @@ fn bundle_plan(probe: &Probe, snap: &Snapshot) -> anyhow::Result<Option<bundle::
     let config = crate::capture::claude::config_dir(probe).context(
         "--bundle: no Claude Code config directory (set HOME or CLAUDE_CONFIG_DIR); nothing bundled",
     )?;
-    let cwd = Path::new(&snap.lok.shell.cwd);
+    let cwd = snap.cwd.as_path();
     match bundle::find_project(&config, probe.home().as_deref(), cwd)? {
         Some(found) => {
             if let Some(note) = found.note(cwd) {
@@ -194,10 +200,11 @@ fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
         None => None,
     };
     let history_entries = match &args.history_from {
-        Some(from) => Some(
+        Some(from) => Some(hook::hidden_dropped(
             hook::read_handover(from)
                 .with_context(|| format!("could not read the history from {}", from.display()))?,
-        ),
+            args.ignore_space,
+        )),
         None => None,
     };
     Ok(Options {
@@ -220,13 +227,17 @@ fn live(args: &SnapshotArgs, pid: u32) -> u8 {
         .unwrap_or(0);
     let as_of_us = args.as_of.as_deref().and_then(hook::parse_epoch).unwrap_or(started_us);
     let probe = match Probe::from_process() {
-        Ok(p) => p,
         // The directory is gone: nothing true can be said about it, keep the old file.
+        Ok(p) if p.cwd_unreadable().is_some() => return exit::ERROR,
+        Ok(p) => p,
         Err(_) => return exit::ERROR,
     };
     let result = (|| {
         let history = match &args.history_from {
-            Some(from) => Some(hook::read_handover(from).context("could not read the history handed over")?),
+            Some(from) => Some(hook::hidden_dropped(
+                hook::read_handover(from).context("could not read the history handed over")?,
+                args.ignore_space,
+            )),
             None => None,
         };
         hook::write_live(

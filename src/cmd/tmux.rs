@@ -120,11 +120,18 @@ pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
         exit::warn(w);
     }
     println!("{}", imported.session);
+    // The hint names the same server the session was made on.
+    let quote = crate::cmd::restore::shell_quote;
+    let server_arg = match (&cli.socket_name, &cli.socket_path) {
+        (Some(name), _) => format!(" -L {}", quote(name)),
+        (None, Some(path)) => format!(" -S {}", quote(&path.to_string_lossy())),
+        (None, None) => String::new(),
+    };
     eprintln!(
-        "lokust: session {} created in {}; attach with: tmux attach -t '={}'",
+        "lokust: session {} created in {}; attach with: tmux{server_arg} attach -t {}",
         crate::sanitize::for_terminal(&imported.session),
-        imported.cwd.display(),
-        crate::sanitize::for_terminal(&imported.session)
+        crate::sanitize::for_terminal(&imported.cwd.to_string_lossy()),
+        crate::sanitize::for_terminal(&quote(&format!("={}", imported.session)))
     );
     Ok(exit::SUCCESS)
 }

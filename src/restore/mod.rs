@@ -1026,7 +1026,8 @@ impl<'a> Job<'a> {
             // Extras now live in the staging dir's `extras`.
             for (i, (rel, dest, _, _)) in placements.iter().enumerate() {
                 if let Ok(inner) = rel.strip_prefix(extras) {
-                    place(&stage_extras.join(inner), dest, outcome.files[i].action, &mut outcome.backups)?;
+                    let file = &mut outcome.files[i];
+                    file.action = place(&stage_extras.join(inner), dest, file.action, &mut outcome.backups)?;
                 }
             }
         } else {
@@ -1035,7 +1036,8 @@ impl<'a> Job<'a> {
                 fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
             }
             for (i, (rel, dest, _, _)) in placements.iter().enumerate() {
-                place(&tree.join(rel), dest, outcome.files[i].action, &mut outcome.backups)?;
+                let file = &mut outcome.files[i];
+                file.action = place(&tree.join(rel), dest, file.action, &mut outcome.backups)?;
             }
         }
         self.apply_outside_slot(&mut outcome);
@@ -1222,16 +1224,31 @@ fn fingerprint(path: &Path) -> Option<(u64, u32)> {
     Some((sink.len, sink.crc.finalize()))
 }
 
-/// Moves a staged file into place by rename, as `action` says.
-fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+/// Moves a staged file into place by rename, as `action` says, and returns what
+/// happened: a file that appeared meanwhile (another restore of the same bundle) is
+/// never replaced; it counts as the same when it holds the same bytes, else as refused.
+fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>) -> anyhow::Result<Action> {
     match action {
-        Action::Same | Action::Refuse => Ok(()),
+        Action::Same | Action::Refuse => Ok(action),
         Action::Add => {
             if let Some(parent) = dest.parent() {
-                fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+                fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(parent)
+                    .with_context(|| format!("could not create {}", parent.display()))?;
             }
-            // Never over something that appeared meanwhile.
-            rename_noreplace(staged, dest).with_context(|| format!("could not place {}", dest.display()))
+            match rename_noreplace(staged, dest) {
+                Ok(()) => Ok(Action::Add),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    if same_content(staged, dest).unwrap_or(false) {
+                        Ok(Action::Same)
+                    } else {
+                        Ok(Action::Refuse)
+                    }
+                }
+                Err(e) => Err(e).with_context(|| format!("could not place {}", dest.display())),
+            }
         }
         Action::Replace => {
             let stamp = crate::summary::utc(
@@ -1249,7 +1266,7 @@ fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>)
                 .with_context(|| format!("could not back up {}", dest.display()))?;
             fs::rename(staged, dest).with_context(|| format!("could not place {}", dest.display()))?;
             backups.push(backup);
-            Ok(())
+            Ok(Action::Replace)
         }
     }
 }
