@@ -635,8 +635,8 @@ impl<'a> Exact<'a> {
     }
 
     fn refill(&mut self) -> io::Result<bool> {
-        if crate::restore::interrupted() {
-            return Err(io::Error::other(crate::restore::Interrupted));
+        if crate::interrupt::interrupted() {
+            return Err(io::Error::other(crate::interrupt::Interrupted));
         }
         let Some(raw) = self.chunks.next()? else { return Ok(false) };
         if let Some(p) = self.progress {
@@ -775,8 +775,8 @@ fn write_tar<W: Write>(
         stats.warnings.push(format!("bundle: left out {path}: not a regular file or directory"));
     }
     for item in &plan.items {
-        if crate::restore::interrupted() {
-            return Err(io::Error::other(crate::restore::Interrupted).into());
+        if crate::interrupt::interrupted() {
+            return Err(io::Error::other(crate::interrupt::Interrupted).into());
         }
         let mut header = tar::Header::new_gnu();
         header.set_uid(0);

@@ -23,13 +23,13 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Map, Value};
 
 use crate::bundle::{self, EXTRAS};
 use crate::capture::claude;
+use crate::interrupt::{Interrupted, interrupted};
 use crate::lok::{Lok, ShellLok};
 
 pub use paths::PathMap;
@@ -44,40 +44,6 @@ const MAX_CARRIED_TEXT: u64 = 16 << 20;
 
 /// Temp dirs of restores in progress are named `.lokust-restore-<pid>-<random>`.
 const STAGING_PREFIX: &str = ".lokust-restore-";
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Whether SIGINT, SIGTERM or SIGHUP arrived since [`install_signal_handlers`].
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
-}
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
-/// Turns Ctrl-C (and TERM, HUP) into a flag the restore checks between steps, so it can
-/// remove its temp dir and exit 130 instead of dying halfway.
-pub fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
-        }
-    }
-}
-
-/// The error of an interrupted restore; the command maps it to exit status 130.
-#[derive(Debug)]
-pub struct Interrupted;
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("interrupted; nothing was changed")
-    }
-}
-
-impl std::error::Error for Interrupted {}
 
 /// Where the `.lok` comes from.
 pub enum Source {
@@ -395,7 +361,7 @@ fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<O
 
 /// Restores the bundle in `source` to `opts.to`. See the module docs for the order of
 /// work; with `dry_run` nothing is written. An interruption (after
-/// [`install_signal_handlers`]) is an error holding [`Interrupted`]; files that exist
+/// [`crate::interrupt::install_signal_handlers`]) is an error holding [`Interrupted`]; files that exist
 /// with other content are not an error but [`Action::Refuse`] entries in the outcome.
 ///
 /// ```no_run
@@ -407,6 +373,8 @@ fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<O
 ///     dry_run: false,
 ///     force: false,
 ///     max_size: DEFAULT_MAX_SIZE,
+///     // Never the sender's MCP servers, tools or trust without asking.
+///     trust_config: false,
 /// };
 /// let outcome = restore::restore(Source::File("s.lok".into()), &opts)?;
 /// println!("cd {} && claude --resume {}", outcome.project_dir.display(),
@@ -747,7 +715,7 @@ impl<'a> Job<'a> {
                     return Err(anyhow!(unpack::Refused(format!(
                         "{} is larger than {}",
                         entry.rel.display(),
-                        crate::summary::size(MAX_CARRIED_TEXT)
+                        crate::human::size(MAX_CARRIED_TEXT)
                     ))));
                 }
                 // Rewritten at commit, once the path map is complete.
@@ -1251,7 +1219,7 @@ fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>)
             }
         }
         Action::Replace => {
-            let stamp = crate::summary::utc(
+            let stamp = crate::human::utc(
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_millis() as u64)
