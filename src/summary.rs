@@ -81,7 +81,7 @@ pub fn bundle_line<W: Write>(b: &crate::bundle::BundleStats, w: &mut W) -> io::R
 }
 
 /// A bundle's conversations, as `inspect` lists them.
-pub fn bundle_sessions<W: Write>(sessions: &[crate::restore::SessionInfo], w: &mut W) -> io::Result<()> {
+pub fn bundle_sessions<W: Write>(sessions: &[crate::bundle::SessionInfo], w: &mut W) -> io::Result<()> {
     writeln!(w)?;
     writeln!(w, "Conversations in the bundle:")?;
     if sessions.is_empty() {
@@ -99,10 +99,7 @@ pub fn bundle_sessions<W: Write>(sessions: &[crate::restore::SessionInfo], w: &m
 }
 
 /// The carried `.claude.json` keys that can run commands or grant permissions.
-pub fn withheld_config<W: Write>(
-    withheld: &[crate::restore::claude_config::Withheld],
-    w: &mut W,
-) -> io::Result<()> {
+pub fn withheld_config<W: Write>(withheld: &[crate::agent::claude::Withheld], w: &mut W) -> io::Result<()> {
     if withheld.is_empty() {
         return Ok(());
     }

@@ -379,7 +379,7 @@ fn restore_bundle(
     };
     let outcome = crate::restore::restore(crate::restore::Source::File(source.to_path_buf()), &opts)?;
     if !outcome.config_withheld.is_empty() {
-        warnings.push(crate::restore::claude_config::left_out_line(&outcome.config_withheld));
+        warnings.push(crate::agent::claude::left_out_line(&outcome.config_withheld));
     }
     for refused in outcome.refused() {
         warnings.push(format!(

@@ -68,7 +68,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         exit::warn(w);
     }
     if !outcome.dry_run && !outcome.config_trusted && !outcome.config_withheld.is_empty() {
-        exit::warn(&restore::claude_config::left_out_line(&outcome.config_withheld));
+        exit::warn(&crate::agent::claude::left_out_line(&outcome.config_withheld));
     }
     let stdout = io::stdout();
     let stderr = io::stderr();

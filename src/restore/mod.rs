@@ -13,10 +13,8 @@
 pub mod claude_config;
 mod history;
 mod paths;
-mod scan;
 pub mod shell_env;
 mod times;
-mod unpack;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File, OpenOptions};
@@ -27,13 +25,15 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Map, Value};
 
+use crate::bundle::top_level_transcript;
 use crate::bundle::{self, EXTRAS};
 use crate::capture::claude;
 use crate::interrupt::{Interrupted, interrupted};
 use crate::lok::{Lok, ShellLok};
 
+pub use crate::bundle::unpack::Budget;
+use crate::bundle::{scan, unpack};
 pub use paths::PathMap;
-pub use unpack::Budget;
 
 /// The default `--max-size`: 4 GiB of decompressed tar.
 pub const DEFAULT_MAX_SIZE: u64 = 4 << 30;
@@ -138,7 +138,7 @@ pub struct RestoreOutcome {
     pub claude_json: Option<String>,
     /// Carried `.claude.json` keys that can run commands or grant permissions: left out
     /// unless `trust_config`, installed (and shown first) with it.
-    pub config_withheld: Vec<claude_config::Withheld>,
+    pub config_withheld: Vec<crate::agent::claude::Withheld>,
     /// Whether those keys were installed (`--trust-config`).
     pub config_trusted: bool,
     /// Backups made by `--force`.
@@ -157,111 +157,6 @@ impl RestoreOutcome {
     }
 }
 
-/// A conversation in a bundle, for `inspect`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionInfo {
-    pub id: String,
-    pub first_prompt: Option<String>,
-    pub events: u64,
-    pub last_timestamp: Option<String>,
-    pub bytes: u64,
-}
-
-/// What `inspect` shows of a bundle.
-#[derive(Debug, Clone, Default)]
-pub struct BundleListing {
-    pub sessions: Vec<SessionInfo>,
-    /// Carried `.claude.json` keys a default restore would not install.
-    pub config_withheld: Vec<claude_config::Withheld>,
-}
-
-/// Lists a bundle's conversations and withheld configuration without extracting
-/// anything: `data` is the base64 text of `bundle.data`.
-pub fn list_bundle(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Result<BundleListing> {
-    let mut out = Vec::new();
-    let mut withheld = Vec::new();
-    let budget = Budget { declared, ceiling: DEFAULT_MAX_SIZE };
-    let config = Path::new(EXTRAS).join("claude-project.json");
-    unpack::unpack(data, budget, &mut |entry| {
-        if entry.rel == config && entry.size <= MAX_CARRIED_TEXT {
-            let mut text = Vec::new();
-            entry.reader.read_to_end(&mut text)?;
-            if let Some(e) = serde_json::from_slice::<Value>(&text).ok().and_then(|v| v.get("entry").cloned())
-                && let Some(e) = e.as_object()
-            {
-                withheld = claude_config::split(e).withheld;
-            }
-            return Ok(());
-        }
-        let Some(id) = top_level_transcript(&entry.rel) else { return Ok(()) };
-        let mut info =
-            SessionInfo { id, first_prompt: None, events: 0, last_timestamp: None, bytes: entry.size };
-        let mut reader = BufReader::new(entry.reader);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line)? == 0 {
-                break;
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            info.events += 1;
-            if let Some(ts) = field_str(&line, b"\"timestamp\":\"") {
-                info.last_timestamp = Some(ts);
-            }
-            if info.first_prompt.is_none() && memchr::memmem::find(&line, b"\"type\":\"user\"").is_some() {
-                info.first_prompt = first_prompt(&line);
-            }
-        }
-        out.push(info);
-        Ok(())
-    })?;
-    Ok(BundleListing { sessions: out, config_withheld: withheld })
-}
-
-/// `<id>.jsonl` at the top of the slot.
-fn top_level_transcript(rel: &Path) -> Option<String> {
-    let mut comps = rel.components();
-    let name = comps.next()?.as_os_str().to_str()?;
-    if comps.next().is_some() {
-        return None;
-    }
-    name.strip_suffix(".jsonl").filter(|id| !id.is_empty()).map(str::to_string)
-}
-
-/// The string value after `key` in a JSON line, without parsing the line.
-fn field_str(line: &[u8], key: &[u8]) -> Option<String> {
-    let at = memchr::memmem::rfind(line, key)? + key.len();
-    let end = memchr::memchr(b'"', &line[at..])?;
-    std::str::from_utf8(&line[at..at + end]).ok().map(str::to_string)
-}
-
-/// The text of a user event that a person typed (not a tool result or a command echo).
-fn first_prompt(line: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(line).ok()?;
-    if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
-        return None;
-    }
-    let content = v.get("message")?.get("content")?;
-    let text = match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .and_then(|b| b.get("text"))
-            .and_then(Value::as_str)?
-            .to_string(),
-        _ => return None,
-    };
-    let text = text.trim();
-    if text.is_empty() || text.starts_with('<') {
-        return None;
-    }
-    Some(text.lines().next().unwrap_or("").to_string())
-}
-
-// ---------------------------------------------------------------------------
 // Reading the document
 
 /// The parts of the `.lok` the restore needs, validated.
@@ -1055,7 +950,7 @@ impl<'a> Job<'a> {
             }
         };
         let Some(entry) = entry else { return };
-        let split = claude_config::split(&entry);
+        let split = crate::agent::claude::split(&entry);
         outcome.config_withheld = split.withheld.clone();
         outcome.config_trusted = self.opts.trust_config;
         let mut install = split.inert;
