@@ -25,10 +25,13 @@ function __lokust_hook --on-event fish_prompt
         if string match -qr '^[0-9]+$' -- "$LOKUST_HOOK_INTERVAL"
             set interval $LOKUST_HOOK_INTERVAL
         end
-        # The in-memory history, oldest first, NUL-terminated; disown keeps fish from
-        # announcing the job's end.
-        builtin history search --null --reverse --max 200 2>/dev/null | command $__lokust_bin snapshot --live $fish_pid --shell fish --history-from - --interval $interval >/dev/null 2>&1 &
-        disown $last_pid 2>/dev/null
+        # The in-memory history, oldest first, NUL-terminated; fish hides a command
+        # typed with a leading space but keeps the last one in memory, so lokust drops
+        # those (--ignore-space). A disowned job is never reaped by fish 3.6 (one zombie
+        # per refresh), so sh starts lokust in the background and exits at once: fish
+        # reaps sh, and lokust no longer is fish's child. sh gives a background job
+        # /dev/null as input unless told otherwise, hence fd 3.
+        builtin history search --null --reverse --max 200 2>/dev/null | command sh -c 'exec 3<&0; "$@" <&3 3<&- >/dev/null 2>&1 &' sh $__lokust_bin snapshot --live $fish_pid --shell fish --history-from - --ignore-space --interval $interval
     end
     return $__lokust_status
 end

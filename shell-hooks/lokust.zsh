@@ -19,9 +19,13 @@ typeset -gi __lokust_histcmd=-1 __lokust_at=0
 # Runs in the background. $history lists the newest entry first, so the newest 200 are
 # reversed and handed over NUL-terminated (fc -l would escape newlines ambiguously).
 __lokust_save() {
+  # With hist_ignore_space zsh keeps the last such command in memory until the next one:
+  # lokust drops it too. Read before emulate resets the options.
+  \builtin local __lokust_hide=
+  [[ -o hist_ignore_space ]] && __lokust_hide=--ignore-space
   \builtin emulate -L zsh # 1-based arrays even under ksh_arrays; it runs in the background
   \builtin print -rN -- "${(@Oa)${(@v)history}[1,200]}" 2>/dev/null |
-    \command "$__lokust_bin" snapshot --live "$1" --as-of "$2" --shell zsh --history-from - >/dev/null 2>&1
+    \command "$__lokust_bin" snapshot --live "$1" --as-of "$2" --shell zsh --history-from - $__lokust_hide >/dev/null 2>&1
 }
 
 __lokust_precmd() {
@@ -42,5 +46,9 @@ __lokust_precmd() {
   return $__lokust_status
 }
 
-typeset -ga precmd_functions
-precmd_functions=(${precmd_functions:#__lokust_precmd} __lokust_precmd)
+# In a function, so the user's nounset and ksh_arrays cannot break the array edit.
+() {
+  \builtin emulate -L zsh
+  \builtin typeset -ga precmd_functions
+  precmd_functions=(${precmd_functions:#__lokust_precmd} __lokust_precmd)
+}

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 /// The environment and exit statuses, listed at the end of every `--help`.
 macro_rules! env_help {
@@ -110,6 +110,14 @@ pub struct SnapshotArgs {
     /// file.
     #[arg(long, value_name = "FILE", hide_short_help = true, conflicts_with = "history_file")]
     pub history_from: Option<PathBuf>,
+
+    /// With --history-from: drop the entries that start with a space.
+    ///
+    /// The hooks pass it when the shell hides such commands from its history (zsh with
+    /// hist_ignore_space, bash with HISTCONTROL=ignorespace or ignoreboth, fish always),
+    /// since the in-memory history still holds the last one.
+    #[arg(long, hide_short_help = true, requires = "history_from")]
+    pub ignore_space: bool,
 
     /// Keep the live snapshot of the shell PID current (used by the prompt hook).
     ///
@@ -317,14 +325,7 @@ fish: lokust-shell completions fish > ~/.config/fish/completions/lokust-shell.fi
 pub struct CompletionsArgs {
     /// The shell to complete for: zsh, bash or fish.
     #[arg(value_enum, hide_possible_values = true)]
-    pub shell: CompletionShell,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompletionShell {
-    Zsh,
-    Bash,
-    Fish,
+    pub shell: crate::shell::Shell,
 }
 
 /// Print the prompt hook for a shell.
@@ -349,7 +350,7 @@ After a crash, lokust-shell inspect --latest shows where you were.",
 pub struct InitArgs {
     /// The shell to print the hook for: zsh, bash or fish.
     #[arg(value_enum, hide_possible_values = true)]
-    pub shell: CompletionShell,
+    pub shell: crate::shell::Shell,
 }
 
 /// Redact secrets from text: standard input (or FILEs) to standard output.

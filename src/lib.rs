@@ -1,6 +1,7 @@
 //! lokust: snapshot a terminal session into a portable `.lok` file and restore it on
 //! another machine, at another path, without leaking a credential.
 
+pub mod agent;
 pub mod bundle;
 pub mod capture;
 pub mod cli;
@@ -9,6 +10,8 @@ pub mod exec;
 pub mod exit;
 pub mod fsutil;
 pub mod hook;
+pub mod human;
+pub mod interrupt;
 pub mod latest;
 pub mod lok;
 pub mod probe;
@@ -16,6 +19,7 @@ pub mod redact;
 pub mod restore;
 pub mod sanitize;
 pub mod seal;
+pub mod shell;
 pub mod snapshot;
 pub mod summary;
 pub mod tmux;

@@ -10,17 +10,38 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub struct Probe {
     vars: BTreeMap<OsString, OsString>,
     cwd: PathBuf,
+    /// Why the working directory could not be read, when `$PWD` stood in for it.
+    cwd_unreadable: Option<String>,
 }
 
 impl Probe {
-    /// The real process environment and working directory.
+    /// The real process environment and working directory. A directory deleted under
+    /// the shell cannot be read, so `$PWD` (when absolute) stands in for it, and
+    /// [`Probe::cwd_unreadable`] says why.
     pub fn from_process() -> std::io::Result<Probe> {
-        Ok(Probe { vars: std::env::vars_os().collect(), cwd: std::env::current_dir()? })
+        let vars: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+        match std::env::current_dir() {
+            Ok(cwd) => Ok(Probe { vars, cwd, cwd_unreadable: None }),
+            Err(e) => {
+                let pwd = vars.get(OsStr::new("PWD")).map(PathBuf::from).filter(|p| p.is_absolute());
+                let Some(pwd) = pwd else { return Err(e) };
+                Ok(Probe { vars, cwd: pwd, cwd_unreadable: Some(e.to_string()) })
+            }
+        }
+    }
+
+    /// Set when the working directory could not be read and `$PWD` stands in for it.
+    pub fn cwd_unreadable(&self) -> Option<&str> {
+        self.cwd_unreadable.as_deref()
     }
 
     /// A probe over the given variables, for tests.
     pub fn fake<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>, cwd: &Path) -> Probe {
-        Probe { vars: vars.into_iter().map(|(k, v)| (k.into(), v.into())).collect(), cwd: cwd.to_path_buf() }
+        Probe {
+            vars: vars.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            cwd: cwd.to_path_buf(),
+            cwd_unreadable: None,
+        }
     }
 
     /// A variable's value when it is set, valid UTF-8 and not empty.

@@ -57,6 +57,9 @@ pub struct Redactions {
 
 pub struct Snapshot {
     pub lok: ShellLok,
+    /// The working directory as the system names it: `lok.shell.cwd` is text, and a
+    /// name that is not UTF-8 only survives here (see [`CWD_BYTES`]).
+    pub cwd: PathBuf,
     pub warnings: Vec<String>,
     pub redactions: Redactions,
     /// Where the history came from, for the summary.
@@ -64,6 +67,10 @@ pub struct Snapshot {
     /// How long each capturer took, in the order they finished.
     pub timings: Vec<(&'static str, Duration)>,
 }
+
+/// `shell.<CWD_BYTES>`: the exact bytes of a working directory whose name is not UTF-8,
+/// base64-encoded; `shell.cwd` then holds the name with U+FFFD for each bad sequence.
+pub const CWD_BYTES: &str = "cwd_bytes_base64";
 
 /// The working directory as the user sees it: `$PWD` when it names the same directory
 /// (it keeps the symlinks the user cd'ed through), else the real one.
@@ -184,7 +191,7 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
     let user = whoami::username().unwrap_or_else(|_| probe.var("USER").unwrap_or("unknown").to_string());
     let hostname = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
     let created_by = probe.var("USER").map(str::to_string).unwrap_or_else(|| user.clone());
-    let state = ShellState {
+    let mut state = ShellState {
         cwd: cwd.to_string_lossy().into_owned(),
         hostname,
         user,
@@ -199,6 +206,16 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         claude_code,
         ..ShellState::default()
     };
+    if cwd.to_str().is_none() {
+        use base64::Engine;
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = base64::engine::general_purpose::STANDARD.encode(cwd.as_os_str().as_bytes());
+        state.extra.insert(CWD_BYTES.into(), bytes.into());
+        warnings.push(format!(
+            "the directory's name is not UTF-8: shell.cwd holds it with U+FFFD for the bad bytes, \
+             and shell.{CWD_BYTES} the exact bytes"
+        ));
+    }
     let lok = ShellLok {
         format_version: crate::lok::FORMAT_VERSION,
         session: ShellSessionMeta {
@@ -215,7 +232,7 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         extra: Default::default(),
     };
     debug_assert_eq!(serde_json::to_value(lok.session.kind).ok(), Some(SHELL_KIND.into()));
-    Snapshot { lok, warnings, redactions, history_source, timings }
+    Snapshot { lok, cwd, warnings, redactions, history_source, timings }
 }
 
 fn read_history(
@@ -226,7 +243,7 @@ fn read_history(
 ) -> (Vec<String>, Option<String>) {
     let located = match &opts.history_file {
         Some(path) => {
-            Some((path.clone(), history::Format::for_shell(shell).unwrap_or(history::Format::Bash)))
+            Some((path.clone(), crate::shell::Shell::from_name(shell).unwrap_or(crate::shell::Shell::Bash)))
         }
         None => history::locate(probe, shell),
     };

@@ -154,7 +154,7 @@ fn session(env: &TestEnv, shell: &str) -> Session {
         "zsh" => {
             let dir = env.root.path().join("zdotdir");
             let rc = format!(
-                "{common}PS1='ready> '\nHISTSIZE=1000\neval \"$('{e}' init zsh)\"\neval \"$('{e}' init zsh)\"\n",
+                "{common}PS1='ready> '\nHISTSIZE=1000\nsetopt hist_ignore_space\neval \"$('{e}' init zsh)\"\neval \"$('{e}' init zsh)\"\n",
                 e = exe.display()
             );
             env.write("zdotdir/.zshrc", rc);
@@ -167,7 +167,7 @@ fn session(env: &TestEnv, shell: &str) -> Session {
         "bash" => {
             // A PROMPT_COMMAND already there must keep working, and see the user's status.
             let rc = format!(
-                "{common}PS1='ready> '\nPROMPT_COMMAND='__user_pc=$?'\neval \"$('{e}' init bash)\"\neval \"$('{e}' init bash)\"\n",
+                "{common}PS1='ready> '\nHISTCONTROL=ignorespace\nPROMPT_COMMAND='__user_pc=$?'\neval \"$('{e}' init bash)\"\neval \"$('{e}' init bash)\"\n",
                 e = exe.display()
             );
             let rc = env.write("bashrc", rc);
@@ -223,6 +223,21 @@ fn drive(shell: &str) {
     };
     type_line("echo planted-one");
     wait_screen(&tmux, t, "\nplanted-one\nready>");
+    // Issue 10, item 3: a command typed with a leading space is hidden by every shell
+    // here (zsh hist_ignore_space, bash HISTCONTROL=ignorespace, fish always).
+    let written = || fs::metadata(&live).and_then(|m| m.modified()).ok();
+    let before = written();
+    type_line(" echo hidden-one");
+    wait_screen(&tmux, t, "\nhidden-one\nready>");
+    // zsh and fish keep the hidden line in memory until the next one, and refresh the
+    // live file for it: wait for that refresh (there is none where nothing changed).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while written() == before && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let now = history(&read_live(&live).unwrap());
+    assert!(!now.iter().any(|h| h.contains("hidden-one")), "{shell}: a hidden command was kept: {now:?}");
     type_line("false");
     type_line(s.status);
     // Waiting for the prompt after the line makes sure the line is complete.
@@ -249,6 +264,7 @@ fn drive(shell: &str) {
     );
     let hist = history(&lok);
     assert!(hist.contains(&"echo planted-one".to_string()), "{hist:?}");
+    assert!(!hist.iter().any(|h| h.contains("hidden-one")), "{shell}: a hidden command was kept: {hist:?}");
 
     // An export of this pane takes its history from the live file: the shell's own
     // memory, though no history file was ever written.
@@ -261,6 +277,13 @@ fn drive(shell: &str) {
     assert_eq!(export["shell"]["shell"], shell);
     assert_eq!(export["shell"]["cwd"], sub.to_str().unwrap());
     assert!(history(&export).contains(&"echo planted-one".to_string()), "{:#}", export["shell"]);
+    assert!(!history(&export).iter().any(|h| h.contains("hidden-one")), "{:#}", export["shell"]);
+    // Issue 10, item 14: no refresh leaves a zombie child behind (fish 3.6 never reaps a
+    // disowned job).
+    std::thread::sleep(Duration::from_millis(300));
+    let children = StdCommand::new("ps").args(["-o", "stat=,args=", "--ppid", &pid]).output().unwrap();
+    let children = String::from_utf8_lossy(&children.stdout).into_owned();
+    assert!(!children.lines().any(|l| l.trim_start().starts_with('Z')), "{shell}: zombies:\n{children}");
 
     // LOKUST_HOOK=0 turns it off: a cd is no longer followed.
     let off = if shell == "fish" { "set -gx LOKUST_HOOK 0" } else { "export LOKUST_HOOK=0" };

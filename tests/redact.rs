@@ -244,3 +244,33 @@ mod cli {
         assert!(child.wait().unwrap().success());
     }
 }
+
+/// Issue 10, item 13: a substitution that writes a secret (`sed -i`, `perl -pi`) had its
+/// pattern redacted and its secret kept. The secret goes; the pattern, the delimiters and
+/// the flags stay.
+#[test]
+fn r10_13_a_secret_written_by_a_substitution_is_redacted() {
+    let env = crate::util::TestEnv::new();
+    let cases = [
+        (
+            "sed -i 's/PASSWORD=.*/PASSWORD=hunter2secret/' .env",
+            "sed -i 's/PASSWORD=.*/PASSWORD=[REDACTED]/' .env",
+        ),
+        (
+            "sed -i 's/API_KEY=[^ ]*/API_KEY=sk-live-9f8e7d6c5b4a/g' app.env",
+            "sed -i 's/API_KEY=[^ ]*/API_KEY=[REDACTED]/g' app.env",
+        ),
+        (
+            "perl -pi -e 's/PASSWORD=.*/PASSWORD=s3cr3tPass/' .env",
+            "perl -pi -e 's/PASSWORD=.*/PASSWORD=[REDACTED]/' .env",
+        ),
+        (
+            "sed -i 's/^DB_PASSWORD=.*/DB_PASSWORD=Zx9#kLm2/' config.env",
+            "sed -i 's/^DB_PASSWORD=.*/DB_PASSWORD=[REDACTED]/' config.env",
+        ),
+    ];
+    for (line, want) in cases {
+        let out = env.cmd("lokust-shell").arg("redact").write_stdin(format!("{line}\n")).assert().success();
+        assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), format!("{want}\n"), "{line}");
+    }
+}

@@ -348,3 +348,266 @@ fn r10_14_a_report_that_cannot_be_written_says_where_and_why() {
     assert!(err.contains("but could not write the report to standard output"), "{err}");
     assert!(err.contains("No space left on device"), "{err}");
 }
+
+/// A closed pipe downstream (`| head`) ends every command quietly with status 0; the
+/// completion generator used to panic on it (exit 101).
+#[test]
+fn r10_14_every_command_exits_quietly_into_a_closed_pipe() {
+    let env = TestEnv::new();
+    let lok = env.root.path().join("s.lok");
+    env.cmd("lokust-shell-snapshot").arg("-q").arg("-o").arg(&lok).assert().success();
+    let lok = lok.to_str().unwrap();
+    let runs: &[(&str, &[&str])] = &[
+        ("lokust-shell", &["completions", "zsh"]),
+        ("lokust-shell", &["completions", "bash"]),
+        ("lokust-shell", &["completions", "fish"]),
+        ("lokust-shell", &["init", "zsh"]),
+        ("lokust-shell", &["init", "fish"]),
+        ("lokust-shell", &["inspect", lok]),
+        ("lokust-shell", &["--help"]),
+        ("lokust-shell-snapshot", &[]),
+        ("lokust-shell-restore", &["--help"]),
+        ("lokust-tmux", &["--help"]),
+    ];
+    for (bin, args) in runs {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin(bin))
+            .env_clear()
+            .env("HOME", &env.home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(&env.cwd)
+            .args(*args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before the command writes a byte.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{bin} {args:?}: {err}");
+        assert!(!err.contains("panicked"), "{bin} {args:?}: {err}");
+    }
+}
+
+#[path = "../benches/common/rng.rs"]
+mod rng;
+
+/// Every file below `dir` with its content, links as their target.
+fn snapshot_tree(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_symlink() {
+                out.insert(p.clone(), fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes());
+            } else {
+                out.insert(p.clone(), fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+/// Issue 10: random `.lok` files (random `shell.env`, `.lokust/` extras, tar layouts,
+/// hostile entries among them) restored by default. Whatever the file holds, the restore
+/// never panics, never writes outside the new slot, the extras' folders, the receiver's
+/// `.claude.json` entry for the path and `history.jsonl`, never installs a key that can
+/// run or grant anything, never appends another project's prompt, and `--print-shell`
+/// exports only the allowlist. Bounded: a fixed number of cases from a fixed seed
+/// (`LOKUST_PROPERTY_SEED` picks another).
+#[test]
+fn r10_property_a_default_restore_of_a_random_lok_stays_inside_its_bounds() {
+    let seed =
+        std::env::var("LOKUST_PROPERTY_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0010_c057_u64);
+    let mut rng = rng::Rng(seed);
+    const ENV: &[&str] = &[
+        "LANG",
+        "LC_ALL",
+        "EDITOR",
+        "PAGER",
+        "VISUAL",
+        "PROMPT_COMMAND",
+        "PATH",
+        "LD_PRELOAD",
+        "BASH_ENV",
+        "ENV",
+        "ZDOTDIR",
+        "PS1",
+        "GIT_SSH_COMMAND",
+        "TERM_PROGRAM",
+        "HISTFILE",
+        "NODE_OPTIONS",
+        "PYTHONSTARTUP",
+    ];
+    const VALUES: &[&str] = &[
+        "en_US.UTF-8",
+        "nvim",
+        "less -R",
+        "touch /tmp/pwned",
+        "$(id)",
+        "/tmp/evil",
+        "vim; id",
+        "sh -c id",
+        "",
+    ];
+    const KEYS: &[&str] = &[
+        "lastSessionId",
+        "lastCost",
+        "mcpServers",
+        "allowedTools",
+        "hooks",
+        "hasTrustDialogAccepted",
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "env",
+        "permissions",
+        "someNewKey",
+    ];
+    const EXTRA_NAMES: &[&str] = &[
+        "file-history/s1/a@v1",
+        "todos/s1-agent.json",
+        "tasks/s1/1.json",
+        "settings.json",
+        "settings.local.json",
+        "hooks/pre.sh",
+        "bin/claude",
+        "../escape",
+        "commands/x.md",
+        "plans/p.md",
+        "agents/a.md",
+    ];
+    let cases = 24;
+    for case in 0..cases {
+        let env = TestEnv::new();
+        fs::write(
+            env.home.join(".claude.json"),
+            r#"{"userID":"u","projects":{"/keep/me":{"allowedTools":["x"]}}}"#,
+        )
+        .unwrap();
+        // The sender's shell.env.
+        let mut shell_env = serde_json::Map::new();
+        for _ in 0..rng.below(6) {
+            shell_env.insert(ENV[rng.below(ENV.len())].into(), VALUES[rng.below(VALUES.len())].into());
+        }
+        // The extras: a project entry with random keys, prompt history of several
+        // projects, random files under .lokust/.
+        let mut entry = serde_json::Map::new();
+        for _ in 0..1 + rng.below(5) {
+            let key = KEYS[rng.below(KEYS.len())];
+            let value = match key {
+                "mcpServers" => {
+                    serde_json::json!({"x": {"command": "/bin/sh", "args": ["-c", "touch /tmp/pwned"]}})
+                }
+                "allowedTools" => serde_json::json!(["Bash(*)"]),
+                "lastSessionId" => "s1".into(),
+                _ => serde_json::json!(true),
+            };
+            entry.insert(key.into(), value);
+        }
+        let config =
+            serde_json::to_vec(&serde_json::json!({"project": "/old/proj", "entry": entry})).unwrap();
+        let history =
+            b"{\"display\":\"a\",\"project\":\"/old/proj\"}\n{\"display\":\"b\",\"project\":\"/victim\"}\n";
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        let mut datas: Vec<(u8, Vec<u8>)> = Vec::new();
+        let mut add = |name: String, kind: u8, data: Vec<u8>| {
+            names.push(name.into_bytes());
+            datas.push((kind, data));
+        };
+        if rng.below(2) == 0 {
+            add("-old-proj/".into(), b'5', Vec::new());
+        }
+        add("-old-proj/s1.jsonl".into(), b'0', b"{\"cwd\":\"/old/proj\",\"sessionId\":\"s1\"}\n".to_vec());
+        if rng.below(3) > 0 {
+            add("-old-proj/.lokust/claude-project.json".into(), b'0', config);
+        }
+        if rng.below(2) == 0 {
+            add("-old-proj/.lokust/history.jsonl".into(), b'0', history.to_vec());
+        }
+        for _ in 0..rng.below(4) {
+            let name = EXTRA_NAMES[rng.below(EXTRA_NAMES.len())];
+            // Now and then a link or a device, which must refuse the whole restore.
+            let kind = [b'0', b'0', b'0', b'2', b'3'][rng.below(5)];
+            add(format!("-old-proj/.lokust/{name}"), kind, b"#!/bin/sh\ntouch /tmp/pwned\n".to_vec());
+        }
+        if rng.below(6) == 0 {
+            add("-old-proj/memory/../../../outside".into(), b'0', b"x".to_vec());
+        }
+        let entries: Vec<_> = names
+            .iter()
+            .zip(&datas)
+            .map(|(n, (k, d))| crate::restore::Raw { name: n, kind: *k, data: d, link: b"/etc" })
+            .collect();
+        let mut doc = lok_of_tar(&raw_tar(&entries));
+        doc["shell"]["env"] = serde_json::Value::Object(shell_env);
+        let lok = env.write("r.lok", serde_json::to_vec(&doc).unwrap());
+
+        let before = snapshot_tree(env.root.path());
+        let target = env.root.path().join("new");
+        let out = env
+            .cmd("lokust-shell-restore")
+            .arg(&lok)
+            .arg("--to")
+            .arg(&target)
+            .arg("--print-shell")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let script = String::from_utf8_lossy(&out.stdout);
+        let what = format!("case {case} (seed {seed}): {err}");
+        assert!(matches!(out.status.code(), Some(0 | 2)), "{what}");
+        assert!(!err.contains("panicked"), "{what}");
+        for line in script.lines().filter(|l| l.starts_with("export ")) {
+            let name = &line[7..line.find('=').unwrap()];
+            assert!(
+                ["LANG", "LC_ALL", "EDITOR", "PAGER", "VISUAL"].contains(&name),
+                "{what}: exported {line}"
+            );
+        }
+
+        let after = snapshot_tree(env.root.path());
+        let claude = env.home.join(".claude");
+        let slot = target
+            .canonicalize()
+            .ok()
+            .map(|t| claude.join("projects").join(lokust::capture::claude::slot_name(t.to_str().unwrap())));
+        for (path, content) in &after {
+            if before.get(path) == Some(content) || path == &lok {
+                continue;
+            }
+            let allowed = slot.as_ref().is_some_and(|s| path.starts_with(s))
+                || ["file-history", "todos", "tasks"].iter().any(|d| path.starts_with(claude.join(d)))
+                || path == &claude.join("history.jsonl")
+                || path == &env.home.join(".claude.json");
+            assert!(allowed, "{what}: wrote {}", path.display());
+            // File history may hold a script's old text; nothing comes back executable.
+            let mode = fs::symlink_metadata(path).unwrap().mode();
+            assert_eq!(mode & 0o111, 0, "{what}: {} is executable", path.display());
+            assert!(
+                !fs::symlink_metadata(path).unwrap().file_type().is_symlink(),
+                "{what}: a link at {}",
+                path.display()
+            );
+        }
+        let global: serde_json::Value =
+            serde_json::from_slice(&after[&env.home.join(".claude.json")]).unwrap();
+        assert_eq!(global["projects"]["/keep/me"]["allowedTools"][0], "x", "{what}");
+        if let Some(entry) =
+            target.canonicalize().ok().and_then(|t| global["projects"].get(t.to_str().unwrap()).cloned())
+        {
+            for key in entry.as_object().unwrap().keys() {
+                assert!(["lastSessionId", "lastCost"].contains(&key.as_str()), "{what}: installed {key}");
+            }
+        }
+        if let Some(history) = after.get(&claude.join("history.jsonl")) {
+            for line in String::from_utf8_lossy(history).lines() {
+                assert!(line.contains("\"display\":\"a\""), "{what}: appended {line}");
+            }
+        }
+    }
+}

@@ -9,7 +9,6 @@ use crate::cli::InspectArgs;
 use crate::latest;
 use crate::lok::Lok;
 use crate::probe::Probe;
-use crate::restore;
 use crate::summary;
 
 pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
@@ -30,7 +29,7 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
                     s.bundle.as_ref().filter(|b| b.kind == bundle::KIND && b.format == bundle::FORMAT)
                 {
                     let name = crate::lok::display_name(&file);
-                    let listing = restore::list_bundle(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
+                    let listing = bundle::list_bundle(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
                         .with_context(|| format!("could not read the bundle in {name}"))?;
                     summary::bundle_sessions(&listing.sessions, out)?;
                     summary::withheld_config(&listing.config_withheld, out)?;

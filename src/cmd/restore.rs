@@ -8,15 +8,16 @@ use anyhow::{Context, bail};
 
 use crate::cli::RestoreArgs;
 use crate::exit;
+use crate::human::size;
 use crate::lok::{Lok, ShellLok};
 use crate::probe::Probe;
 use crate::restore::{self, Action, RestoreOptions, RestoreOutcome};
 use crate::sanitize::for_terminal as safe;
 use crate::seal;
-use crate::summary::size;
+use crate::shell::{Quote, posix_quote};
 
 pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
-    restore::install_signal_handlers();
+    crate::interrupt::install_signal_handlers();
     let probe = Probe::from_process().unwrap_or_default();
     let home = probe.home();
     let claude_dir = match &args.claude_dir {
@@ -53,11 +54,14 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         max_size: args.max_size,
         trust_config: args.trust_config,
     };
-    let outcome = match seal::restore_source(&file, &keys).and_then(|source| restore::restore(source, &opts))
+    let outcome = match restore::Source::open(&file, &keys).and_then(|source| restore::restore(source, &opts))
     {
         Ok(o) => o,
         // A signal can surface as another error (a pipe closed by the same Ctrl-C).
-        Err(e) if restore::interrupted() || e.chain().any(|c| c.is::<restore::Interrupted>()) => {
+        Err(e)
+            if crate::interrupt::interrupted()
+                || e.chain().any(|c| c.is::<crate::interrupt::Interrupted>()) =>
+        {
             eprintln!("lokust: interrupted; nothing was changed");
             return Ok(exit::INTERRUPTED);
         }
@@ -67,7 +71,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         exit::warn(w);
     }
     if !outcome.dry_run && !outcome.config_trusted && !outcome.config_withheld.is_empty() {
-        exit::warn(&restore::claude_config::left_out_line(&outcome.config_withheld));
+        exit::warn(&crate::agent::claude::left_out_line(&outcome.config_withheld));
     }
     let stdout = io::stdout();
     let stderr = io::stderr();
@@ -127,7 +131,7 @@ fn where_was_i(lok: &ShellLok, print_shell: bool) -> anyhow::Result<u8> {
     }
     writeln!(w)?;
     writeln!(w, "Next:")?;
-    writeln!(w, "  cd {}", shell_quote(&lok.shell.cwd))?;
+    writeln!(w, "  cd {}", posix_quote(&lok.shell.cwd, Quote::WhenNeeded))?;
     for line in git_advice(&dir, lok) {
         writeln!(w, "  {line}")?;
     }
@@ -257,7 +261,7 @@ fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
     print_sessions(o, w)?;
     writeln!(w)?;
     writeln!(w, "Next:")?;
-    writeln!(w, "  cd {}", shell_quote(&o.project_dir.to_string_lossy()))?;
+    writeln!(w, "  cd {}", posix_quote(&o.project_dir.to_string_lossy(), Quote::WhenNeeded))?;
     for line in git_advice(&o.project_dir, &o.lok) {
         writeln!(w, "  {line}")?;
     }
@@ -295,7 +299,9 @@ fn git_advice(dir: &Path, lok: &ShellLok) -> Vec<String> {
                     head_short(snap.head.as_deref().unwrap_or("none"))
                 ));
                 match (&snap.branch, &snap.head) {
-                    (Some(b), _) => out.push(format!("git fetch && git checkout {}", shell_quote(b))),
+                    (Some(b), _) => {
+                        out.push(format!("git fetch && git checkout {}", posix_quote(b, Quote::WhenNeeded)))
+                    }
                     (None, Some(h)) => out.push(format!("git fetch && git checkout {h}")),
                     _ => {}
                 }
@@ -306,10 +312,10 @@ fn git_advice(dir: &Path, lok: &ShellLok) -> Vec<String> {
             Some(remote) => {
                 let mut out = vec![
                     "# git: not a repository here; the snapshot's code came from:".to_string(),
-                    format!("git clone {} .", shell_quote(remote)),
+                    format!("git clone {} .", posix_quote(remote, Quote::WhenNeeded)),
                 ];
                 if let Some(b) = &snap.branch {
-                    out.push(format!("git checkout {}", shell_quote(b)));
+                    out.push(format!("git checkout {}", posix_quote(b, Quote::WhenNeeded)));
                 } else if let Some(h) = &snap.head {
                     out.push(format!("git checkout {h}"));
                 }
@@ -325,14 +331,17 @@ fn git_advice(dir: &Path, lok: &ShellLok) -> Vec<String> {
 /// `cd` plus the captured environment that passes restore's own allowlist (locale,
 /// editor, pager: see `restore::shell_env`), as POSIX shell; with the names it dropped.
 pub fn shell_script(dir: &Path, lok: &ShellLok) -> (String, Vec<String>) {
-    let mut out = format!("cd {}\n", shell_quote(&dir.to_string_lossy()));
+    let mut out = format!("cd {}\n", posix_quote(&dir.to_string_lossy(), Quote::WhenNeeded));
     let (keep, dropped) = restore::shell_env::exportable(&lok.shell.env);
     for (name, value) in keep {
-        out.push_str(&format!("export {name}={}\n", shell_quote(&value)));
+        out.push_str(&format!("export {name}={}\n", posix_quote(&value, Quote::WhenNeeded)));
     }
     // Not the file's value: the new path itself, for hooks that read it.
     if lok.shell.env.contains_key("CLAUDE_PROJECT_DIR") {
-        out.push_str(&format!("export CLAUDE_PROJECT_DIR={}\n", shell_quote(&dir.to_string_lossy())));
+        out.push_str(&format!(
+            "export CLAUDE_PROJECT_DIR={}\n",
+            posix_quote(&dir.to_string_lossy(), Quote::WhenNeeded)
+        ));
     }
     let dropped = dropped.into_iter().filter(|n| n != "CLAUDE_PROJECT_DIR").collect();
     (out, dropped)
@@ -349,12 +358,4 @@ fn warn_dropped(dropped: &[String]) {
         names.len(),
         names.join(", ")
     ));
-}
-
-/// Single-quotes for POSIX shells; plain words stay bare.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c)) {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
 }

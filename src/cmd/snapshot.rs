@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use crate::bundle;
-use crate::capture::history;
 use crate::cli::SnapshotArgs;
 use crate::exit;
 use crate::fsutil;
@@ -31,7 +30,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     match capture(args) {
         // A bundle stops at Ctrl-C; the half-written temp file is removed on the way out.
-        Err(_) if args.bundle && crate::restore::interrupted() => {
+        Err(_) if args.bundle && crate::interrupt::interrupted() => {
             eprintln!("lokust: interrupted; no snapshot was written");
             Ok(exit::INTERRUPTED)
         }
@@ -41,6 +40,12 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
 
 fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let probe = Probe::from_process().context("could not read the working directory")?;
+    if let Some(why) = probe.cwd_unreadable() {
+        exit::warn(&format!(
+            "the working directory cannot be read ({why}); the snapshot describes $PWD, {}",
+            crate::sanitize::for_terminal(&probe.cwd().to_string_lossy())
+        ));
+    }
     let mut opts = options(args)?;
     // Recipients are checked (or the passphrase asked) before any work is done.
     let sealer = args.seal.options(&probe).sealer()?;
@@ -58,7 +63,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             opts.cwd = Some(pane.cwd.clone());
         }
         if opts.shell.is_none() {
-            opts.shell = tmux::process_name(pane.pid).filter(|n| history::Format::for_shell(n).is_some());
+            opts.shell = tmux::process_name(pane.pid).filter(|n| crate::shell::Shell::from_name(n).is_some());
         }
     }
     let mut snap = snapshot::take(&probe, &opts);
@@ -81,7 +86,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     let plan = if args.bundle { bundle_plan(&probe, &snap)? } else { None };
     if plan.is_some() {
-        crate::restore::install_signal_handlers();
+        crate::interrupt::install_signal_handlers();
     }
     let bundle_opts = bundle::BundleOptions {
         redact: !args.no_redact_bundle,
@@ -171,7 +176,7 @@ fn bundle_plan(probe: &Probe, snap: &Snapshot) -> anyhow::Result<Option<bundle::
     let config = crate::capture::claude::config_dir(probe).context(
         "--bundle: no Claude Code config directory (set HOME or CLAUDE_CONFIG_DIR); nothing bundled",
     )?;
-    let cwd = Path::new(&snap.lok.shell.cwd);
+    let cwd = snap.cwd.as_path();
     match bundle::find_project(&config, probe.home().as_deref(), cwd)? {
         Some(found) => {
             if let Some(note) = found.note(cwd) {
@@ -198,10 +203,11 @@ fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
         None => None,
     };
     let history_entries = match &args.history_from {
-        Some(from) => Some(
+        Some(from) => Some(hook::hidden_dropped(
             hook::read_handover(from)
                 .with_context(|| format!("could not read the history from {}", from.display()))?,
-        ),
+            args.ignore_space,
+        )),
         None => None,
     };
     Ok(Options {
@@ -224,13 +230,17 @@ fn live(args: &SnapshotArgs, pid: u32) -> u8 {
         .unwrap_or(0);
     let as_of_us = args.as_of.as_deref().and_then(hook::parse_epoch).unwrap_or(started_us);
     let probe = match Probe::from_process() {
-        Ok(p) => p,
         // The directory is gone: nothing true can be said about it, keep the old file.
+        Ok(p) if p.cwd_unreadable().is_some() => return exit::ERROR,
+        Ok(p) => p,
         Err(_) => return exit::ERROR,
     };
     let result = (|| {
         let history = match &args.history_from {
-            Some(from) => Some(hook::read_handover(from).context("could not read the history handed over")?),
+            Some(from) => Some(hook::hidden_dropped(
+                hook::read_handover(from).context("could not read the history handed over")?,
+                args.ignore_space,
+            )),
             None => None,
         };
         hook::write_live(
@@ -268,7 +278,7 @@ fn destination(args: &SnapshotArgs, probe: &Probe, sealed: bool) -> anyhow::Resu
                 .join("snapshots");
             fsutil::create_private_dir(&dir)
                 .with_context(|| format!("could not create {}", dir.display()))?;
-            let stamp = summary::utc(probe.now_ms()).replace(['-', ':'], "");
+            let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
             let host = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
             let host: String =
                 host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
@@ -285,7 +295,7 @@ fn print_summary(
     bytes: u64,
     w: &mut impl Write,
 ) -> io::Result<()> {
-    writeln!(w, "Captured: {} ({})", crate::sanitize::for_terminal(name), summary::size(bytes))?;
+    writeln!(w, "Captured: {} ({})", crate::sanitize::for_terminal(name), crate::human::size(bytes))?;
     writeln!(w)?;
     summary::shell_contents(&snap.lok, w)?;
     if let Some(source) = &snap.history_source {
@@ -308,8 +318,8 @@ fn print_summary(
         .map(|(section, rep)| {
             format!(
                 "{section} {} in {}",
-                summary::count(rep.values, "value"),
-                summary::count(rep.lines, "line")
+                crate::human::count(rep.values, "value"),
+                crate::human::count(rep.lines, "line")
             )
         })
         .collect();

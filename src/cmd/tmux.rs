@@ -13,7 +13,6 @@ use crate::fsutil;
 use crate::lok::Lok;
 use crate::probe::Probe;
 use crate::seal;
-use crate::summary;
 use crate::tmux::{self, ExportOptions, ImportOptions, Server};
 
 fn server(cli: &TmuxCli, probe: &Probe) -> Server {
@@ -45,7 +44,7 @@ pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
             let msg = format!(
                 "lokust: pane saved to {} ({}{redacted})",
                 home_relative(&probe, path),
-                summary::size(*bytes)
+                crate::human::size(*bytes)
             );
             server.display(target, &msg, deadline);
         }
@@ -128,11 +127,18 @@ pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
         exit::warn(w);
     }
     println!("{}", imported.session);
+    // The hint names the same server the session was made on.
+    let quote = |s: &str| crate::shell::posix_quote(s, crate::shell::Quote::WhenNeeded);
+    let server_arg = match (&cli.socket_name, &cli.socket_path) {
+        (Some(name), _) => format!(" -L {}", quote(name)),
+        (None, Some(path)) => format!(" -S {}", quote(&path.to_string_lossy())),
+        (None, None) => String::new(),
+    };
     eprintln!(
-        "lokust: session {} created in {}; attach with: tmux attach -t '={}'",
+        "lokust: session {} created in {}; attach with: tmux{server_arg} attach -t {}",
         crate::sanitize::for_terminal(&imported.session),
-        imported.cwd.display(),
-        crate::sanitize::for_terminal(&imported.session)
+        crate::sanitize::for_terminal(&imported.cwd.to_string_lossy()),
+        crate::sanitize::for_terminal(&quote(&format!("={}", imported.session)))
     );
     Ok(exit::SUCCESS)
 }

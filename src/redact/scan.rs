@@ -255,8 +255,17 @@ fn equals(line: &[u8], out: &mut Vec<Span>) {
         let dashes = c.get(1).unwrap();
         let name = c.get(2).unwrap();
         let val = c.get(3).unwrap();
-        let (vs, ve) = unquote(line, val.start(), val.end());
+        let (vs, mut ve) = unquote(line, val.start(), val.end());
         let before = line[..dashes.start()].last().copied();
+        // `s/PASSWORD=.*/PASSWORD=X/` (sed, perl): the pattern is no value, and the
+        // replacement's value ends at the expression's delimiter.
+        if before == Some(b'/')
+            && vs == val.start()
+            && let Some(slash) = line[vs..ve].iter().position(|&b| b == b'/')
+            && slash > 0
+        {
+            ve = vs + slash;
+        }
         let form = if !dashes.is_empty() {
             Form::Flag
         } else if matches!(before, Some(b'?' | b'&')) || line[..name.start()].contains(&b'?') {
@@ -273,7 +282,7 @@ fn equals(line: &[u8], out: &mut Vec<Span>) {
         let v = &line[vs..ve];
         let bare = vs == val.start();
         if let Some(class) = class
-            && !(bare && looks_like_code(v))
+            && !(bare && (looks_like_code(v) || is_regex_pattern(v)))
             && should_redact(class, v)
         {
             out.push(Span { start: vs, end: ve, rule });
@@ -286,6 +295,11 @@ fn equals(line: &[u8], out: &mut Vec<Span>) {
             break;
         }
     }
+}
+
+/// The pattern of a substitution (`s/KEY=.*/…/`): a wildcard, not a literal.
+fn is_regex_pattern(v: &[u8]) -> bool {
+    [&b".*"[..], b".+", b"[^", b"\\S"].iter().any(|p| v.starts_with(p))
 }
 
 /// An unquoted value that is source code, as scrollback shows it: a call

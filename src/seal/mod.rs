@@ -22,7 +22,6 @@ use anyhow::{Context, anyhow, bail};
 
 use crate::lok::Lok;
 use crate::probe::Probe;
-use crate::restore::Source;
 
 pub use keys::ssh_tag;
 pub use tty::PromptError;
@@ -468,25 +467,6 @@ pub fn read_lok(path: &Path, keys: &Keys) -> anyhow::Result<Lok> {
         .map_err(|e| anyhow!("{e}"))
         .with_context(|| format!("could not read {name}"))?;
     Ok(Lok::from_slice(&bytes, &name)?)
-}
-
-/// The file as restore reads it. A sealed file is opened and streamed through the same
-/// path as standard input: every chunk is authenticated as it is read, the bundle goes
-/// into the temp dir, and nothing is renamed into place until the last chunk has been
-/// authenticated and the whole document checked, so a cut or changed file leaves
-/// nothing behind. One pass: the plaintext is never kept, in memory or on disk.
-pub fn restore_source(file: &Path, keys: &Keys) -> anyhow::Result<Source> {
-    let name = crate::lok::display_name(file);
-    if file == Path::new("-") {
-        let (_, r) = open_any(io::stdin(), None, &name, keys)?;
-        return Ok(Source::Reader(r, name));
-    }
-    let f = std::fs::File::open(file).with_context(|| format!("could not read {name}"))?;
-    let regular = f.metadata().is_ok_and(|m| m.is_file());
-    let (sealed, r) = open_any(f, Some(file), &name, keys)?;
-    // A plain regular file keeps restore's own two passes over it (check, then extract);
-    // a pipe can be read only once, so what was read of it goes on as a stream.
-    Ok(if sealed || !regular { Source::Reader(r, name) } else { Source::from_arg(file) })
 }
 
 #[cfg(test)]
