@@ -687,3 +687,44 @@ fn the_prompt_hooks_live_file_is_sealed_from_the_environment() {
     let a = env.cmd("lokust-shell").args(["inspect", "--latest"]).assert().success();
     assert!(String::from_utf8_lossy(&a.get_output().stdout).contains("echo second"));
 }
+
+/// Ctrl-C at a passphrase prompt ends the program and leaves the terminal echoing, as
+/// it was: a shell left without echo looks broken to whoever typed.
+#[test]
+fn ctrl_c_at_the_passphrase_prompt_turns_echo_back_on() {
+    if !have("python3") {
+        return;
+    }
+    const DRIVER: &str = r#"
+import os, pty, sys, select, time, termios
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+seen = b""
+deadline = time.time() + 30
+while b"Passphrase" not in seen and time.time() < deadline:
+    r, _, _ = select.select([fd], [], [], 1)
+    if r:
+        seen += os.read(fd, 4096)
+time.sleep(0.3)
+os.write(fd, b"\x03")
+_, status = os.waitpid(pid, 0)
+echo = termios.tcgetattr(fd)[3] & termios.ECHO
+print("signal" if os.WIFSIGNALED(status) else "exit", "echo-on" if echo else "echo-off")
+"#;
+    let env = TestEnv::new();
+    let file = env.root.path().join("never.lok.age");
+    let snapshot = assert_cmd::cargo::cargo_bin("lokust-shell-snapshot");
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(DRIVER)
+        .arg(&snapshot)
+        .args(["--passphrase", "-o"])
+        .arg(&file)
+        .env("HOME", &env.home)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(said.trim(), "signal echo-on", "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!file.exists());
+}

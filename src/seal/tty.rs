@@ -4,6 +4,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
 use age::secrecy::SecretString;
 
@@ -29,11 +30,30 @@ impl std::fmt::Display for PromptError {
 
 impl std::error::Error for PromptError {}
 
-/// Echo off for as long as it lives; restored on drop, Ctrl-C aside (the shell's `reset`
-/// then helps, as with ssh and gpg).
+/// Echo off for as long as it lives. A signal that ends the process meanwhile (Ctrl-C,
+/// a closed terminal) first turns echo back on, or the shell would be left blind.
 struct NoEcho {
     fd: i32,
-    saved: Option<libc::termios>,
+    saved: Option<Box<libc::termios>>,
+    old_handlers: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+/// What the signal handler restores: the terminal and its settings, or -1 and null.
+static ECHO_FD: AtomicI32 = AtomicI32::new(-1);
+static ECHO_SAVED: AtomicPtr<libc::termios> = AtomicPtr::new(std::ptr::null_mut());
+
+extern "C" fn restore_echo_and_die(sig: libc::c_int) {
+    let fd = ECHO_FD.load(Ordering::SeqCst);
+    let saved = ECHO_SAVED.load(Ordering::SeqCst);
+    // SAFETY: tcsetattr, signal and raise are async-signal-safe; `saved` points to the
+    // settings NoEcho keeps alive until it has cleared this pointer.
+    unsafe {
+        if fd >= 0 && !saved.is_null() {
+            libc::tcsetattr(fd, libc::TCSANOW, saved);
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
 }
 
 impl NoEcho {
@@ -42,22 +62,44 @@ impl NoEcho {
         // SAFETY: a zeroed termios is a valid out-parameter; fd is an open terminal.
         let mut t: libc::termios = unsafe { std::mem::zeroed() };
         if unsafe { libc::tcgetattr(fd, &mut t) } != 0 {
-            return NoEcho { fd, saved: None };
+            return NoEcho { fd, saved: None, old_handlers: Vec::new() };
         }
-        let saved = t;
+        let mut saved = Box::new(t);
+        ECHO_FD.store(fd, Ordering::SeqCst);
+        ECHO_SAVED.store(&mut *saved, Ordering::SeqCst);
+        let mut old_handlers = Vec::new();
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+            // SAFETY: installing a handler that only calls async-signal-safe functions.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = restore_echo_and_die as *const () as usize;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &action, &mut old) == 0 {
+                    old_handlers.push((sig, old));
+                }
+            }
+        }
         t.c_lflag &= !libc::ECHO;
         t.c_lflag |= libc::ICANON;
         // SAFETY: t came from tcgetattr on the same fd.
         unsafe { libc::tcsetattr(fd, libc::TCSANOW, &t) };
-        NoEcho { fd, saved: Some(saved) }
+        NoEcho { fd, saved: Some(saved), old_handlers }
     }
 }
 
 impl Drop for NoEcho {
     fn drop(&mut self) {
         if let Some(saved) = &self.saved {
-            // SAFETY: restoring what tcgetattr gave for this fd.
-            unsafe { libc::tcsetattr(self.fd, libc::TCSANOW, saved) };
+            // SAFETY: restoring what tcgetattr gave for this fd, then the old handlers.
+            unsafe {
+                libc::tcsetattr(self.fd, libc::TCSANOW, &**saved);
+                for (sig, old) in &self.old_handlers {
+                    libc::sigaction(*sig, old, std::ptr::null_mut());
+                }
+            }
+            ECHO_SAVED.store(std::ptr::null_mut(), Ordering::SeqCst);
+            ECHO_FD.store(-1, Ordering::SeqCst);
         }
     }
 }
