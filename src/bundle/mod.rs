@@ -10,7 +10,7 @@
 //!
 //! Deflate is the whole cost, so blocks of the tar stream are compressed on two threads
 //! (each block primed with the previous 32 KiB, as pigz does, so the size matches gzip's)
-//! while this thread reads and redacts. See: research/performance.md.
+//! while this thread reads and redacts. See: docs/performance.md.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;

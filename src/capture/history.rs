@@ -1,7 +1,7 @@
 //! The history section: the newest entries of the user's real history file, read from
 //! the end so a 100 MB file costs what a 100 KB one does, decoded per shell, redacted.
 //!
-//! See: research/shell-history.md for what zsh, bash and fish really write.
+//! See: docs/shell-history.md for what zsh, bash and fish really write.
 
 use std::borrow::Cow;
 use std::fs::File;

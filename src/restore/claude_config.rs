@@ -2,13 +2,6 @@
 //! written meanwhile. Which carried keys may be installed is decided in
 //! [`crate::agent::claude`].
 //!
-//! A `.lok` can come from anyone, and the entry is where Claude Code keeps what it may
-//! run and what it may do without asking: MCP servers (any command), allowed tools,
-//! the folder's trust. So a default restore installs only an allowlist of keys that
-//! cannot start a process or widen a permission (the last session's pointers and
-//! figures); everything else is withheld, listed, and installed only with
-//! `--trust-config`. See: docs in SECURITY.md, "What a restore installs".
-//!
 //! The file is rewritten by Claude Code itself, often, and possibly by other restores:
 //! the merge holds an exclusive lock on the file's directory (for lokust runs), reads,
 //! edits, and re-reads just before the rename, starting over when the file changed

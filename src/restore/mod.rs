@@ -8,7 +8,7 @@
 //! refusing the whole restore. Only then is anything renamed into place: a new slot in
 //! one rename, an existing one merged file by file, each file by rename, so an
 //! interruption at any moment leaves every file either old or new. A later run removes
-//! the temp dirs of runs that were killed. See: research/claude-code.md.
+//! the temp dirs of runs that were killed. See: docs/claude-code.md.
 
 pub mod claude_config;
 mod history;
