@@ -15,6 +15,9 @@ Environment:
   CLAUDE_CONFIG_DIR    Claude Code's config directory, default ~/.claude
   HISTFILE             the history file to read, default per shell
   XDG_STATE_HOME       where snapshots are kept, default ~/.local/state
+  XDG_CONFIG_HOME      lokust/identities there holds age keys that open sealed files
+  LOKUST_ENCRYPT_TO    seal what is written to these recipients (comma-separated)
+  LOKUST_RECIPIENTS_FILE seal what is written to the recipients listed in this file
   LOKUST_HOOK          set to 0 to turn the prompt hook off
   LOKUST_HOOK_INTERVAL seconds between the hook's refreshes in one directory, default 30
 
@@ -32,6 +35,10 @@ Examples:
   lokust-shell-snapshot --tmux work -o s.lok    describe the tmux session \"work\"
   lokust-shell-snapshot --bundle > s.lok        with the Claude Code conversations
   ssh host lokust-shell-snapshot > s.lok        capture a remote shell
+  lokust-shell-snapshot --bundle -r \"$(cat ~/.ssh/id_ed25519.pub)\" -o s.lok.age
+                                                sealed with age to an SSH key
+  lokust-shell-snapshot --passphrase -o s.lok.age
+                                                sealed with a passphrase asked on the terminal
 
 ",
     env_help!()
@@ -52,7 +59,13 @@ read (no git, a tmux server that is gone, an unreadable history) is left null wi
 warning, and the snapshot still succeeds.
 
 With --bundle the Claude Code conversations of this directory go in too, redacted, so \
-lokust-shell-restore can bring them back at another path on another machine.";
+lokust-shell-restore can bring them back at another path on another machine.
+
+With --encrypt-to, --recipients-file or --passphrase the file is sealed: a standard age \
+file (https://age-encryption.org) that `age -d -i KEY` opens into the plain .lok, and that \
+lokust-shell-restore, lokust-shell inspect and lokust-tmux import open by themselves. It is \
+encrypted as it is written, so no plaintext copy touches the disk. The default file name \
+then ends in .lok.age.";
 
 /// Capture this shell session into a .lok file.
 #[derive(Debug, Clone, Args)]
@@ -140,6 +153,9 @@ pub struct SnapshotArgs {
     /// Print no summary on standard error.
     #[arg(short, long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub seal: crate::seal::args::SealArgs,
 }
 
 /// Print a readable summary of a .lok file.
@@ -170,6 +186,9 @@ pub struct InspectArgs {
     /// Show every history entry, not only the last 10.
     #[arg(long)]
     pub history: bool,
+
+    #[command(flatten)]
+    pub keys: crate::seal::args::KeyArgs,
 }
 
 const RESTORE_LONG: &str = "\
@@ -192,6 +211,12 @@ files; the temp dirs of a killed run are removed by the next one.
 
 FILE may be - for standard input: ssh host lokust-shell-snapshot --bundle | \
 lokust-shell-restore - --to ~/src/project
+
+A sealed file (an age file, binary or armored, whatever its name) is opened with the keys \
+given with -i, else ~/.ssh/id_ed25519, ~/.ssh/id_rsa and $XDG_CONFIG_HOME/lokust/identities, \
+else a passphrase asked on the terminal. Every 64 KiB of it is authenticated as it is read, \
+and nothing is renamed into place before the last chunk has been: a sealed file that was cut \
+short or changed is refused whole. A plain file named *.age is refused.
 
 --latest takes the newest snapshot on this machine instead: after a crash, \
 lokust-shell restore --latest says where the lost shell was and how to get back there.";
@@ -260,6 +285,9 @@ pub struct RestoreArgs {
     /// entry is installed, and each command and permission is listed first.
     #[arg(long)]
     pub trust_config: bool,
+
+    #[command(flatten)]
+    pub keys: crate::seal::args::KeyArgs,
 }
 
 /// `4G`, `512M`, `100k` or a number of bytes.
@@ -401,7 +429,11 @@ Made to run from a key binding (lokust-tmux bind): no terminal is needed, and wh
 tmux server is reachable a message on the status line says where the file went or what \
 failed. The file goes to FILE, else to \
 $XDG_STATE_HOME/lokust/exports/<session>-<window>.<pane>-<UTC time>.lok (mode 0600, the \
-folder 0700); its path is printed on standard output.";
+folder 0700); its path is printed on standard output.
+
+With --encrypt-to or --recipients-file (or LOKUST_ENCRYPT_TO / LOKUST_RECIPIENTS_FILE in \
+the tmux server's environment, for the key binding) the file is sealed with age and its \
+name ends in .lok.age. --passphrase needs a terminal, so it does not suit a key binding.";
 
 /// Save a tmux pane, with its scrollback, as a .lok file.
 #[derive(Debug, Clone, Args)]
@@ -422,6 +454,9 @@ pub struct ExportArgs {
     /// Print nothing; the tmux message still says where the file went.
     #[arg(short, long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub seal: crate::seal::args::SealArgs,
 }
 
 /// Recreate a saved pane as a new tmux session.
@@ -431,7 +466,8 @@ pub struct ExportArgs {
 when the file has one, start the session in the restored directory (or --to PATH), and show \
 the saved scrollback in its pane before the first prompt. A session of the same name is \
 never replaced: the new one gets a suffix (work-2). The session's name is printed on \
-standard output. Text from the file is shown with control characters escaped.",
+standard output. Text from the file is shown with control characters escaped. A sealed \
+(age) file is opened with -i FILE or the usual keys, as lokust-shell-restore does.",
     after_long_help = ENV_HELP
 )]
 pub struct ImportArgs {
@@ -446,6 +482,9 @@ pub struct ImportArgs {
     /// Name the session NAME instead of the saved session's name.
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
+
+    #[command(flatten)]
+    pub keys: crate::seal::args::KeyArgs,
 }
 
 /// Print (or apply) the tmux key binding for export.

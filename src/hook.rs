@@ -132,6 +132,8 @@ pub struct LiveOptions {
     /// else this process's start): the snapshot describes the shell as it was then, and
     /// an older one never replaces a newer one.
     pub as_of_us: u64,
+    /// Seal the live file to these recipients (LOKUST_ENCRYPT_TO, LOKUST_RECIPIENTS_FILE).
+    pub seal: crate::seal::SealOptions,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,7 +159,9 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
     if last.trim().parse::<u64>().is_ok_and(|last| last > opts.as_of_us) {
         return Ok(LiveOutcome::Superseded);
     }
-    let previous = match Lok::read_path(&path) {
+    // A sealed previous file reads back only with a key here that needs no passphrase;
+    // the hook never asks. Without one, each refresh starts afresh.
+    let previous = match crate::seal::read_lok(&path, &crate::seal::Keys::without_prompts(probe)) {
         Ok(Lok::Shell(s)) => Some(*s),
         _ => None,
     };
@@ -199,8 +203,13 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
         Ok(_) => anyhow::bail!("the new live snapshot has no directory; the old one is kept"),
         Err(e) => anyhow::bail!("{e}; the old one is kept"),
     }
-    fsutil::write_private_atomic(&path, |f| f.write_all(json.as_bytes()))
-        .with_context(|| format!("could not write {}", path.display()))?;
+    let sealer = opts.seal.sealer()?;
+    fsutil::write_private_atomic(&path, |f| {
+        let mut out = crate::seal::Output::new(f, sealer)?;
+        out.write_all(json.as_bytes())?;
+        out.finish().map(drop)
+    })
+    .with_context(|| format!("could not write {}", path.display()))?;
     use std::io::{Seek, SeekFrom};
     turn.set_len(0)?;
     turn.seek(SeekFrom::Start(0))?;

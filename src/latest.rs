@@ -51,7 +51,8 @@ fn lok_files(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
     entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "lok"))
+        // `.lok.age` is a sealed one (lokust-shell-snapshot --encrypt-to).
+        .filter(|p| p.extension().is_some_and(|x| x == "lok") || p.to_string_lossy().ends_with(".lok.age"))
         .filter_map(|p| {
             let m = fs::metadata(&p).ok().filter(|m| m.is_file())?;
             Some((p, m.modified().ok()?))

@@ -39,6 +39,7 @@ pub mod probe;
 pub mod redact;
 pub mod restore;
 pub mod sanitize;
+pub mod seal;
 pub mod shell;
 pub mod snapshot;
 pub mod summary;

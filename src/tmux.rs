@@ -247,7 +247,8 @@ fn bundle_plan(probe: &Probe, snap: &mut Snapshot) -> anyhow::Result<Option<crat
 
 /// `$XDG_STATE_HOME/lokust/exports/<session>-<window>.<pane>-<UTC time>.lok`, created
 /// 0700; a second export in the same second gets a suffix.
-pub fn export_path(probe: &Probe, pane: &Pane) -> anyhow::Result<PathBuf> {
+/// `sealed` names the file `.lok.age`.
+pub fn export_path(probe: &Probe, pane: &Pane, sealed: bool) -> anyhow::Result<PathBuf> {
     let dir = probe
         .state_dir()
         .context("cannot find a place for the export: set HOME or XDG_STATE_HOME, or pass -o FILE")?
@@ -255,15 +256,16 @@ pub fn export_path(probe: &Probe, pane: &Pane) -> anyhow::Result<PathBuf> {
     fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
     let base = format!("{}-{stamp}", pane.label());
-    Ok(free_name(&dir, &base))
+    let ext = if sealed { "lok.age" } else { "lok" };
+    Ok(free_name(&dir, &base, ext))
 }
 
-fn free_name(dir: &Path, base: &str) -> PathBuf {
-    let first = dir.join(format!("{base}.lok"));
+fn free_name(dir: &Path, base: &str, ext: &str) -> PathBuf {
+    let first = dir.join(format!("{base}.{ext}"));
     if !first.exists() {
         return first;
     }
-    (2..).map(|n| dir.join(format!("{base}-{n}.lok"))).find(|p| !p.exists()).expect("an unused name")
+    (2..).map(|n| dir.join(format!("{base}-{n}.{ext}"))).find(|p| !p.exists()).expect("an unused name")
 }
 
 #[derive(Debug, Clone)]
@@ -288,6 +290,7 @@ fn restore_bundle(
     lok: &ShellLok,
     source: &Path,
     to: Option<&Path>,
+    keys: &crate::seal::Keys,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<Option<PathBuf>> {
     if lok.bundle.is_none() {
@@ -309,7 +312,7 @@ fn restore_bundle(
         max_size: crate::restore::DEFAULT_MAX_SIZE,
         trust_config: false,
     };
-    let outcome = crate::restore::restore(crate::restore::Source::File(source.to_path_buf()), &opts)?;
+    let outcome = crate::restore::restore(crate::restore::Source::open(source, keys)?, &opts)?;
     if !outcome.config_withheld.is_empty() {
         warnings.push(crate::agent::claude::left_out_line(&outcome.config_withheld));
     }
@@ -330,8 +333,9 @@ pub fn import(
     server: &Server,
     source: &Path,
     opts: &ImportOptions,
+    keys: &crate::seal::Keys,
 ) -> anyhow::Result<Imported> {
-    let lok = match Lok::read_path(source)? {
+    let lok = match crate::seal::read_lok(source, keys)? {
         Lok::Shell(s) => s,
         Lok::Coordination(_) => {
             bail!(
@@ -341,7 +345,7 @@ pub fn import(
         }
     };
     let mut warnings = Vec::new();
-    let restored = restore_bundle(probe, &lok, source, opts.to.as_deref(), &mut warnings)?;
+    let restored = restore_bundle(probe, &lok, source, opts.to.as_deref(), keys, &mut warnings)?;
     let cwd = match (restored, &opts.to) {
         (Some(dir), _) => dir,
         (None, Some(to)) => {

@@ -424,3 +424,54 @@ fn r10_5_conversations_40_days_apart_both_resume() {
         assert!(sent.contains(word), "{id}: the earlier turn was not sent");
     }
 }
+
+/// Issue 15 with the real CLI: the conversation travels sealed to an SSH key
+/// (`snapshot --bundle --encrypt-to … | restore -`), the receiver's usual key opens it,
+/// and the CLI resumes it with its earlier turns.
+#[test]
+fn a_conversation_resumes_after_travelling_sealed_to_an_ssh_key() {
+    let Some(bin) = claude_bin() else { return };
+    if !crate::util::have("ssh-keygen") {
+        return;
+    }
+    let env = TestEnv::new();
+    let api = MessagesApi::start();
+    let project = env.root.path().join("orig/project");
+    std::fs::create_dir_all(&project).unwrap();
+    let id = new_conversation(&bin, &api, &env.home, &project, "remember the word ZEBRA-42");
+    let old_slot = slot_dir(&env.home, &project);
+
+    // The receiver's key, where lokust looks without -i.
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    let key = env.home.join(".ssh/id_ed25519");
+    crate::util::run_ok(
+        Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", ""]).arg("-f").arg(&key),
+    );
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let sealed = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(&project)
+        .env("PWD", &project)
+        .args(["--bundle", "-q", "--encrypt-to", public.trim()])
+        .output()
+        .unwrap();
+    assert!(sealed.status.success(), "{}", String::from_utf8_lossy(&sealed.stderr));
+    assert!(sealed.stdout.starts_with(b"age-encryption.org/v1\n"));
+    assert!(!String::from_utf8_lossy(&sealed.stdout).contains("ZEBRA-42"));
+    std::fs::remove_dir_all(&old_slot).unwrap();
+    std::fs::remove_dir_all(&project).unwrap();
+
+    let target = env.root.path().join("other machine/pro.ject");
+    env.cmd("lokust-shell-restore")
+        .args(["-", "--to"])
+        .arg(&target)
+        .write_stdin(sealed.stdout)
+        .assert()
+        .success();
+    let before = api.bodies().len();
+    let out = claude(&bin, &api, &env.home, &target, &["-p", "--resume", &id, "which word?"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let bodies = api.bodies();
+    let sent = bodies[before..].iter().find(|b| b.contains("which word?")).expect("the resumed request");
+    assert!(sent.contains("ZEBRA-42"), "the earlier turns were not sent: {sent}");
+}

@@ -27,3 +27,5 @@ mod restore;
 mod trust;
 // The real Claude Code CLI resumes a moved conversation against a local Messages API stand-in.
 mod claude_cli;
+// Sealed .lok files against the age and age-keygen programs and ssh-keygen's keys.
+mod seal;

@@ -12,14 +12,13 @@ use crate::probe::Probe;
 use crate::summary;
 
 pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
+    let probe = Probe::from_process().unwrap_or_default();
+    let keys = crate::seal::Keys::new(&args.keys.identity, &probe);
     let file = match (&args.file, args.latest) {
         (Some(f), _) => f.clone(),
-        (None, _) => {
-            let probe = Probe::from_process().context("could not read the working directory")?;
-            latest::find_for_user(&probe)?
-        }
+        (None, _) => latest::find_for_user(&probe)?,
     };
-    let lok = Lok::read_path(&file)?;
+    let lok = crate::seal::read_lok(&file, &keys)?;
     if args.json {
         lok.write_to(&mut *out).context("could not write the JSON")?;
     } else {

@@ -11,8 +11,9 @@ use crate::exit;
 use crate::human::size;
 use crate::lok::{Lok, ShellLok};
 use crate::probe::Probe;
-use crate::restore::{self, Action, RestoreOptions, RestoreOutcome, Source};
+use crate::restore::{self, Action, RestoreOptions, RestoreOutcome};
 use crate::sanitize::for_terminal as safe;
+use crate::seal;
 use crate::shell::{Quote, posix_quote};
 
 pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
@@ -26,9 +27,10 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         )?,
     };
     let claude_dir = std::path::absolute(&claude_dir).unwrap_or(claude_dir);
+    let keys = seal::Keys::new(&args.keys.identity, &probe);
     let (file, to) = if args.latest {
         let file = crate::latest::find_for_user(&probe)?;
-        let lok = match Lok::read_path(&file)? {
+        let lok = match seal::read_lok(&file, &keys)? {
             Lok::Shell(s) => s,
             Lok::Coordination(_) => {
                 bail!("{} is a coordination session; see lokust-shell inspect", file.display())
@@ -52,7 +54,8 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         max_size: args.max_size,
         trust_config: args.trust_config,
     };
-    let outcome = match restore::restore(Source::from_arg(&file), &opts) {
+    let outcome = match restore::Source::open(&file, &keys).and_then(|source| restore::restore(source, &opts))
+    {
         Ok(o) => o,
         // A signal can surface as another error (a pipe closed by the same Ctrl-C).
         Err(e)

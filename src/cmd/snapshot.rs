@@ -13,6 +13,7 @@ use crate::hook;
 use crate::lok::Lok;
 use crate::probe::Probe;
 use crate::redact::Report;
+use crate::seal;
 use crate::snapshot::{self, Options, Snapshot};
 use crate::summary;
 use crate::tmux;
@@ -46,7 +47,10 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         ));
     }
     let mut opts = options(args)?;
-    let destination = destination(args, &probe)?;
+    // Recipients are checked (or the passphrase asked) before any work is done.
+    let sealer = args.seal.options(&probe).sealer()?;
+    let sealed_to = sealer.as_ref().map(|s| s.labels.join(", "));
+    let destination = destination(args, &probe, sealer.is_some())?;
     // --tmux SESSION describes that session's active pane, as lokust-tmux export does:
     // its directory and shell (unless given) and its scrollback.
     let server = tmux::Server::new(None, None, &probe);
@@ -97,23 +101,29 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     let mut stats = None;
     let lok = Lok::Shell(Box::new(snap.lok.clone()));
-    let written = match &destination {
-        Destination::Stdout => {
-            let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
-            let n = match &plan {
-                Some(plan) => {
-                    let mut counted = bundle::Counting { inner: &mut out, count: 0 };
-                    stats = Some(bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut counted)?);
-                    counted.count
-                }
+    // Written through the sealer (when sealing) into a counter of the bytes that land.
+    let fill =
+        |out: &mut dyn Write, sealer: Option<seal::Sealer>| -> anyhow::Result<Option<bundle::BundleStats>> {
+            let mut out = seal::Output::new(out, sealer)?;
+            let stats = match &plan {
+                Some(plan) => Some(bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut out)?),
                 None => {
-                    let json = lok.to_json_string();
-                    out.write_all(json.as_bytes())?;
-                    json.len() as u64
+                    lok.write_to(&mut out)?;
+                    None
                 }
             };
-            out.flush()?;
-            n
+            out.finish()?;
+            Ok(stats)
+        };
+    let written = match &destination {
+        Destination::Stdout => {
+            let mut counted = bundle::Counting {
+                inner: io::BufWriter::with_capacity(256 * 1024, io::stdout().lock()),
+                count: 0,
+            };
+            stats = fill(&mut counted, sealer)?;
+            counted.flush()?;
+            counted.count
         }
         Destination::File(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
@@ -121,22 +131,12 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             {
                 bail!("cannot write {}: the directory {} does not exist", path.display(), dir.display());
             }
-            match &plan {
-                Some(plan) => {
-                    let mut result = None;
-                    fsutil::write_private_atomic(path, |f| {
-                        let out = io::BufWriter::with_capacity(256 * 1024, f);
-                        let r = bundle::write_lok(&snap.lok, plan, &bundle_opts, out)
-                            .map_err(|e| io::Error::other(format!("{e:#}")))?;
-                        result = Some(r);
-                        Ok(())
-                    })
-                    .with_context(|| format!("could not write {}", path.display()))?;
-                    stats = result;
-                }
-                None => fsutil::write_private_atomic(path, |f| lok.write_to(f))
-                    .with_context(|| format!("could not write {}", path.display()))?,
-            }
+            fsutil::write_private_atomic(path, |f| {
+                let mut out = io::BufWriter::with_capacity(256 * 1024, f);
+                stats = fill(&mut out, sealer).map_err(|e| io::Error::other(format!("{e:#}")))?;
+                out.flush()
+            })
+            .with_context(|| format!("could not write {}", path.display()))?;
             std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
         }
     };
@@ -158,7 +158,11 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             Destination::Stdout => "standard output".to_string(),
             Destination::File(p) => p.display().to_string(),
         };
-        print_summary(&snap, stats.as_ref(), &name, written, &mut io::stderr().lock())?;
+        let mut err = io::stderr().lock();
+        print_summary(&snap, stats.as_ref(), &name, written, &mut err)?;
+        if let Some(to) = &sealed_to {
+            writeln!(err, "Sealed:      with age, for {}", crate::sanitize::for_terminal(to))?;
+        }
     }
     Ok(exit::SUCCESS)
 }
@@ -248,6 +252,7 @@ fn live(args: &SnapshotArgs, pid: u32) -> u8 {
                 history_lines: args.history_lines,
                 interval: args.interval.map(std::time::Duration::from_secs),
                 as_of_us,
+                seal: args.seal.options(&probe),
             },
         )
     })();
@@ -260,7 +265,7 @@ fn live(args: &SnapshotArgs, pid: u32) -> u8 {
     }
 }
 
-fn destination(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Destination> {
+fn destination(args: &SnapshotArgs, probe: &Probe, sealed: bool) -> anyhow::Result<Destination> {
     match args.output.as_ref().or(args.file.as_ref()) {
         Some(p) if p == Path::new("-") => Ok(Destination::Stdout),
         Some(p) => Ok(Destination::File(p.clone())),
@@ -277,7 +282,8 @@ fn destination(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Destination
             let host = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
             let host: String =
                 host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
-            Ok(Destination::File(dir.join(format!("{host}-{stamp}.lok"))))
+            let suffix = if sealed { seal::SUFFIX } else { "" };
+            Ok(Destination::File(dir.join(format!("{host}-{stamp}.lok{suffix}"))))
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::exit;
 use crate::fsutil;
 use crate::lok::Lok;
 use crate::probe::Probe;
+use crate::seal;
 use crate::tmux::{self, ExportOptions, ImportOptions, Server};
 
 fn server(cli: &TmuxCli, probe: &Probe) -> Server {
@@ -58,6 +59,8 @@ fn export_to(
     server: &Server,
     args: &ExportArgs,
 ) -> anyhow::Result<Option<(std::path::PathBuf, u64, u64)>> {
+    // Recipients are checked (or the passphrase asked) before the pane is read.
+    let sealer = args.seal.options(probe).sealer()?;
     let opts = ExportOptions {
         target: args.target.clone(),
         bundle: args.bundle,
@@ -71,29 +74,33 @@ fn export_to(
         }
     }
     let lok = Lok::Shell(Box::new(snap.lok.clone()));
-    // The bundle streams into the file as it is written, never whole in memory.
-    let write = |out: &mut dyn Write| -> io::Result<u64> {
-        match &exported.bundle {
-            Some(plan) => bundle::write_lok(&snap.lok, plan, &bundle::BundleOptions::default(), out)
+    // The bundle streams into the file (through the sealer, when sealing) as it is
+    // written, never whole in memory.
+    let write = |out: &mut dyn Write, sealer: Option<seal::Sealer>| -> io::Result<u64> {
+        let mut out = seal::Output::new(out, sealer)?;
+        let secrets = match &exported.bundle {
+            Some(plan) => bundle::write_lok(&snap.lok, plan, &bundle::BundleOptions::default(), &mut out)
                 .map(|stats| stats.redactions.values)
-                .map_err(|e| io::Error::other(format!("{e:#}"))),
-            None => lok.write_to(out).map(|()| 0),
-        }
+                .map_err(|e| io::Error::other(format!("{e:#}")))?,
+            None => lok.write_to(&mut out).map(|()| 0)?,
+        };
+        out.finish()?;
+        Ok(secrets)
     };
     let path = match &args.output {
         Some(p) if p == Path::new("-") => {
             let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
-            write(&mut out)?;
+            write(&mut out, sealer)?;
             out.flush()?;
             return Ok(None);
         }
         Some(p) => p.clone(),
-        None => tmux::export_path(probe, &exported.pane)?,
+        None => tmux::export_path(probe, &exported.pane, sealer.is_some())?,
     };
     let mut bundle_secrets = 0;
     fsutil::write_private_atomic(&path, |f| {
         let mut out = io::BufWriter::with_capacity(256 * 1024, f);
-        bundle_secrets = write(&mut out)?;
+        bundle_secrets = write(&mut out, sealer)?;
         out.flush()
     })
     .with_context(|| format!("could not write {}", path.display()))?;
@@ -114,7 +121,8 @@ pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
         session: args.session.clone(),
         deadline: exec::default_deadline(),
     };
-    let imported = tmux::import(&probe, &server, &args.file, &opts)?;
+    let keys = crate::seal::Keys::new(&args.keys.identity, &probe);
+    let imported = tmux::import(&probe, &server, &args.file, &opts, &keys)?;
     for w in &imported.warnings {
         exit::warn(w);
     }

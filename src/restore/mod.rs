@@ -66,6 +66,25 @@ impl Source {
             Source::Reader(_, name) => name.clone(),
         }
     }
+
+    /// The file as restore reads it. A sealed file is opened and streamed through the same
+    /// path as standard input: every chunk is authenticated as it is read, the bundle goes
+    /// into the temp dir, and nothing is renamed into place until the last chunk has been
+    /// authenticated and the whole document checked, so a cut or changed file leaves
+    /// nothing behind. One pass: the plaintext is never kept, in memory or on disk.
+    pub fn open(file: &Path, keys: &crate::seal::Keys) -> anyhow::Result<Source> {
+        let name = crate::lok::display_name(file);
+        if file == Path::new("-") {
+            let (_, r) = crate::seal::open_any(io::stdin(), None, &name, keys)?;
+            return Ok(Source::Reader(r, name));
+        }
+        let f = std::fs::File::open(file).with_context(|| format!("could not read {name}"))?;
+        let regular = f.metadata().is_ok_and(|m| m.is_file());
+        let (sealed, r) = crate::seal::open_any(f, Some(file), &name, keys)?;
+        // A plain regular file keeps restore's own two passes over it (check, then extract);
+        // a pipe can be read only once, so what was read of it goes on as a stream.
+        Ok(if sealed || !regular { Source::Reader(r, name) } else { Source::from_arg(file) })
+    }
 }
 
 /// How to restore.
