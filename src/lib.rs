@@ -1,6 +1,7 @@
 //! lokust: snapshot a terminal session into a portable `.lok` file and restore it on
 //! another machine, at another path, without leaking a credential.
 
+pub mod agent;
 pub mod bundle;
 pub mod capture;
 pub mod cli;

@@ -1,0 +1,3 @@
+//! Agents whose conversations lokust moves with a project, one module each.
+
+pub mod gemini;
