@@ -25,3 +25,5 @@ mod restore;
 mod trust;
 // The real Claude Code CLI resumes a moved conversation against a local Messages API stand-in.
 mod claude_cli;
+// The real Gemini CLI resumes a moved conversation against a local Gemini API stand-in.
+mod gemini_cli;

@@ -1,0 +1,440 @@
+//! The real Gemini CLI resumes a conversation that lokust moved: it runs headless under
+//! `env -i` with a private home, against a local stand-in of the Gemini API on 127.0.0.1
+//! that records what the CLI sends, so a test sees the earlier turns go out again.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use lokust::agent::gemini;
+
+/// The CLI installed by `scripts/agent-clis` (npm, into target/agent-clis/gemini).
+fn gemini_bin() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/gemini/node_modules/.bin/gemini");
+    if bin.exists() {
+        return Some(bin);
+    }
+    assert!(std::env::var_os("CI").is_none(), "the Gemini CLI is required in CI: run ./scripts/agent-clis");
+    eprintln!("skipped: {} is not installed (./scripts/agent-clis installs it)", bin.display());
+    None
+}
+
+const REPLY: &str = "STAND-IN-REPLY";
+
+/// A stand-in of the Gemini API: the router's JSON call gets a fixed score, every
+/// streamed call a short answer, and each streamed request body is kept.
+struct GeminiApi {
+    port: u16,
+    bodies: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl GeminiApi {
+    fn start() -> GeminiApi {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (bodies, stop) = (Arc::clone(&bodies), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                // Bounded: the server gives up after ten minutes whatever happens.
+                let deadline = Instant::now() + Duration::from_secs(600);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let bodies = Arc::clone(&bodies);
+                            std::thread::spawn(move || {
+                                let _ = serve(stream, &bodies);
+                            });
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                    }
+                }
+            })
+        };
+        GeminiApi { port, bodies, stop, thread: Some(thread) }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn bodies(&self) -> Vec<String> {
+        self.bodies.lock().unwrap().clone()
+    }
+}
+
+impl Drop for GeminiApi {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn respond(out: &mut TcpStream, content_type: &str, body: &str) -> std::io::Result<()> {
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// One HTTP/1.1 connection: requests until the client closes it.
+fn serve(stream: TcpStream, bodies: &Mutex<Vec<String>>) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut out = stream;
+    for _ in 0..100 {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line)? == 0 {
+            return Ok(());
+        }
+        let mut length = 0usize;
+        let mut chunked = false;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                chunked = true;
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                let mut size = String::new();
+                reader.read_line(&mut size)?;
+                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                let mut chunk = vec![0; n + 2];
+                reader.read_exact(&mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+        } else {
+            body.resize(length, 0);
+            reader.read_exact(&mut body)?;
+        }
+        let path = request_line.split_whitespace().nth(1).unwrap_or("");
+        if path.contains(":streamGenerateContent") {
+            bodies.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+            let event = serde_json::json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": REPLY}]}, "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}
+            });
+            respond(&mut out, "text/event-stream", &format!("data: {event}\r\n\r\n"))?;
+        } else if path.contains(":generateContent") {
+            // The model router asks for a complexity score in JSON.
+            let score =
+                serde_json::json!({"complexity_reasoning": "simple", "complexity_score": 10}).to_string();
+            let reply = serde_json::json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": score}]}, "finishReason": "STOP"}]
+            });
+            respond(&mut out, "application/json", &reply.to_string())?;
+        } else {
+            respond(&mut out, "application/json", "{}")?;
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// Where the CLI keeps its state, and how it is told so.
+struct Home {
+    /// `HOME` for the CLI.
+    home: PathBuf,
+    /// `GEMINI_CLI_HOME`, when the test sets it.
+    cli_home: Option<PathBuf>,
+}
+
+impl Home {
+    fn gh(&self) -> PathBuf {
+        self.cli_home.as_ref().unwrap_or(&self.home).join(".gemini")
+    }
+
+    /// The receiver's own settings: offline, API-key auth, no trust prompt, no telemetry.
+    fn write_settings(&self) {
+        let settings = serde_json::json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false}
+        });
+        std::fs::create_dir_all(self.gh()).unwrap();
+        std::fs::write(self.gh().join("settings.json"), settings.to_string()).unwrap();
+    }
+
+    /// Everything the CLI wrote except the settings: a machine that never saw the chat.
+    fn wipe_keeping_settings(&self) {
+        for entry in std::fs::read_dir(self.gh()).unwrap().flatten() {
+            if entry.file_name() == "settings.json" {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+}
+
+/// Runs the CLI under `env -i`: only a private home, PATH and the stand-in's address.
+fn gemini(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("120")
+        .arg("env")
+        .arg("-i")
+        .arg(format!("HOME={}", home.home.display()))
+        .arg("PATH=/usr/local/bin:/usr/bin:/bin")
+        .arg("GEMINI_API_KEY=dummy")
+        .arg(format!("GOOGLE_GEMINI_BASE_URL={}", api.url()))
+        // No relaunched child node process, so `timeout` kills the one that runs.
+        .arg("GEMINI_CLI_NO_RELAUNCH=true");
+    if let Some(h) = &home.cli_home {
+        cmd.arg(format!("GEMINI_CLI_HOME={}", h.display()));
+    }
+    cmd.arg(bin).args(args).current_dir(cwd);
+    cmd.output().expect("run gemini")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs `gemini -p PROMPT -o json` in `cwd` and returns the session id.
+fn new_conversation(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, prompt: &str) -> String {
+    let out = gemini(bin, api, home, cwd, &["-p", prompt, "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let result: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    assert_eq!(result["response"], REPLY, "{}", text(&out));
+    result["session_id"].as_str().expect("session id").to_string()
+}
+
+/// Resumes `id` in `cwd` with a new prompt and returns the body of the request that
+/// carried it.
+fn resume(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, id: &str, prompt: &str) -> String {
+    let before = api.bodies().len();
+    let out = gemini(bin, api, home, cwd, &["-p", prompt, "--resume", id, "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let bodies = api.bodies();
+    bodies[before..]
+        .iter()
+        .find(|b| b.contains(prompt))
+        .cloned()
+        .unwrap_or_else(|| panic!("no request: {}", text(&out)))
+}
+
+/// Moves the chats of `from` to `to` through the adapter, as snapshot and restore do.
+fn carry(home: &Home, from: &Path) -> (Vec<gemini::Incoming>, gemini::Collected) {
+    let root = std::fs::canonicalize(from).unwrap();
+    let collected = gemini::collect(&home.gh(), root.to_str().unwrap());
+    let files = collected
+        .files
+        .iter()
+        .map(|c| gemini::Incoming { rel: c.rel.clone(), data: gemini::read_carried(c).unwrap() })
+        .collect();
+    (files, collected)
+}
+
+fn place(home: &Home, to: &Path, files: &[gemini::Incoming]) -> gemini::Placed {
+    std::fs::create_dir_all(to).unwrap();
+    let root = std::fs::canonicalize(to).unwrap();
+    gemini::restore(&home.gh(), root.to_str().unwrap(), files, SystemTime::now()).unwrap()
+}
+
+fn setup(cli_home: bool) -> (tempfile::TempDir, Home) {
+    let tmp = tempfile::Builder::new().prefix("lokust-gemini-").tempdir().unwrap();
+    let home =
+        Home { home: tmp.path().join("home"), cli_home: cli_home.then(|| tmp.path().join("cli home")) };
+    std::fs::create_dir_all(&home.home).unwrap();
+    home.write_settings();
+    (tmp, home)
+}
+
+/// The chat files of session `id` in the project folder `dir`.
+fn files_of(dir: &Path, id: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir.join("chats"))
+        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(p)
+                .is_ok_and(|b| gemini::parse_chat(&b).and_then(|c| c.session_id).as_deref() == Some(id))
+        })
+        .collect()
+}
+
+fn run_move(cli_home: bool, through_link: bool) {
+    let Some(bin) = gemini_bin() else { return };
+    let (tmp, home) = setup(cli_home);
+    let api = GeminiApi::start();
+    let project = tmp.path().join("orig/proj_orig");
+    std::fs::create_dir_all(&project).unwrap();
+
+    let id = new_conversation(&bin, &api, &home, &project, "remember the word ZEBRA-42");
+    let chats = home.gh().join("tmp/proj-orig/chats");
+    let names: Vec<String> = std::fs::read_dir(&chats)
+        .unwrap_or_else(|e| panic!("{}: {e}", chats.display()))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("session-") && n.ends_with(&format!("-{}.jsonl", &id[..8]))),
+        "{names:?}"
+    );
+    if cli_home {
+        assert!(!home.home.join(".gemini").exists(), "GEMINI_CLI_HOME set, yet ~/.gemini was written");
+    }
+
+    let (files, collected) = carry(&home, &project);
+    assert_eq!(collected.sessions.len(), 1);
+    assert_eq!(collected.sessions[0].id, id);
+    home.wipe_keeping_settings();
+    std::fs::remove_dir_all(&project).unwrap();
+
+    let real_parent = tmp.path().join("new home");
+    std::fs::create_dir_all(&real_parent).unwrap();
+    let parent = if through_link {
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&real_parent, &link).unwrap();
+        link
+    } else {
+        real_parent
+    };
+    let target = parent.join("re.named dir/ünïcödé 日本");
+    std::fs::create_dir_all(&target).unwrap();
+    // Before the restore the conversation is not there: the control for what follows.
+    let out = gemini(&bin, &api, &home, &target, &["-p", "hello", "--resume", &id]);
+    assert!(!out.status.success(), "{}", text(&out));
+
+    let placed = place(&home, &target, &files);
+    assert_eq!(placed.resume_command(), Some(format!("gemini --resume {id}")));
+    let sent = resume(&bin, &api, &home, &target, &id, "which word?");
+    let request: serde_json::Value = serde_json::from_str(&sent).unwrap();
+    let contents = request["contents"].to_string();
+    assert!(contents.contains("ZEBRA-42") && contents.contains(REPLY), "earlier turns missing: {contents}");
+}
+
+#[test]
+fn a_conversation_resumes_at_a_path_with_a_dot_a_space_and_non_ascii_letters() {
+    run_move(false, false);
+}
+
+#[test]
+fn a_conversation_resumes_through_a_symlinked_parent() {
+    run_move(false, true);
+}
+
+#[test]
+fn a_conversation_resumes_with_gemini_cli_home_set() {
+    run_move(true, false);
+}
+
+/// The CLI deletes a session whose `lastUpdated` (inside the file) is older than 30 days at
+/// its next launch in the project; a restored 40-day-old session must survive that.
+#[test]
+fn a_session_last_updated_40_days_ago_still_resumes_after_the_restore() {
+    let Some(bin) = gemini_bin() else { return };
+    let (tmp, home) = setup(false);
+    let api = GeminiApi::start();
+    let project = tmp.path().join("orig/project");
+    std::fs::create_dir_all(&project).unwrap();
+    let old_id = new_conversation(&bin, &api, &home, &project, "the old word is OKAPI-7");
+    let new_id = new_conversation(&bin, &api, &home, &project, "the new word is LYNX-9");
+    let folder = home.gh().join("tmp/project");
+    let forty_days_ago = gemini::iso(SystemTime::now() - Duration::from_secs(40 * 86_400));
+    for file in files_of(&folder, &old_id) {
+        let aged = gemini::set_last_updated(&std::fs::read(&file).unwrap(), &forty_days_ago);
+        std::fs::write(&file, aged).unwrap();
+    }
+    let (files, collected) = carry(&home, &project);
+    let ids: Vec<&str> = collected.sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, [old_id.as_str(), new_id.as_str()], "oldest first");
+
+    // The control: left as it is, the CLI deletes the old session at its next launch here.
+    new_conversation(&bin, &api, &home, &project, "a third one");
+    assert!(
+        files_of(&folder, &old_id).is_empty(),
+        "the CLI kept a 40-day-old session: retention not exercised"
+    );
+
+    home.wipe_keeping_settings();
+    let target = tmp.path().join("moved.d/é ü");
+    let placed = place(&home, &target, &files);
+    assert_eq!(placed.refreshed, std::slice::from_ref(&old_id));
+    assert_eq!(placed.newest.as_deref(), Some(new_id.as_str()));
+    // A launch there runs the CLI's cleanup before anything is resumed.
+    new_conversation(&bin, &api, &home, &target, "a fresh start");
+    for (id, word) in [(&new_id, "LYNX-9"), (&old_id, "OKAPI-7")] {
+        let sent = resume(&bin, &api, &home, &target, id, "which word?");
+        assert!(sent.contains(word), "{id}: the earlier turn was not sent");
+    }
+}
+
+/// The new path is already a Gemini project of the receiver, with a checkpoint marker that
+/// names another path (left by a hand move): the chats merge into that folder, the marker
+/// is fixed, and both the receiver's and the moved conversation resume.
+#[test]
+fn restoring_where_the_path_is_already_a_project_merges_into_its_folder() {
+    let Some(bin) = gemini_bin() else { return };
+    let (tmp, home) = setup(false);
+    let api = GeminiApi::start();
+    let project = tmp.path().join("orig/project");
+    std::fs::create_dir_all(&project).unwrap();
+    let moved_id = new_conversation(&bin, &api, &home, &project, "the moved word is HERON-3");
+    let (files, _) = carry(&home, &project);
+    home.wipe_keeping_settings();
+
+    let target = tmp.path().join("there/Work.Tree");
+    std::fs::create_dir_all(&target).unwrap();
+    let own_id = new_conversation(&bin, &api, &home, &target, "the receiver's word is MOLE-5");
+    let registry: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.gh().join("projects.json")).unwrap()).unwrap();
+    let real = std::fs::canonicalize(&target).unwrap();
+    let own = registry["projects"][real.to_str().unwrap()].as_str().unwrap().to_string();
+    let history = home.gh().join("history").join(&own);
+    std::fs::create_dir_all(&history).unwrap();
+    std::fs::write(history.join(".project_root"), "/somewhere/else").unwrap();
+
+    let placed = place(&home, &target, &files);
+    assert_eq!(placed.folder, home.gh().join("tmp").join(&own));
+    assert_eq!(placed.fixed_markers, [history.join(".project_root")]);
+    let with_marker: Vec<_> = std::fs::read_dir(home.gh().join("tmp"))
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join(".project_root")).is_ok_and(|m| Path::new(&m) == real)
+        })
+        .collect();
+    assert_eq!(with_marker.len(), 1, "one folder for one path");
+    for (id, word) in [(&moved_id, "HERON-3"), (&own_id, "MOLE-5")] {
+        let sent = resume(&bin, &api, &home, &target, id, "which word?");
+        assert!(sent.contains(word), "{id}: the earlier turn was not sent");
+    }
+}
