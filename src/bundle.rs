@@ -52,11 +52,13 @@ pub struct BundleOptions {
     pub level: u32,
     /// Show a progress bar on stderr (the caller decides: a terminal, a large project).
     pub progress: bool,
+    /// Further payloads, written as the `bundles` array after `bundle` (see [`crate::bundles`]).
+    pub elements: Vec<Value>,
 }
 
 impl Default for BundleOptions {
     fn default() -> Self {
-        BundleOptions { redact: true, threads: 0, level: 6, progress: false }
+        BundleOptions { redact: true, threads: 0, level: 6, progress: false, elements: Vec::new() }
     }
 }
 
@@ -736,9 +738,14 @@ pub fn write_lok<W: Write>(
     stats.uncompressed_bytes = total;
     write!(
         out,
-        "\",\n    \"uncompressed_bytes\": {},\n    \"base64_bytes\": {}\n  }}\n}}\n",
+        "\",\n    \"uncompressed_bytes\": {},\n    \"base64_bytes\": {}\n  }}",
         stats.uncompressed_bytes, stats.base64_bytes
     )?;
+    if !opts.elements.is_empty() {
+        let elements = serde_json::to_string(&opts.elements).context("could not serialise bundles")?;
+        write!(out, ",\n  \"bundles\": {elements}")?;
+    }
+    writeln!(out, "\n}}")?;
     out.flush()?;
     Ok(stats)
 }

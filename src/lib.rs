@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod bundle;
+pub mod bundles;
 pub mod capture;
 pub mod cli;
 pub mod cmd;

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use lokust::agent::gemini;
 
+use crate::util::TestEnv;
+
 /// The CLI installed by `scripts/agent-clis` (npm, into target/agent-clis/gemini).
 fn gemini_bin() -> Option<PathBuf> {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/gemini/node_modules/.bin/gemini");
@@ -250,31 +252,40 @@ fn resume(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, id: &str, prompt
         .unwrap_or_else(|| panic!("no request: {}", text(&out)))
 }
 
-/// Moves the chats of `from` to `to` through the adapter, as snapshot and restore do.
-fn carry(home: &Home, from: &Path) -> (Vec<gemini::Incoming>, gemini::Collected) {
-    let root = std::fs::canonicalize(from).unwrap();
-    let collected = gemini::collect(&home.gh(), root.to_str().unwrap());
-    let files = collected
-        .files
-        .iter()
-        .map(|c| gemini::Incoming { rel: c.rel.clone(), data: gemini::read_carried(c).unwrap() })
-        .collect();
-    (files, collected)
+/// `lokust-shell-snapshot --bundle` in `project` (which also gets a Claude Code project,
+/// since `--bundle` starts from one), as the user runs it.
+fn snapshot(env: &TestEnv, home: &Home, project: &Path) -> PathBuf {
+    crate::bundle::make_project(env, project);
+    let lok = env.root.path().join("moved.lok");
+    let mut cmd = env.cmd("lokust-shell-snapshot");
+    if let Some(h) = &home.cli_home {
+        cmd.env("GEMINI_CLI_HOME", h);
+    }
+    cmd.current_dir(project).env("PWD", project).arg("--bundle").arg("-o").arg(&lok).assert().success();
+    lok
 }
 
-fn place(home: &Home, to: &Path, files: &[gemini::Incoming]) -> gemini::Placed {
-    std::fs::create_dir_all(to).unwrap();
-    let root = std::fs::canonicalize(to).unwrap();
-    gemini::restore(&home.gh(), root.to_str().unwrap(), files, SystemTime::now()).unwrap()
+/// `lokust-shell-restore LOK --to TARGET`; returns its standard output.
+fn restore(env: &TestEnv, home: &Home, lok: &Path, target: &Path) -> String {
+    let mut cmd = env.cmd("lokust-shell-restore");
+    if let Some(h) = &home.cli_home {
+        cmd.env("GEMINI_CLI_HOME", h);
+    }
+    let out = cmd.arg(lok).arg("--to").arg(target).assert().success();
+    String::from_utf8_lossy(&out.get_output().stdout).into_owned()
 }
 
-fn setup(cli_home: bool) -> (tempfile::TempDir, Home) {
-    let tmp = tempfile::Builder::new().prefix("lokust-gemini-").tempdir().unwrap();
-    let home =
-        Home { home: tmp.path().join("home"), cli_home: cli_home.then(|| tmp.path().join("cli home")) };
-    std::fs::create_dir_all(&home.home).unwrap();
+/// The Gemini conversations a `.lok` carries, as `inspect` lists them.
+fn inspected(env: &TestEnv, lok: &Path) -> String {
+    let out = env.cmd("lokust-shell").arg("inspect").arg(lok).assert().success();
+    String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+}
+
+fn setup(cli_home: bool) -> (TestEnv, Home) {
+    let env = TestEnv::new();
+    let home = Home { home: env.home.clone(), cli_home: cli_home.then(|| env.root.path().join("cli home")) };
     home.write_settings();
-    (tmp, home)
+    (env, home)
 }
 
 /// The chat files of session `id` in the project folder `dir`.
@@ -292,9 +303,9 @@ fn files_of(dir: &Path, id: &str) -> Vec<PathBuf> {
 
 fn run_move(cli_home: bool, through_link: bool) {
     let Some(bin) = gemini_bin() else { return };
-    let (tmp, home) = setup(cli_home);
+    let (env, home) = setup(cli_home);
     let api = GeminiApi::start();
-    let project = tmp.path().join("orig/proj_orig");
+    let project = env.root.path().join("orig/proj_orig");
     std::fs::create_dir_all(&project).unwrap();
 
     let id = new_conversation(&bin, &api, &home, &project, "remember the word ZEBRA-42");
@@ -312,16 +323,17 @@ fn run_move(cli_home: bool, through_link: bool) {
         assert!(!home.home.join(".gemini").exists(), "GEMINI_CLI_HOME set, yet ~/.gemini was written");
     }
 
-    let (files, collected) = carry(&home, &project);
-    assert_eq!(collected.sessions.len(), 1);
-    assert_eq!(collected.sessions[0].id, id);
+    let lok = snapshot(&env, &home, &project);
+    let listing = inspected(&env, &lok);
+    assert!(listing.contains("Gemini CLI conversations:") && listing.contains(&id), "{listing}");
+    assert!(listing.contains("remember the word ZEBRA-42"), "{listing}");
     home.wipe_keeping_settings();
     std::fs::remove_dir_all(&project).unwrap();
 
-    let real_parent = tmp.path().join("new home");
+    let real_parent = env.root.path().join("new home");
     std::fs::create_dir_all(&real_parent).unwrap();
     let parent = if through_link {
-        let link = tmp.path().join("link");
+        let link = env.root.path().join("link");
         std::os::unix::fs::symlink(&real_parent, &link).unwrap();
         link
     } else {
@@ -333,8 +345,8 @@ fn run_move(cli_home: bool, through_link: bool) {
     let out = gemini(&bin, &api, &home, &target, &["-p", "hello", "--resume", &id]);
     assert!(!out.status.success(), "{}", text(&out));
 
-    let placed = place(&home, &target, &files);
-    assert_eq!(placed.resume_command(), Some(format!("gemini --resume {id}")));
+    let said = restore(&env, &home, &lok, &target);
+    assert!(said.contains(&format!("gemini --resume {id}")), "{said}");
     let sent = resume(&bin, &api, &home, &target, &id, "which word?");
     let request: serde_json::Value = serde_json::from_str(&sent).unwrap();
     let contents = request["contents"].to_string();
@@ -361,9 +373,9 @@ fn a_conversation_resumes_with_gemini_cli_home_set() {
 #[test]
 fn a_session_last_updated_40_days_ago_still_resumes_after_the_restore() {
     let Some(bin) = gemini_bin() else { return };
-    let (tmp, home) = setup(false);
+    let (env, home) = setup(false);
     let api = GeminiApi::start();
-    let project = tmp.path().join("orig/project");
+    let project = env.root.path().join("orig/project");
     std::fs::create_dir_all(&project).unwrap();
     let old_id = new_conversation(&bin, &api, &home, &project, "the old word is OKAPI-7");
     let new_id = new_conversation(&bin, &api, &home, &project, "the new word is LYNX-9");
@@ -373,9 +385,10 @@ fn a_session_last_updated_40_days_ago_still_resumes_after_the_restore() {
         let aged = gemini::set_last_updated(&std::fs::read(&file).unwrap(), &forty_days_ago);
         std::fs::write(&file, aged).unwrap();
     }
-    let (files, collected) = carry(&home, &project);
-    let ids: Vec<&str> = collected.sessions.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, [old_id.as_str(), new_id.as_str()], "oldest first");
+    let lok = snapshot(&env, &home, &project);
+    let listing = inspected(&env, &lok);
+    let (at_old, at_new) = (listing.find(&old_id).unwrap(), listing.find(&new_id).unwrap());
+    assert!(at_old < at_new, "oldest first: {listing}");
 
     // The control: left as it is, the CLI deletes the old session at its next launch here.
     new_conversation(&bin, &api, &home, &project, "a third one");
@@ -385,10 +398,10 @@ fn a_session_last_updated_40_days_ago_still_resumes_after_the_restore() {
     );
 
     home.wipe_keeping_settings();
-    let target = tmp.path().join("moved.d/é ü");
-    let placed = place(&home, &target, &files);
-    assert_eq!(placed.refreshed, std::slice::from_ref(&old_id));
-    assert_eq!(placed.newest.as_deref(), Some(new_id.as_str()));
+    let target = env.root.path().join("moved.d/é ü");
+    let said = restore(&env, &home, &lok, &target);
+    assert!(said.contains("1 older conversations dated into Gemini's retention window"), "{said}");
+    assert!(said.contains(&format!("gemini --resume {new_id}")), "the newest is offered: {said}");
     // A launch there runs the CLI's cleanup before anything is resumed.
     new_conversation(&bin, &api, &home, &target, "a fresh start");
     for (id, word) in [(&new_id, "LYNX-9"), (&old_id, "OKAPI-7")] {
@@ -403,15 +416,15 @@ fn a_session_last_updated_40_days_ago_still_resumes_after_the_restore() {
 #[test]
 fn restoring_where_the_path_is_already_a_project_merges_into_its_folder() {
     let Some(bin) = gemini_bin() else { return };
-    let (tmp, home) = setup(false);
+    let (env, home) = setup(false);
     let api = GeminiApi::start();
-    let project = tmp.path().join("orig/project");
+    let project = env.root.path().join("orig/project");
     std::fs::create_dir_all(&project).unwrap();
     let moved_id = new_conversation(&bin, &api, &home, &project, "the moved word is HERON-3");
-    let (files, _) = carry(&home, &project);
+    let lok = snapshot(&env, &home, &project);
     home.wipe_keeping_settings();
 
-    let target = tmp.path().join("there/Work.Tree");
+    let target = env.root.path().join("there/Work.Tree");
     std::fs::create_dir_all(&target).unwrap();
     let own_id = new_conversation(&bin, &api, &home, &target, "the receiver's word is MOLE-5");
     let registry: serde_json::Value =
@@ -422,9 +435,10 @@ fn restoring_where_the_path_is_already_a_project_merges_into_its_folder() {
     std::fs::create_dir_all(&history).unwrap();
     std::fs::write(history.join(".project_root"), "/somewhere/else").unwrap();
 
-    let placed = place(&home, &target, &files);
-    assert_eq!(placed.folder, home.gh().join("tmp").join(&own));
-    assert_eq!(placed.fixed_markers, [history.join(".project_root")]);
+    let said = restore(&env, &home, &lok, &target);
+    let folder = home.gh().join("tmp").join(&own).join("chats");
+    assert!(said.contains(&folder.to_string_lossy().into_owned()), "{said}");
+    assert!(said.contains("fixed the marker"), "{said}");
     let with_marker: Vec<_> = std::fs::read_dir(home.gh().join("tmp"))
         .unwrap()
         .flatten()

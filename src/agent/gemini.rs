@@ -758,5 +758,87 @@ pub fn read_carried(c: &Carried) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The sessions in a list of element files, oldest first: the summary and `inspect` show
+/// these, read from the (redacted) files themselves.
+pub fn summarize(files: &[Incoming]) -> Vec<Session> {
+    let mut groups: BTreeMap<String, Session> = BTreeMap::new();
+    for f in files {
+        let parts: Vec<&str> = f.rel.split('/').collect();
+        let (id, chat) = match parts.as_slice() {
+            ["chats", _] => match parse_chat(&f.data) {
+                Some(c) => (c.session_id.clone().unwrap_or_default(), c),
+                None => continue,
+            },
+            ["chats", parent, _] => ((*parent).to_string(), ChatFile::default()),
+            [id, ..] => ((*id).to_string(), ChatFile::default()),
+            [] => continue,
+        };
+        let s = groups.entry(id.clone()).or_insert(Session {
+            id,
+            first_prompt: None,
+            turns: 0,
+            last_updated: None,
+            files: Vec::new(),
+        });
+        s.turns += chat.turns;
+        if s.first_prompt.is_none() {
+            s.first_prompt = chat.first_prompt;
+        }
+        if chat.last_updated > s.last_updated {
+            s.last_updated = chat.last_updated;
+        }
+        s.files.push(f.rel.clone());
+    }
+    let mut out: Vec<Session> = groups.into_values().filter(|s| s.turns > 0).collect();
+    out.sort_by(|a, b| a.last_updated.cmp(&b.last_updated).then(a.id.cmp(&b.id)));
+    out
+}
+
+/// The `gemini-project` element for `root` (a realpath), redacted unless `redact` is off;
+/// `None` when Gemini has no conversation there.
+pub fn element(
+    gh: &Path,
+    root: &str,
+    redact: bool,
+    report: &mut crate::redact::Report,
+) -> anyhow::Result<Option<(Value, Vec<Session>)>> {
+    let collected = collect(gh, root);
+    if collected.sessions.is_empty() {
+        return Ok(None);
+    }
+    let mut files = Vec::new();
+    for c in &collected.files {
+        let data = read_carried(c).with_context(|| format!("could not read {}", c.source.display()))?;
+        let data = if redact { crate::bundles::redact_file(&c.rel, &data, report) } else { data };
+        files.push(crate::bundles::File { rel: c.rel.clone(), data });
+    }
+    let incoming: Vec<Incoming> =
+        files.iter().map(|f| Incoming { rel: f.rel.clone(), data: f.data.clone() }).collect();
+    let sessions = summarize(&incoming);
+    let mut fields = Map::new();
+    fields.insert("project_dir".into(), root.into());
+    fields.insert(
+        "sessions".into(),
+        sessions
+            .iter()
+            .map(|s| {
+                serde_json::json!({"id": s.id, "first_prompt": s.first_prompt, "turns": s.turns,
+                    "last_updated": s.last_updated})
+            })
+            .collect(),
+    );
+    Ok(Some((crate::bundles::encode(KIND, &files, fields)?, sessions)))
+}
+
+/// The files of a `gemini-project` element, refused whole unless every one is allowed.
+pub fn from_element(element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Vec<Incoming>> {
+    let files: Vec<Incoming> = crate::bundles::decode(element, max_bytes)?
+        .into_iter()
+        .map(|f| Incoming { rel: f.rel, data: f.data })
+        .collect();
+    validate(&files)?;
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests;
