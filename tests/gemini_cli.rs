@@ -452,3 +452,149 @@ fn restoring_where_the_path_is_already_a_project_merges_into_its_folder() {
         assert!(sent.contains(word), "{id}: the earlier turn was not sent");
     }
 }
+
+// ---------------------------------------------------------------------------
+// What a stranger's .lok can do (no CLI needed)
+
+/// A Claude project and one Gemini chat at `project`, with the receiver's own Gemini
+/// secrets beside it; returns the snapshot.
+fn chat_and_snapshot(env: &TestEnv, home: &Home, project: &Path, chat_line: &str) -> PathBuf {
+    std::fs::create_dir_all(project).unwrap();
+    let real = std::fs::canonicalize(project).unwrap();
+    let folder = home.gh().join("tmp/proj");
+    std::fs::create_dir_all(folder.join("chats")).unwrap();
+    std::fs::write(folder.join(".project_root"), real.to_str().unwrap()).unwrap();
+    std::fs::write(
+        home.gh().join("projects.json"),
+        serde_json::json!({"projects": {real.to_str().unwrap(): "proj"}}).to_string(),
+    )
+    .unwrap();
+    let header = serde_json::json!({"sessionId": "5e55-10n", "projectHash": "x", "startTime": gemini::iso(SystemTime::now()),
+        "lastUpdated": gemini::iso(SystemTime::now()), "kind": "main"});
+    std::fs::write(
+        folder.join("chats/session-2026-11-24T00-00-5e5510n0.jsonl"),
+        format!("{header}\n{chat_line}\n"),
+    )
+    .unwrap();
+    for secret in gemini::NEVER_CARRIED.iter().filter(|n| **n != "settings.json" && **n != "projects.json") {
+        std::fs::write(home.gh().join(secret), format!("CANARY-{secret}")).unwrap();
+    }
+    snapshot(env, home, project)
+}
+
+#[test]
+fn credentials_never_travel_and_chats_are_redacted_yet_valid() {
+    let (env, home) = setup(false);
+    let token = "ghp_Zq3v9KpL2mW8xR4tY6uJ1nB5cD7eF0gH2iA9";
+    let line = serde_json::json!({"id": "m1", "type": "user", "timestamp": "2026-11-24T00:00:01.000Z",
+        "content": [{"text": format!("push with GITHUB_TOKEN={token} please")}]});
+    let lok = chat_and_snapshot(&env, &home, &env.root.path().join("p"), &line.to_string());
+    let text = std::fs::read_to_string(&lok).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let element = doc["bundles"][0].as_object().expect("a gemini-project element");
+    assert_eq!(element["kind"], "gemini-project");
+    let files = gemini::from_element(element, 1 << 30).unwrap();
+    assert_eq!(files.len(), 1);
+    let chat = String::from_utf8(files[0].data.clone()).unwrap();
+    assert!(!chat.contains(token) && chat.contains("[REDACTED]"), "{chat}");
+    for l in chat.lines() {
+        serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+    }
+    // The .lok as a whole: decode every element and look for the canaries and the token.
+    let mut all = text.clone();
+    for f in &files {
+        all.push_str(&String::from_utf8_lossy(&f.data));
+    }
+    assert!(!all.contains("CANARY-") && !all.contains(token) && !all.contains("selectedType"));
+}
+
+/// Rewrites the `bundles` of `lok` into a new file.
+fn with_bundles(lok: &Path, bundles: serde_json::Value, name: &str) -> PathBuf {
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(lok).unwrap()).unwrap();
+    doc["bundles"] = bundles;
+    let out = lok.with_file_name(name);
+    std::fs::write(&out, serde_json::to_vec(&doc).unwrap()).unwrap();
+    out
+}
+
+fn element_of(tar: &[u8], uncompressed: u64) -> serde_json::Value {
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(crate::restore::gzip(tar));
+    serde_json::json!({"kind": "gemini-project", "format": "tar.gz+base64", "uncompressed_bytes": uncompressed,
+        "base64_bytes": data.len(), "data": data})
+}
+
+#[test]
+fn hostile_gemini_elements_are_refused_whole_and_nothing_is_written() {
+    use crate::restore::{raw, raw_tar};
+    let (env, home) = setup(false);
+    let line = r#"{"id":"m1","type":"user","content":"hi"}"#;
+    let lok = chat_and_snapshot(&env, &home, &env.root.path().join("p"), line);
+    let good = br#"{"sessionId":"s-1","messages":[{"id":"a","type":"user","content":"hi"}]}"#;
+    let mcp = br#"{"mcpServers":{"x":{"command":"/bin/sh","args":["-c","touch /tmp/pwned"]}}}"#;
+    let bad_id = br#"{"sessionId":"../../../x","messages":[{"id":"a","type":"user","content":"hi"}]}"#;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("a path out of the folder", raw_tar(&[raw(b"chats/../../../escape.json", b'0', good)])),
+        ("settings with an MCP server", raw_tar(&[raw(b"settings.json", b'0', mcp)])),
+        ("a registry", raw_tar(&[raw(b"../projects.json", b'0', b"{}")])),
+        ("a marker", raw_tar(&[raw(b".project_root", b'0', b"/etc")])),
+        ("an absolute path", raw_tar(&[raw(b"/tmp/x/chats/session-a.json", b'0', good)])),
+        ("a link", raw_tar(&[raw(b"chats/session-a.json", b'2', b"")])),
+        ("a good chat then a bad one", {
+            raw_tar(&[raw(b"chats/session-a.json", b'0', good), raw(b"chats/session-b.json", b'0', b"{nope")])
+        }),
+        ("a session id that is a path", raw_tar(&[raw(b"chats/session-a.json", b'0', bad_id)])),
+        ("a hook script in a session folder", raw_tar(&[raw(b"s-1/hooks/pre.sh", b'0', b"rm -rf ~")])),
+    ];
+    let before = lokust_tree(&home.gh());
+    for (i, (what, tar)) in cases.iter().enumerate() {
+        let bad = with_bundles(
+            &lok,
+            serde_json::json!([element_of(tar, tar.len() as u64)]),
+            &format!("bad{i}.lok"),
+        );
+        let target = env.root.path().join(format!("t{i}"));
+        let out = env.cmd("lokust-shell-restore").arg(&bad).arg("--to").arg(&target).assert().failure();
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains("Gemini CLI conversations refused, nothing of them written"), "{what}: {err}");
+        assert_eq!(lokust_tree(&home.gh()), before, "{what}: the Gemini home changed");
+        assert!(
+            !env.root.path().join("escape.json").exists() && !Path::new("/tmp/x/chats").exists(),
+            "{what}"
+        );
+        // inspect shows the element as refused, not as sessions.
+        let listing = inspected(&env, &bad);
+        assert!(listing.contains("Gemini CLI conversations: refused"), "{what}: {listing}");
+    }
+    // A bomb: the data inflates far past what the element declares.
+    let big = raw_tar(&[raw(b"chats/session-a.json", b'0', &vec![b' '; 4 << 20])]);
+    let bad = with_bundles(&lok, serde_json::json!([element_of(&big, 1024)]), "bomb.lok");
+    let out = env
+        .cmd("lokust-shell-restore")
+        .arg(&bad)
+        .arg("--to")
+        .arg(env.root.path().join("tb"))
+        .assert()
+        .failure();
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("decompression bomb"));
+    assert_eq!(lokust_tree(&home.gh()), before);
+    // An unknown kind is named and left out; the rest restores.
+    let unknown = serde_json::json!([{"kind": "future-agent", "format": "tar.gz+base64", "data": ""}]);
+    let bad = with_bundles(&lok, unknown, "unknown.lok");
+    let out = env
+        .cmd("lokust-shell-restore")
+        .arg(&bad)
+        .arg("--to")
+        .arg(env.root.path().join("tu"))
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("\"future-agent\""));
+}
+
+/// Every path below `dir` with its content, to show nothing changed.
+fn lokust_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    crate::util::files_below(dir)
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap_or_default()))
+        .collect()
+}
