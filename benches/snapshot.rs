@@ -13,7 +13,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lokust::capture::history::{self, Format};
+use lokust::capture::history;
+use lokust::shell::Shell;
 
 const RUNS: usize = 50;
 
@@ -108,7 +109,7 @@ fn main() {
         (0..RUNS)
             .map(|_| {
                 let started = Instant::now();
-                let entries = history::read_tail(&big, Format::Zsh, 200).unwrap();
+                let entries = history::read_tail(&big, Shell::Zsh, 200).unwrap();
                 let took = started.elapsed();
                 assert_eq!(entries.len(), 200);
                 took

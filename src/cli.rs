@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 /// The environment and exit statuses, listed at the end of every `--help`.
 macro_rules! env_help {
@@ -297,14 +297,7 @@ fish: lokust-shell completions fish > ~/.config/fish/completions/lokust-shell.fi
 pub struct CompletionsArgs {
     /// The shell to complete for: zsh, bash or fish.
     #[arg(value_enum, hide_possible_values = true)]
-    pub shell: CompletionShell,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompletionShell {
-    Zsh,
-    Bash,
-    Fish,
+    pub shell: crate::shell::Shell,
 }
 
 /// Print the prompt hook for a shell.
@@ -329,7 +322,7 @@ After a crash, lokust-shell inspect --latest shows where you were.",
 pub struct InitArgs {
     /// The shell to print the hook for: zsh, bash or fish.
     #[arg(value_enum, hide_possible_values = true)]
-    pub shell: CompletionShell,
+    pub shell: crate::shell::Shell,
 }
 
 /// Redact secrets from text: standard input (or FILEs) to standard output.

@@ -15,10 +15,10 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 
-use crate::cli::CompletionShell;
 use crate::fsutil;
 use crate::lok::{Lok, ShellLok};
 use crate::probe::Probe;
+use crate::shell::{Quote, Shell, fish_quote, posix_quote};
 use crate::snapshot::{self, Options};
 
 /// The hook scripts, as committed in `shell-hooks/`.
@@ -35,26 +35,18 @@ const LOG_LIMIT: u64 = 64 * 1024;
 
 /// The hook script for `shell`, calling the binary at `exe` (the script's default is
 /// `lokust-shell` on PATH).
-pub fn script(shell: CompletionShell, exe: Option<&Path>) -> String {
-    let (text, marker, quote): (&str, &str, fn(&str) -> String) = match shell {
-        CompletionShell::Zsh => (ZSH, "__lokust_bin='lokust-shell'", sh_quote),
-        CompletionShell::Bash => (BASH, "__lokust_bin='lokust-shell'", sh_quote),
-        CompletionShell::Fish => (FISH, "__lokust_bin lokust-shell", fish_quote),
+pub fn script(shell: Shell, exe: Option<&Path>) -> String {
+    let (text, marker, quote): (&str, &str, fn(&str, Quote) -> String) = match shell {
+        Shell::Zsh => (ZSH, "__lokust_bin='lokust-shell'", posix_quote),
+        Shell::Bash => (BASH, "__lokust_bin='lokust-shell'", posix_quote),
+        Shell::Fish => (FISH, "__lokust_bin lokust-shell", fish_quote),
     };
-    let sep = if shell == CompletionShell::Fish { " " } else { "=" };
+    let sep = if shell == Shell::Fish { " " } else { "=" };
     match exe.and_then(Path::to_str) {
         // Only the line that sets __lokust_bin changes.
-        Some(exe) => text.replacen(marker, &format!("__lokust_bin{sep}{}", quote(exe)), 1),
+        Some(exe) => text.replacen(marker, &format!("__lokust_bin{sep}{}", quote(exe, Quote::Always)), 1),
         None => text.to_string(),
     }
-}
-
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-fn fish_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
 /// `$XDG_STATE_HOME/lokust/live`.
@@ -302,7 +294,7 @@ pub fn log(probe: &Probe, message: &str) {
     use std::os::unix::fs::OpenOptionsExt;
     open.mode(0o600);
     if let Ok(mut f) = open.open(&path) {
-        let _ = writeln!(f, "{} {message}", crate::summary::utc(probe.now_ms()));
+        let _ = writeln!(f, "{} {message}", crate::human::utc(probe.now_ms()));
     }
 }
 
@@ -334,11 +326,11 @@ mod tests {
 
     #[test]
     fn init_puts_the_binary_in_the_one_place() {
-        let zsh = script(CompletionShell::Zsh, Some(Path::new("/opt/it's/lokust-shell")));
+        let zsh = script(Shell::Zsh, Some(Path::new("/opt/it's/lokust-shell")));
         assert!(zsh.contains("__lokust_bin='/opt/it'\\''s/lokust-shell'"), "{zsh}");
-        let fish = script(CompletionShell::Fish, Some(Path::new("/opt/it's/lokust-shell")));
+        let fish = script(Shell::Fish, Some(Path::new("/opt/it's/lokust-shell")));
         assert!(fish.contains("__lokust_bin '/opt/it\\'s/lokust-shell'"), "{fish}");
-        assert_eq!(script(CompletionShell::Bash, None), BASH);
+        assert_eq!(script(Shell::Bash, None), BASH);
     }
 
     #[test]

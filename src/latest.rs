@@ -70,7 +70,7 @@ pub fn find_for_user(probe: &Probe) -> anyhow::Result<PathBuf> {
         "lokust: latest is {} ({}, {})",
         found.path.display(),
         found.kind.describe(),
-        crate::summary::utc(ms)
+        crate::human::utc(ms)
     );
     Ok(found.path)
 }

@@ -1,9 +1,29 @@
 //! lokust: snapshot a terminal session into a portable `.lok` file and restore it on
 //! another machine, at another path, without leaking a credential.
+//!
+//! The modules, lowest layer first; a module names only its own layer or those below
+//! (`tests/layers.rs` checks it, ARCHITECTURE.md shows the flow):
+//!
+//! - Leaves: [`lok`] the format's types and schema · [`probe`] the environment, clock and
+//!   cwd as read once · [`exec`] subprocesses with deadlines · [`fsutil`] private, atomic
+//!   writes · [`sanitize`] text from a file made safe for a terminal · [`human`] sizes,
+//!   times and counts as people read them · [`interrupt`] the Ctrl-C flag · [`shell`] zsh,
+//!   bash, fish and quoting · [`exit`] exit statuses and the one error printer.
+//! - Readers: [`capture`] one module per section of a snapshot (env, history, terminal,
+//!   multiplexer, git, Claude Code) · [`redact`] the redactor every text passes through
+//!   · `seal` age encryption of a finished `.lok`, when present.
+//! - The format's payloads: [`snapshot`] takes a shell snapshot · [`bundle`] writes and
+//!   reads the embedded project archives · [`agent`] one module per coding agent whose
+//!   sessions move with a project (Claude Code first): **a new agent goes here**.
+//! - [`restore`] puts a bundle back on disk: plan (what `--dry-run` prints), then apply.
+//! - Presentation: [`summary`] what a `.lok` holds, for people · [`hook`] the prompt
+//!   hooks' live snapshots · [`latest`] the newest snapshot on this machine · [`tmux`]
+//!   export, import and the key binding.
+//! - The command line: [`cli`] the clap definitions · [`cmd`] one module per subcommand,
+//!   called by the thin binaries in `bins/`.
 
 pub mod agent;
 pub mod bundle;
-pub mod bundles;
 pub mod capture;
 pub mod cli;
 pub mod cmd;
@@ -11,12 +31,15 @@ pub mod exec;
 pub mod exit;
 pub mod fsutil;
 pub mod hook;
+pub mod human;
+pub mod interrupt;
 pub mod latest;
 pub mod lok;
 pub mod probe;
 pub mod redact;
 pub mod restore;
 pub mod sanitize;
+pub mod shell;
 pub mod snapshot;
 pub mod summary;
 pub mod tmux;

@@ -3,7 +3,7 @@
 //! A `.lok` is one JSON object. `session.kind == "shell"` marks a shell session; an absent
 //! `kind` means a coordination session (the older variant). Every struct keeps the fields it
 //! does not know in `extra`, so a file written by a newer tool survives a read-modify-write.
-//! See: spec/lok-format.md.
+//! See: docs/format.md.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -243,7 +243,7 @@ fn read_history(
 ) -> (Vec<String>, Option<String>) {
     let located = match &opts.history_file {
         Some(path) => {
-            Some((path.clone(), history::Format::for_shell(shell).unwrap_or(history::Format::Bash)))
+            Some((path.clone(), crate::shell::Shell::from_name(shell).unwrap_or(crate::shell::Shell::Bash)))
         }
         None => history::locate(probe, shell),
     };

@@ -2,53 +2,10 @@
 //! Everything taken from the file passes through [`sanitize`](crate::sanitize) first.
 
 use std::io::{self, Write};
-use std::time::{Duration, UNIX_EPOCH};
 
+use crate::human::{duration, size, thousands, utc};
 use crate::lok::{CoordinationLok, ShellLok};
 use crate::sanitize::for_terminal as safe;
-
-/// `1776042774000` → `2026-04-13T01:12:54Z`.
-pub fn utc(ms: u64) -> String {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
-}
-
-/// `2351.7 KB`, `6.2 KB`, `512 B`.
-pub fn size(bytes: u64) -> String {
-    match bytes {
-        b if b < 1024 => format!("{b} B"),
-        b if b < 1024 * 1024 => format!("{:.1} KB", b as f64 / 1024.0),
-        b if b < 1024 * 1024 * 1024 => format!("{:.1} MB", b as f64 / (1024.0 * 1024.0)),
-        b => format!("{:.2} GB", b as f64 / (1024.0 * 1024.0 * 1024.0)),
-    }
-}
-
-/// `365295` → `6m 05s`; under a minute, `30.1s`.
-pub fn duration(ms: u64) -> String {
-    let secs = ms / 1000;
-    match secs {
-        s if s < 60 => format!("{:.1}s", ms as f64 / 1000.0),
-        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
-        s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// `49793` → `49,793`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `1 value`, `3 values`.
-pub fn count(n: u64, noun: &str) -> String {
-    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
-}
 
 fn short(head: &str) -> &str {
     head.get(..7).unwrap_or(head)
@@ -147,7 +104,7 @@ pub fn gemini_sessions<W: Write>(sessions: &[crate::agent::gemini::Session], w: 
 }
 
 /// A bundle's conversations, as `inspect` lists them.
-pub fn bundle_sessions<W: Write>(sessions: &[crate::restore::SessionInfo], w: &mut W) -> io::Result<()> {
+pub fn bundle_sessions<W: Write>(sessions: &[crate::bundle::SessionInfo], w: &mut W) -> io::Result<()> {
     writeln!(w)?;
     writeln!(w, "Conversations in the bundle:")?;
     if sessions.is_empty() {
@@ -165,10 +122,7 @@ pub fn bundle_sessions<W: Write>(sessions: &[crate::restore::SessionInfo], w: &m
 }
 
 /// The carried `.claude.json` keys that can run commands or grant permissions.
-pub fn withheld_config<W: Write>(
-    withheld: &[crate::restore::claude_config::Withheld],
-    w: &mut W,
-) -> io::Result<()> {
+pub fn withheld_config<W: Write>(withheld: &[crate::agent::claude::Withheld], w: &mut W) -> io::Result<()> {
     if withheld.is_empty() {
         return Ok(());
     }

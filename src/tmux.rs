@@ -18,7 +18,6 @@ use anyhow::{Context, anyhow, bail};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use crate::capture::history;
 use crate::exec::{self, ExecError};
 use crate::fsutil;
 use crate::hook;
@@ -27,7 +26,6 @@ use crate::probe::Probe;
 use crate::redact::{Report, redact_report};
 use crate::sanitize;
 use crate::snapshot::{self, Options, Snapshot};
-use crate::summary;
 
 /// The key bound after the prefix when `@lokust-export-key` is not set: free in tmux's
 /// default key table (tmux 3.3), and not tmux-resurrect's C-s / C-r either.
@@ -274,7 +272,7 @@ pub fn export(probe: &Probe, server: &Server, opts: &ExportOptions) -> anyhow::R
     let pane = pane(server, probe, opts.target.as_deref(), opts.deadline)?;
     // The capturers see the pane as a shell inside it would: its $TMUX and $TMUX_PANE.
     let probe = probe.clone().with_var("TMUX", pane.tmux_var()).with_var("TMUX_PANE", pane.id.clone());
-    let shell = process_name(pane.pid).filter(|n| history::Format::for_shell(n).is_some());
+    let shell = process_name(pane.pid).filter(|n| crate::shell::Shell::from_name(n).is_some());
     let live = hook::read_live(&probe, pane.pid);
     let snap_opts = Options {
         cwd: Some(pane.cwd.clone()).filter(|c| c.is_dir()),
@@ -323,7 +321,7 @@ pub fn export_path(probe: &Probe, pane: &Pane) -> anyhow::Result<PathBuf> {
         .context("cannot find a place for the export: set HOME or XDG_STATE_HOME, or pass -o FILE")?
         .join("exports");
     fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
-    let stamp = summary::utc(probe.now_ms()).replace(['-', ':'], "");
+    let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
     let base = format!("{}-{stamp}", pane.label());
     Ok(free_name(&dir, &base))
 }
@@ -381,7 +379,7 @@ fn restore_bundle(
     };
     let outcome = crate::restore::restore(crate::restore::Source::File(source.to_path_buf()), &opts)?;
     if !outcome.config_withheld.is_empty() {
-        warnings.push(crate::restore::claude_config::left_out_line(&outcome.config_withheld));
+        warnings.push(crate::agent::claude::left_out_line(&outcome.config_withheld));
     }
     for refused in outcome.refused() {
         warnings.push(format!(
@@ -483,7 +481,7 @@ fn replay_file(probe: &Probe, text: &str, lok: &ShellLok) -> anyhow::Result<Path
         "[lokust: restored scrollback of {}@{}, saved {}]\n",
         sanitize::for_terminal(&lok.shell.user),
         sanitize::for_terminal(&lok.shell.hostname),
-        summary::utc(lok.session.created_at_ms)
+        crate::human::utc(lok.session.created_at_ms)
     );
     fsutil::write_private_atomic(&path, |f| {
         use std::io::Write;
@@ -563,13 +561,12 @@ fn tmux_quote(s: &str) -> String {
 }
 
 /// Quotes `s` for sh.
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
 /// The shell command a key press runs.
 fn export_command(exe: &Path) -> String {
-    format!("{} export --quiet -t '#{{pane_id}}'", sh_quote(&exe.to_string_lossy()))
+    format!(
+        "{} export --quiet -t '#{{pane_id}}'",
+        crate::shell::posix_quote(&exe.to_string_lossy(), crate::shell::Quote::Always)
+    )
 }
 
 /// The tmux.conf lines binding prefix + `key` to export the current pane.

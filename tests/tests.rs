@@ -3,6 +3,8 @@
 
 mod util;
 
+// The library's modules depend on each other in one direction only.
+mod layers;
 // The .lok format: schema, fixtures, version and unknown-field handling.
 mod format;
 // lokust-shell-snapshot against a temp HOME with real histories, git, tmux, Claude trees.

@@ -337,7 +337,10 @@ fn a_bundled_export_is_restored_by_import() {
     assert_eq!(String::from_utf8_lossy(&out.get_output().stdout).trim(), "back");
     // Issue 10, item 14: the attach hint names the server the session is on.
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    let hint = format!("attach with: tmux -S {} attach -t =back", lokust::cmd::restore::shell_quote(&sock));
+    let hint = format!(
+        "attach with: tmux -S {} attach -t =back",
+        lokust::shell::posix_quote(&sock, lokust::shell::Quote::WhenNeeded)
+    );
     assert!(err.contains(&hint), "{err}");
     // The sender's project settings that can run commands are not installed.
     assert!(err.contains("left out of the .claude.json project entry"), "{err}");

@@ -794,14 +794,9 @@ pub fn summarize(files: &[Incoming]) -> Vec<Session> {
     out
 }
 
-/// The `gemini-project` element for `root` (a realpath), redacted unless `redact` is off;
-/// `None` when Gemini has no conversation there.
-pub fn element(
-    gh: &Path,
-    root: &str,
-    redact: bool,
-    report: &mut crate::redact::Report,
-) -> anyhow::Result<Option<(Value, Vec<Session>)>> {
+/// The files that travel for `root` (a realpath), unredacted, with its sessions; `None`
+/// when Gemini has no conversation there.
+pub fn carried_files(gh: &Path, root: &str) -> anyhow::Result<Option<Vec<Incoming>>> {
     let collected = collect(gh, root);
     if collected.sessions.is_empty() {
         return Ok(None);
@@ -809,35 +804,25 @@ pub fn element(
     let mut files = Vec::new();
     for c in &collected.files {
         let data = read_carried(c).with_context(|| format!("could not read {}", c.source.display()))?;
-        let data = if redact { crate::bundles::redact_file(&c.rel, &data, report) } else { data };
-        files.push(crate::bundles::File { rel: c.rel.clone(), data });
+        files.push(Incoming { rel: c.rel.clone(), data });
     }
-    let incoming: Vec<Incoming> =
-        files.iter().map(|f| Incoming { rel: f.rel.clone(), data: f.data.clone() }).collect();
-    let sessions = summarize(&incoming);
-    let mut fields = Map::new();
-    fields.insert("project_dir".into(), root.into());
-    fields.insert(
-        "sessions".into(),
-        sessions
-            .iter()
-            .map(|s| {
-                serde_json::json!({"id": s.id, "first_prompt": s.first_prompt, "turns": s.turns,
-                    "last_updated": s.last_updated})
-            })
-            .collect(),
-    );
-    Ok(Some((crate::bundles::encode(KIND, &files, fields)?, sessions)))
+    Ok(Some(files))
 }
 
-/// The files of a `gemini-project` element, refused whole unless every one is allowed.
-pub fn from_element(element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Vec<Incoming>> {
-    let files: Vec<Incoming> = crate::bundles::decode(element, max_bytes)?
-        .into_iter()
-        .map(|f| Incoming { rel: f.rel, data: f.data })
+/// The fields of a `gemini-project` element beside its data: the old path and the
+/// sessions, for readers that list without inflating.
+pub fn element_fields(root: &str, sessions: &[Session]) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("project_dir".into(), root.into());
+    let list = sessions
+        .iter()
+        .map(|s| {
+            serde_json::json!({"id": s.id, "first_prompt": s.first_prompt, "turns": s.turns,
+                "last_updated": s.last_updated})
+        })
         .collect();
-    validate(&files)?;
-    Ok(files)
+    fields.insert("sessions".into(), list);
+    fields
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The Claude Code section: which project directory ("slot") holds this cwd's
 //! conversations, computed exactly as Claude Code names it.
 //!
-//! See: research/claude-code.md ("The slot name").
+//! See: docs/claude-code.md ("The slot name").
 
 use std::fs;
 use std::io;

@@ -1,7 +1,7 @@
 //! The history section: the newest entries of the user's real history file, read from
 //! the end so a 100 MB file costs what a 100 KB one does, decoded per shell, redacted.
 //!
-//! See: research/shell-history.md for what zsh, bash and fish really write.
+//! See: docs/shell-history.md for what zsh, bash and fish really write.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -10,44 +10,22 @@ use std::path::{Path, PathBuf};
 
 use crate::probe::Probe;
 use crate::redact::{Report, redact_report};
-
-/// How the lines of a history file are to be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// `: <start>:<elapsed>;cmd` or plain lines; backslash-newline continues an entry;
-    /// bytes metafied with 0x83.
-    Zsh,
-    /// Plain lines, or `#<epoch>` lines before each entry (which may then span lines).
-    Bash,
-    /// `- cmd: …` entries with `\n` and `\\` escapes.
-    Fish,
-}
-
-impl Format {
-    pub fn for_shell(shell: &str) -> Option<Format> {
-        match shell {
-            "zsh" => Some(Format::Zsh),
-            "bash" | "sh" => Some(Format::Bash),
-            "fish" => Some(Format::Fish),
-            _ => None,
-        }
-    }
-}
+use crate::shell::Shell;
 
 /// The history file a shell of this name writes, as the shell itself would find it.
-pub fn locate(probe: &Probe, shell: &str) -> Option<(PathBuf, Format)> {
+pub fn locate(probe: &Probe, shell: &str) -> Option<(PathBuf, Shell)> {
     let home = probe.home();
-    let format = Format::for_shell(shell);
+    let format = Shell::from_name(shell);
     if let Some(f) = probe.var_os("HISTFILE") {
-        return Some((PathBuf::from(f), format.unwrap_or(Format::Bash)));
+        return Some((PathBuf::from(f), format.unwrap_or(Shell::Bash)));
     }
     match format? {
-        Format::Zsh => {
+        Shell::Zsh => {
             let dir = probe.var_os("ZDOTDIR").map(PathBuf::from).or(home)?;
-            Some((dir.join(".zsh_history"), Format::Zsh))
+            Some((dir.join(".zsh_history"), Shell::Zsh))
         }
-        Format::Bash => Some((home?.join(".bash_history"), Format::Bash)),
-        Format::Fish => {
+        Shell::Bash => Some((home?.join(".bash_history"), Shell::Bash)),
+        Shell::Fish => {
             // `fish_history` names the session file; empty means history is off.
             let session = match probe.vars().find(|(k, _)| *k == "fish_history") {
                 Some((_, v)) if v.is_empty() => return None,
@@ -55,7 +33,7 @@ pub fn locate(probe: &Probe, shell: &str) -> Option<(PathBuf, Format)> {
                 None => "fish".to_string(),
             };
             let data = probe.xdg_dir("XDG_DATA_HOME", ".local/share")?;
-            Some((data.join("fish").join(format!("{session}_history")), Format::Fish))
+            Some((data.join("fish").join(format!("{session}_history")), Shell::Fish))
         }
     }
 }
@@ -84,7 +62,7 @@ pub fn redact_entries(entries: Vec<String>) -> HistoryCapture {
 }
 
 /// The last `n` entries of a history file, oldest first.
-pub fn read_tail(path: &Path, format: Format, n: usize) -> io::Result<Vec<String>> {
+pub fn read_tail(path: &Path, format: Shell, n: usize) -> io::Result<Vec<String>> {
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -113,37 +91,37 @@ pub fn read_tail(path: &Path, format: Format, n: usize) -> io::Result<Vec<String
 }
 
 /// Recognises a file's format from its own lines, whatever `$SHELL` says.
-pub fn sniff(buf: &[u8]) -> Option<Format> {
+pub fn sniff(buf: &[u8]) -> Option<Shell> {
     let mut bash_marks = false;
     for line in buf.split(|&b| b == b'\n').skip(1).take(200) {
         if line.starts_with(b"- cmd: ") {
-            return Some(Format::Fish);
+            return Some(Shell::Fish);
         }
         if zsh_extended_prefix(line).is_some() {
-            return Some(Format::Zsh);
+            return Some(Shell::Zsh);
         }
         bash_marks |= is_bash_timestamp(line);
     }
-    bash_marks.then_some(Format::Bash)
+    bash_marks.then_some(Shell::Bash)
 }
 
 /// Entries in `buf`, oldest first. When `buf` does not begin at the start of the file, its
 /// first line is a fragment, and so is any entry it continues: both are dropped.
-pub fn parse(buf: &[u8], at_file_start: bool, format: Format) -> Vec<String> {
+pub fn parse(buf: &[u8], at_file_start: bool, format: Shell) -> Vec<String> {
     let buf = buf.strip_suffix(b"\n").unwrap_or(buf);
     if buf.is_empty() {
         return Vec::new();
     }
     let mut lines = buf.split(|&b| b == b'\n');
     match format {
-        Format::Zsh => parse_zsh(lines, at_file_start),
-        Format::Bash => {
+        Shell::Zsh => parse_zsh(lines, at_file_start),
+        Shell::Bash => {
             if !at_file_start {
                 lines.next();
             }
             parse_bash(lines, at_file_start)
         }
-        Format::Fish => {
+        Shell::Fish => {
             if !at_file_start {
                 lines.next();
             }
@@ -295,7 +273,7 @@ fn push_entry(entries: &mut Vec<String>, bytes: &[u8]) {
 mod tests {
     use super::*;
 
-    fn all(buf: &[u8], format: Format) -> Vec<String> {
+    fn all(buf: &[u8], format: Shell) -> Vec<String> {
         parse(buf, true, format)
     }
 
@@ -304,43 +282,43 @@ mod tests {
         let mut file =
             b": 1700000000:0;ls -la\n: 1700000001:2;for i in 1 2; do\\\necho $i\\\ndone\n".to_vec();
         file.extend_from_slice(b": 1700000002:0;echo caf\xc3\xa9 \xe2\x83\xb8\x83\xb5\n");
-        assert_eq!(all(&file, Format::Zsh), ["ls -la", "for i in 1 2; do\necho $i\ndone", "echo café ☕"]);
+        assert_eq!(all(&file, Shell::Zsh), ["ls -la", "for i in 1 2; do\necho $i\ndone", "echo café ☕"]);
     }
 
     #[test]
     fn zsh_fragment_at_the_cut_is_dropped() {
         // The buffer starts inside a multi-line entry: its remaining lines are dropped.
         let buf = b"tail of a line\\\nstill the same entry\\\ndone\n: 2:0;git status\nplain\n";
-        assert_eq!(parse(buf, false, Format::Zsh), ["git status", "plain"]);
+        assert_eq!(parse(buf, false, Shell::Zsh), ["git status", "plain"]);
         let buf = b"fragment\n: 2:0;one\n";
-        assert_eq!(parse(buf, false, Format::Zsh), ["one"]);
+        assert_eq!(parse(buf, false, Shell::Zsh), ["one"]);
     }
 
     #[test]
     fn bash_timestamps_and_lithist() {
         let file =
             b"#1700000000\nls\n#1700000001\nfor i in 1; do\n  echo $i\ndone\n#1700000002\n#notacomment\n";
-        assert_eq!(all(file, Format::Bash), ["ls", "for i in 1; do\n  echo $i\ndone", "#notacomment"]);
-        assert_eq!(all(b"ls\ncd /tmp\n", Format::Bash), ["ls", "cd /tmp"]);
-        assert_eq!(parse(b"frag\n#1\nls\n", false, Format::Bash), ["ls"]);
+        assert_eq!(all(file, Shell::Bash), ["ls", "for i in 1; do\n  echo $i\ndone", "#notacomment"]);
+        assert_eq!(all(b"ls\ncd /tmp\n", Shell::Bash), ["ls", "cd /tmp"]);
+        assert_eq!(parse(b"frag\n#1\nls\n", false, Shell::Bash), ["ls"]);
     }
 
     #[test]
     fn fish_entries_and_escapes() {
         let file = b"- cmd: echo a\\nb\n  when: 1700000000\n- cmd: printf '\\\\n'\n  when: 1\n  paths:\n    - /tmp\n";
-        assert_eq!(all(file, Format::Fish), ["echo a\nb", "printf '\\n'"]);
+        assert_eq!(all(file, Shell::Fish), ["echo a\nb", "printf '\\n'"]);
     }
 
     #[test]
     fn sniffing_beats_the_shell_name() {
-        assert_eq!(sniff(b"x\n- cmd: ls\n"), Some(Format::Fish));
-        assert_eq!(sniff(b"x\n: 1:0;ls\n"), Some(Format::Zsh));
-        assert_eq!(sniff(b"x\n#123\nls\n"), Some(Format::Bash));
+        assert_eq!(sniff(b"x\n- cmd: ls\n"), Some(Shell::Fish));
+        assert_eq!(sniff(b"x\n: 1:0;ls\n"), Some(Shell::Zsh));
+        assert_eq!(sniff(b"x\n#123\nls\n"), Some(Shell::Bash));
         assert_eq!(sniff(b"x\nls\n"), None);
     }
 
     #[test]
     fn invalid_utf8_is_kept_lossily() {
-        assert_eq!(all(b"echo \xff\xfe ok\n", Format::Bash), ["echo \u{fffd}\u{fffd} ok"]);
+        assert_eq!(all(b"echo \xff\xfe ok\n", Shell::Bash), ["echo \u{fffd}\u{fffd} ok"]);
     }
 }

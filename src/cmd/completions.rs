@@ -5,13 +5,14 @@ use std::io::Write;
 use clap::CommandFactory;
 use clap_complete::{Shell, generate};
 
-use crate::cli::{CompletionShell, CompletionsArgs, ShellCli, SnapshotCli, TmuxCli};
+use crate::cli::{CompletionsArgs, ShellCli, SnapshotCli, TmuxCli};
+use crate::shell::Shell as Ours;
 
 pub fn run(args: &CompletionsArgs, out: &mut impl Write) -> anyhow::Result<u8> {
     let shell = match args.shell {
-        CompletionShell::Zsh => Shell::Zsh,
-        CompletionShell::Bash => Shell::Bash,
-        CompletionShell::Fish => Shell::Fish,
+        Ours::Zsh => Shell::Zsh,
+        Ours::Bash => Shell::Bash,
+        Ours::Fish => Shell::Fish,
     };
     // clap_complete panics when its writer fails, so it writes to memory and a closed
     // pipe (`completions zsh | head`) surfaces here as an error that exits quietly.

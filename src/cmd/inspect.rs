@@ -9,7 +9,6 @@ use crate::cli::InspectArgs;
 use crate::latest;
 use crate::lok::Lok;
 use crate::probe::Probe;
-use crate::restore;
 use crate::summary;
 
 pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
@@ -31,7 +30,7 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
                     s.bundle.as_ref().filter(|b| b.kind == bundle::KIND && b.format == bundle::FORMAT)
                 {
                     let name = crate::lok::display_name(&file);
-                    let listing = restore::list_bundle(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
+                    let listing = bundle::list_bundle(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
                         .with_context(|| format!("could not read the bundle in {name}"))?;
                     summary::bundle_sessions(&listing.sessions, out)?;
                     summary::withheld_config(&listing.config_withheld, out)?;
@@ -48,11 +47,12 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
 /// Every element of `bundles`: the Gemini conversations read from the data itself (so a
 /// hostile element shows as refused here too), any other kind named.
 fn inspect_elements(s: &crate::lok::ShellLok, name: &str, out: &mut impl Write) -> anyhow::Result<()> {
-    let elements = crate::bundles::elements(&s.extra).with_context(|| format!("{name}: bad bundles"))?;
+    let elements =
+        crate::bundle::elements::elements(&s.extra).with_context(|| format!("{name}: bad bundles"))?;
     for element in elements {
-        let kind = crate::bundles::kind_of(element);
+        let kind = crate::bundle::elements::kind_of(element);
         if kind == crate::agent::gemini::KIND {
-            match crate::agent::gemini::from_element(element, crate::restore::DEFAULT_MAX_SIZE) {
+            match crate::bundle::elements::gemini_files(element, crate::restore::DEFAULT_MAX_SIZE) {
                 Ok(files) => summary::gemini_sessions(&crate::agent::gemini::summarize(&files), out)?,
                 Err(e) => writeln!(out, "\nGemini CLI conversations: refused ({e:#})")?,
             }

@@ -9,14 +9,15 @@ use anyhow::{Context, bail};
 use crate::agent::gemini;
 use crate::cli::RestoreArgs;
 use crate::exit;
+use crate::human::size;
 use crate::lok::{Lok, ShellLok};
 use crate::probe::Probe;
 use crate::restore::{self, Action, RestoreOptions, RestoreOutcome, Source};
 use crate::sanitize::for_terminal as safe;
-use crate::summary::size;
+use crate::shell::{Quote, posix_quote};
 
 pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
-    restore::install_signal_handlers();
+    crate::interrupt::install_signal_handlers();
     let probe = Probe::from_process().unwrap_or_default();
     let home = probe.home();
     let claude_dir = match &args.claude_dir {
@@ -55,7 +56,10 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
     let outcome = match restore::restore(Source::from_arg(&file), &opts) {
         Ok(o) => o,
         // A signal can surface as another error (a pipe closed by the same Ctrl-C).
-        Err(e) if restore::interrupted() || e.chain().any(|c| c.is::<restore::Interrupted>()) => {
+        Err(e)
+            if crate::interrupt::interrupted()
+                || e.chain().any(|c| c.is::<crate::interrupt::Interrupted>()) =>
+        {
             eprintln!("lokust: interrupted; nothing was changed");
             return Ok(exit::INTERRUPTED);
         }
@@ -65,7 +69,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         exit::warn(w);
     }
     if !outcome.dry_run && !outcome.config_trusted && !outcome.config_withheld.is_empty() {
-        exit::warn(&restore::claude_config::left_out_line(&outcome.config_withheld));
+        exit::warn(&crate::agent::claude::left_out_line(&outcome.config_withheld));
     }
     let stdout = io::stdout();
     let stderr = io::stderr();
@@ -119,7 +123,7 @@ fn restore_elements(
     max_size: u64,
     w: &mut dyn Write,
 ) -> io::Result<bool> {
-    let elements = match crate::bundles::elements(&outcome.lok.extra) {
+    let elements = match crate::bundle::elements::elements(&outcome.lok.extra) {
         Ok(e) => e,
         Err(e) => {
             exit::warn(&format!("{e}; the further payloads were not restored"));
@@ -128,7 +132,7 @@ fn restore_elements(
     };
     let mut all_ok = true;
     for element in elements {
-        let kind = crate::bundles::kind_of(element);
+        let kind = crate::bundle::elements::kind_of(element);
         if kind != gemini::KIND {
             exit::warn(&format!("this lokust does not know bundles of kind {kind:?}; left out"));
             continue;
@@ -155,7 +159,7 @@ fn restore_gemini(
     element: &serde_json::Map<String, serde_json::Value>,
     max_size: u64,
 ) -> anyhow::Result<Vec<String>> {
-    let files = gemini::from_element(element, max_size)?;
+    let files = crate::bundle::elements::gemini_files(element, max_size)?;
     let sessions = gemini::summarize(&files);
     let gh = gemini::gemini_home(probe.var_os("GEMINI_CLI_HOME"), probe.home().as_deref())
         .context("no home for Gemini CLI (set HOME or GEMINI_CLI_HOME)")?;
@@ -193,7 +197,7 @@ fn restore_gemini(
         ));
     }
     if let Some(cmd) = placed.resume_command() {
-        lines.push(format!("  resume: cd {} && {cmd}", shell_quote(root)));
+        lines.push(format!("  resume: cd {} && {cmd}", posix_quote(root, Quote::WhenNeeded)));
     }
     Ok(lines)
 }
@@ -219,7 +223,7 @@ fn where_was_i(lok: &ShellLok, print_shell: bool) -> anyhow::Result<u8> {
     }
     writeln!(w)?;
     writeln!(w, "Next:")?;
-    writeln!(w, "  cd {}", shell_quote(&lok.shell.cwd))?;
+    writeln!(w, "  cd {}", posix_quote(&lok.shell.cwd, Quote::WhenNeeded))?;
     for line in git_advice(&dir, lok) {
         writeln!(w, "  {line}")?;
     }
@@ -349,7 +353,7 @@ fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
     print_sessions(o, w)?;
     writeln!(w)?;
     writeln!(w, "Next:")?;
-    writeln!(w, "  cd {}", shell_quote(&o.project_dir.to_string_lossy()))?;
+    writeln!(w, "  cd {}", posix_quote(&o.project_dir.to_string_lossy(), Quote::WhenNeeded))?;
     for line in git_advice(&o.project_dir, &o.lok) {
         writeln!(w, "  {line}")?;
     }
@@ -387,7 +391,9 @@ fn git_advice(dir: &Path, lok: &ShellLok) -> Vec<String> {
                     head_short(snap.head.as_deref().unwrap_or("none"))
                 ));
                 match (&snap.branch, &snap.head) {
-                    (Some(b), _) => out.push(format!("git fetch && git checkout {}", shell_quote(b))),
+                    (Some(b), _) => {
+                        out.push(format!("git fetch && git checkout {}", posix_quote(b, Quote::WhenNeeded)))
+                    }
                     (None, Some(h)) => out.push(format!("git fetch && git checkout {h}")),
                     _ => {}
                 }
@@ -398,10 +404,10 @@ fn git_advice(dir: &Path, lok: &ShellLok) -> Vec<String> {
             Some(remote) => {
                 let mut out = vec![
                     "# git: not a repository here; the snapshot's code came from:".to_string(),
-                    format!("git clone {} .", shell_quote(remote)),
+                    format!("git clone {} .", posix_quote(remote, Quote::WhenNeeded)),
                 ];
                 if let Some(b) = &snap.branch {
-                    out.push(format!("git checkout {}", shell_quote(b)));
+                    out.push(format!("git checkout {}", posix_quote(b, Quote::WhenNeeded)));
                 } else if let Some(h) = &snap.head {
                     out.push(format!("git checkout {h}"));
                 }
@@ -417,14 +423,17 @@ fn git_advice(dir: &Path, lok: &ShellLok) -> Vec<String> {
 /// `cd` plus the captured environment that passes restore's own allowlist (locale,
 /// editor, pager: see `restore::shell_env`), as POSIX shell; with the names it dropped.
 pub fn shell_script(dir: &Path, lok: &ShellLok) -> (String, Vec<String>) {
-    let mut out = format!("cd {}\n", shell_quote(&dir.to_string_lossy()));
+    let mut out = format!("cd {}\n", posix_quote(&dir.to_string_lossy(), Quote::WhenNeeded));
     let (keep, dropped) = restore::shell_env::exportable(&lok.shell.env);
     for (name, value) in keep {
-        out.push_str(&format!("export {name}={}\n", shell_quote(&value)));
+        out.push_str(&format!("export {name}={}\n", posix_quote(&value, Quote::WhenNeeded)));
     }
     // Not the file's value: the new path itself, for hooks that read it.
     if lok.shell.env.contains_key("CLAUDE_PROJECT_DIR") {
-        out.push_str(&format!("export CLAUDE_PROJECT_DIR={}\n", shell_quote(&dir.to_string_lossy())));
+        out.push_str(&format!(
+            "export CLAUDE_PROJECT_DIR={}\n",
+            posix_quote(&dir.to_string_lossy(), Quote::WhenNeeded)
+        ));
     }
     let dropped = dropped.into_iter().filter(|n| n != "CLAUDE_PROJECT_DIR").collect();
     (out, dropped)
@@ -441,12 +450,4 @@ fn warn_dropped(dropped: &[String]) {
         names.len(),
         names.join(", ")
     ));
-}
-
-/// Single-quotes for POSIX shells; plain words stay bare.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c)) {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
 }

@@ -7,7 +7,6 @@ use anyhow::{Context, bail};
 
 use crate::agent::gemini;
 use crate::bundle;
-use crate::capture::history;
 use crate::cli::SnapshotArgs;
 use crate::exit;
 use crate::fsutil;
@@ -31,7 +30,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     match capture(args) {
         // A bundle stops at Ctrl-C; the half-written temp file is removed on the way out.
-        Err(_) if args.bundle && crate::restore::interrupted() => {
+        Err(_) if args.bundle && crate::interrupt::interrupted() => {
             eprintln!("lokust: interrupted; no snapshot was written");
             Ok(exit::INTERRUPTED)
         }
@@ -61,7 +60,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             opts.cwd = Some(pane.cwd.clone());
         }
         if opts.shell.is_none() {
-            opts.shell = tmux::process_name(pane.pid).filter(|n| history::Format::for_shell(n).is_some());
+            opts.shell = tmux::process_name(pane.pid).filter(|n| crate::shell::Shell::from_name(n).is_some());
         }
     }
     let mut snap = snapshot::take(&probe, &opts);
@@ -84,7 +83,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     let plan = if args.bundle { bundle_plan(&probe, &snap)? } else { None };
     if plan.is_some() {
-        crate::restore::install_signal_handlers();
+        crate::interrupt::install_signal_handlers();
     }
     let mut gemini_report = Report::default();
     let gemini = match &plan {
@@ -212,7 +211,7 @@ fn gemini_element(
     };
     let here = std::fs::canonicalize(&snap.cwd).ok().and_then(|p| p.to_str().map(str::to_string));
     for root in here.into_iter().chain([plan.project_dir.clone()]) {
-        if let Some(found) = gemini::element(&gh, &root, redact, report)? {
+        if let Some(found) = crate::bundle::elements::gemini_element(&gh, &root, redact, report)? {
             return Ok(Some(found));
         }
     }
@@ -304,7 +303,7 @@ fn destination(args: &SnapshotArgs, probe: &Probe) -> anyhow::Result<Destination
                 .join("snapshots");
             fsutil::create_private_dir(&dir)
                 .with_context(|| format!("could not create {}", dir.display()))?;
-            let stamp = summary::utc(probe.now_ms()).replace(['-', ':'], "");
+            let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
             let host = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
             let host: String =
                 host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
@@ -321,7 +320,7 @@ fn print_summary(
     bytes: u64,
     w: &mut impl Write,
 ) -> io::Result<()> {
-    writeln!(w, "Captured: {} ({})", crate::sanitize::for_terminal(name), summary::size(bytes))?;
+    writeln!(w, "Captured: {} ({})", crate::sanitize::for_terminal(name), crate::human::size(bytes))?;
     writeln!(w)?;
     summary::shell_contents(&snap.lok, w)?;
     if let Some(source) = &snap.history_source {
@@ -347,8 +346,8 @@ fn print_summary(
         .map(|(section, rep)| {
             format!(
                 "{section} {} in {}",
-                summary::count(rep.values, "value"),
-                summary::count(rep.lines, "line")
+                crate::human::count(rep.values, "value"),
+                crate::human::count(rep.lines, "line")
             )
         })
         .collect();

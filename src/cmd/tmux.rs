@@ -12,7 +12,6 @@ use crate::exit;
 use crate::fsutil;
 use crate::lok::Lok;
 use crate::probe::Probe;
-use crate::summary;
 use crate::tmux::{self, ExportOptions, ImportOptions, Server};
 
 fn server(cli: &TmuxCli, probe: &Probe) -> Server {
@@ -44,7 +43,7 @@ pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
             let msg = format!(
                 "lokust: pane saved to {} ({}{redacted})",
                 home_relative(&probe, path),
-                summary::size(*bytes)
+                crate::human::size(*bytes)
             );
             server.display(target, &msg, deadline);
         }
@@ -121,7 +120,7 @@ pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
     }
     println!("{}", imported.session);
     // The hint names the same server the session was made on.
-    let quote = crate::cmd::restore::shell_quote;
+    let quote = |s: &str| crate::shell::posix_quote(s, crate::shell::Quote::WhenNeeded);
     let server_arg = match (&cli.socket_name, &cli.socket_path) {
         (Some(name), _) => format!(" -L {}", quote(name)),
         (None, Some(path)) => format!(" -S {}", quote(&path.to_string_lossy())),

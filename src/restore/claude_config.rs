@@ -1,12 +1,6 @@
-//! The project's entry in the receiver's `.claude.json`: which of the carried keys a
-//! restore may install, and a merge that loses nothing written meanwhile.
-//!
-//! A `.lok` can come from anyone, and the entry is where Claude Code keeps what it may
-//! run and what it may do without asking: MCP servers (any command), allowed tools,
-//! the folder's trust. So a default restore installs only an allowlist of keys that
-//! cannot start a process or widen a permission (the last session's pointers and
-//! figures); everything else is withheld, listed, and installed only with
-//! `--trust-config`. See: docs in SECURITY.md, "What a restore installs".
+//! The project's entry in the receiver's `.claude.json`: a merge that loses nothing
+//! written meanwhile. Which carried keys may be installed is decided in
+//! [`crate::agent::claude`].
 //!
 //! The file is rewritten by Claude Code itself, often, and possibly by other restores:
 //! the merge holds an exclusive lock on the file's directory (for lokust runs), reads,
@@ -23,131 +17,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
-
-use crate::sanitize::for_terminal as safe;
-
-/// Keys of a project entry that neither run anything nor widen what the agent may do:
-/// the last session's pointer and statistics, onboarding counters. Anything not named
-/// here is withheld by default, including keys a newer Claude Code may add.
-const INERT_KEYS: &[&str] = &[
-    "lastSessionId",
-    "lastCost",
-    "lastAPIDuration",
-    "lastAPIDurationWithoutRetries",
-    "lastToolDuration",
-    "lastDuration",
-    "lastLinesAdded",
-    "lastLinesRemoved",
-    "lastTotalInputTokens",
-    "lastTotalOutputTokens",
-    "lastTotalCacheCreationInputTokens",
-    "lastTotalCacheReadInputTokens",
-    "lastTotalWebSearchRequests",
-    "lastModelUsage",
-    "lastFpsAverage",
-    "lastFpsLow1Pct",
-    "projectOnboardingSeenCount",
-    "hasCompletedProjectOnboarding",
-    "exampleFiles",
-    "exampleFilesGeneratedAt",
-];
-
-/// A carried key that a default restore does not install, with what it would do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Withheld {
-    pub key: String,
-    /// One line per thing it would run or allow, already safe for a terminal.
-    pub details: Vec<String>,
-}
-
-/// The carried entry split into what is always installed and what needs `--trust-config`.
-#[derive(Debug, Clone, Default)]
-pub struct Split {
-    pub inert: Map<String, Value>,
-    pub withheld: Vec<Withheld>,
-    /// The withheld keys with their values, installed with `--trust-config`.
-    pub withheld_values: Map<String, Value>,
-}
-
-/// Sorts a carried project entry's keys by what they can do.
-pub fn split(entry: &Map<String, Value>) -> Split {
-    let mut out = Split::default();
-    for (key, value) in entry {
-        if INERT_KEYS.contains(&key.as_str()) {
-            out.inert.insert(key.clone(), value.clone());
-        } else {
-            out.withheld.push(Withheld { key: safe(key).into_owned(), details: describe(key, value) });
-            out.withheld_values.insert(key.clone(), value.clone());
-        }
-    }
-    out
-}
-
-/// What a withheld key would run or allow, command by command.
-fn describe(key: &str, value: &Value) -> Vec<String> {
-    let text = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    match (key, value) {
-        ("mcpServers", Value::Object(servers)) => servers
-            .iter()
-            .map(|(name, server)| {
-                let what = match (server.get("command"), server.get("url")) {
-                    (Some(cmd), _) => {
-                        let args: Vec<String> = server
-                            .get("args")
-                            .and_then(Value::as_array)
-                            .map(|a| a.iter().map(text).collect())
-                            .unwrap_or_default();
-                        let line = std::iter::once(text(cmd)).chain(args).collect::<Vec<_>>().join(" ");
-                        format!("runs: {line}")
-                    }
-                    (None, Some(url)) => format!("connects to: {}", text(url)),
-                    (None, None) => "a server without command or url".to_string(),
-                };
-                let env: Vec<&str> = server
-                    .get("env")
-                    .and_then(Value::as_object)
-                    .map(|e| e.keys().map(String::as_str).collect())
-                    .unwrap_or_default();
-                let env = if env.is_empty() { String::new() } else { format!(" (env: {})", env.join(", ")) };
-                safe(&format!("MCP server {name} {what}{env}")).into_owned()
-            })
-            .collect(),
-        ("allowedTools", Value::Array(tools)) => {
-            tools.iter().map(|t| safe(&format!("allows without asking: {}", text(t))).into_owned()).collect()
-        }
-        ("hasTrustDialogAccepted", Value::Bool(true)) => vec!["marks the folder as trusted".into()],
-        ("enabledMcpjsonServers", Value::Array(names)) => names
-            .iter()
-            .map(|n| safe(&format!("starts the repository's .mcp.json server {}", text(n))).into_owned())
-            .collect(),
-        ("enableAllProjectMcpServers", Value::Bool(true)) => {
-            vec!["starts every server of the repository's .mcp.json".into()]
-        }
-        ("hooks", _) => vec!["runs hook commands".into()],
-        _ => {
-            let mut shown = text(value);
-            if shown.len() > 80 {
-                let cut = (0..=80).rev().find(|&i| shown.is_char_boundary(i)).unwrap_or(0);
-                shown.truncate(cut);
-                shown.push('…');
-            }
-            vec![safe(&format!("set to {shown}")).into_owned()]
-        }
-    }
-}
-
-/// The one line a restore prints when it withheld keys.
-pub fn left_out_line(withheld: &[Withheld]) -> String {
-    let keys: Vec<&str> = withheld.iter().map(|w| w.key.as_str()).collect();
-    format!(
-        "left out of the .claude.json project entry, as it can run commands or grant permissions: {} \
-         (lokust-shell-restore --dry-run lists it; --trust-config installs it)",
-        keys.join(", ")
-    )
-}
 
 /// What became of the entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -267,33 +136,6 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
-    }
-
-    #[test]
-    fn only_inert_keys_pass_and_everything_else_is_described() {
-        let entry = obj(json!({
-            "lastSessionId": "abc",
-            "lastCost": 0.5,
-            "hasTrustDialogAccepted": true,
-            "allowedTools": ["Bash(*)"],
-            "mcpServers": {"x": {"command": "sh", "args": ["-c", "touch /tmp/p"], "env": {"K": "v"}}},
-            "someFutureKey": {"a": 1},
-        }));
-        let s = split(&entry);
-        assert_eq!(s.inert.keys().collect::<Vec<_>>(), ["lastSessionId", "lastCost"]);
-        let keys: Vec<&str> = s.withheld.iter().map(|w| w.key.as_str()).collect();
-        assert_eq!(keys, ["hasTrustDialogAccepted", "allowedTools", "mcpServers", "someFutureKey"]);
-        let mcp = &s.withheld[2].details[0];
-        assert_eq!(mcp, "MCP server x runs: sh -c touch /tmp/p (env: K)");
-        assert_eq!(s.withheld[1].details, ["allows without asking: Bash(*)"]);
-        assert_eq!(s.withheld_values.len(), 4);
-    }
-
-    #[test]
-    fn hostile_names_are_shown_escaped() {
-        let entry = obj(json!({"mcpServers": {"a\u{1b}[2Jb": {"command": "x\u{202e}y"}}}));
-        let d = &split(&entry).withheld[0].details[0];
-        assert!(!d.contains('\u{1b}') && !d.contains('\u{202e}'), "{d}");
     }
 
     #[test]

@@ -8,32 +8,32 @@
 //! refusing the whole restore. Only then is anything renamed into place: a new slot in
 //! one rename, an existing one merged file by file, each file by rename, so an
 //! interruption at any moment leaves every file either old or new. A later run removes
-//! the temp dirs of runs that were killed. See: research/claude-code.md.
+//! the temp dirs of runs that were killed. See: docs/claude-code.md.
 
 pub mod claude_config;
 mod history;
 mod paths;
-mod scan;
 pub mod shell_env;
 mod times;
-mod unpack;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Map, Value};
 
+use crate::bundle::top_level_transcript;
 use crate::bundle::{self, EXTRAS};
 use crate::capture::claude;
+use crate::interrupt::{Interrupted, interrupted};
 use crate::lok::{Lok, ShellLok};
 
+pub use crate::bundle::unpack::Budget;
+use crate::bundle::{scan, unpack};
 pub use paths::PathMap;
-pub use unpack::Budget;
 
 /// The default `--max-size`: 4 GiB of decompressed tar.
 pub const DEFAULT_MAX_SIZE: u64 = 4 << 30;
@@ -44,40 +44,6 @@ const MAX_CARRIED_TEXT: u64 = 16 << 20;
 
 /// Temp dirs of restores in progress are named `.lokust-restore-<pid>-<random>`.
 const STAGING_PREFIX: &str = ".lokust-restore-";
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Whether SIGINT, SIGTERM or SIGHUP arrived since [`install_signal_handlers`].
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
-}
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
-/// Turns Ctrl-C (and TERM, HUP) into a flag the restore checks between steps, so it can
-/// remove its temp dir and exit 130 instead of dying halfway.
-pub fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
-        }
-    }
-}
-
-/// The error of an interrupted restore; the command maps it to exit status 130.
-#[derive(Debug)]
-pub struct Interrupted;
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("interrupted; nothing was changed")
-    }
-}
-
-impl std::error::Error for Interrupted {}
 
 /// Where the `.lok` comes from.
 pub enum Source {
@@ -172,7 +138,7 @@ pub struct RestoreOutcome {
     pub claude_json: Option<String>,
     /// Carried `.claude.json` keys that can run commands or grant permissions: left out
     /// unless `trust_config`, installed (and shown first) with it.
-    pub config_withheld: Vec<claude_config::Withheld>,
+    pub config_withheld: Vec<crate::agent::claude::Withheld>,
     /// Whether those keys were installed (`--trust-config`).
     pub config_trusted: bool,
     /// Backups made by `--force`.
@@ -191,111 +157,6 @@ impl RestoreOutcome {
     }
 }
 
-/// A conversation in a bundle, for `inspect`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionInfo {
-    pub id: String,
-    pub first_prompt: Option<String>,
-    pub events: u64,
-    pub last_timestamp: Option<String>,
-    pub bytes: u64,
-}
-
-/// What `inspect` shows of a bundle.
-#[derive(Debug, Clone, Default)]
-pub struct BundleListing {
-    pub sessions: Vec<SessionInfo>,
-    /// Carried `.claude.json` keys a default restore would not install.
-    pub config_withheld: Vec<claude_config::Withheld>,
-}
-
-/// Lists a bundle's conversations and withheld configuration without extracting
-/// anything: `data` is the base64 text of `bundle.data`.
-pub fn list_bundle(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Result<BundleListing> {
-    let mut out = Vec::new();
-    let mut withheld = Vec::new();
-    let budget = Budget { declared, ceiling: DEFAULT_MAX_SIZE };
-    let config = Path::new(EXTRAS).join("claude-project.json");
-    unpack::unpack(data, budget, &mut |entry| {
-        if entry.rel == config && entry.size <= MAX_CARRIED_TEXT {
-            let mut text = Vec::new();
-            entry.reader.read_to_end(&mut text)?;
-            if let Some(e) = serde_json::from_slice::<Value>(&text).ok().and_then(|v| v.get("entry").cloned())
-                && let Some(e) = e.as_object()
-            {
-                withheld = claude_config::split(e).withheld;
-            }
-            return Ok(());
-        }
-        let Some(id) = top_level_transcript(&entry.rel) else { return Ok(()) };
-        let mut info =
-            SessionInfo { id, first_prompt: None, events: 0, last_timestamp: None, bytes: entry.size };
-        let mut reader = BufReader::new(entry.reader);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line)? == 0 {
-                break;
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            info.events += 1;
-            if let Some(ts) = field_str(&line, b"\"timestamp\":\"") {
-                info.last_timestamp = Some(ts);
-            }
-            if info.first_prompt.is_none() && memchr::memmem::find(&line, b"\"type\":\"user\"").is_some() {
-                info.first_prompt = first_prompt(&line);
-            }
-        }
-        out.push(info);
-        Ok(())
-    })?;
-    Ok(BundleListing { sessions: out, config_withheld: withheld })
-}
-
-/// `<id>.jsonl` at the top of the slot.
-fn top_level_transcript(rel: &Path) -> Option<String> {
-    let mut comps = rel.components();
-    let name = comps.next()?.as_os_str().to_str()?;
-    if comps.next().is_some() {
-        return None;
-    }
-    name.strip_suffix(".jsonl").filter(|id| !id.is_empty()).map(str::to_string)
-}
-
-/// The string value after `key` in a JSON line, without parsing the line.
-fn field_str(line: &[u8], key: &[u8]) -> Option<String> {
-    let at = memchr::memmem::rfind(line, key)? + key.len();
-    let end = memchr::memchr(b'"', &line[at..])?;
-    std::str::from_utf8(&line[at..at + end]).ok().map(str::to_string)
-}
-
-/// The text of a user event that a person typed (not a tool result or a command echo).
-fn first_prompt(line: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(line).ok()?;
-    if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
-        return None;
-    }
-    let content = v.get("message")?.get("content")?;
-    let text = match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .and_then(|b| b.get("text"))
-            .and_then(Value::as_str)?
-            .to_string(),
-        _ => return None,
-    };
-    let text = text.trim();
-    if text.is_empty() || text.starts_with('<') {
-        return None;
-    }
-    Some(text.lines().next().unwrap_or("").to_string())
-}
-
-// ---------------------------------------------------------------------------
 // Reading the document
 
 /// The parts of the `.lok` the restore needs, validated.
@@ -395,7 +256,7 @@ fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<O
 
 /// Restores the bundle in `source` to `opts.to`. See the module docs for the order of
 /// work; with `dry_run` nothing is written. An interruption (after
-/// [`install_signal_handlers`]) is an error holding [`Interrupted`]; files that exist
+/// [`crate::interrupt::install_signal_handlers`]) is an error holding [`Interrupted`]; files that exist
 /// with other content are not an error but [`Action::Refuse`] entries in the outcome.
 ///
 /// ```no_run
@@ -407,6 +268,8 @@ fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<O
 ///     dry_run: false,
 ///     force: false,
 ///     max_size: DEFAULT_MAX_SIZE,
+///     // Never the sender's MCP servers, tools or trust without asking.
+///     trust_config: false,
 /// };
 /// let outcome = restore::restore(Source::File("s.lok".into()), &opts)?;
 /// println!("cd {} && claude --resume {}", outcome.project_dir.display(),
@@ -747,7 +610,7 @@ impl<'a> Job<'a> {
                     return Err(anyhow!(unpack::Refused(format!(
                         "{} is larger than {}",
                         entry.rel.display(),
-                        crate::summary::size(MAX_CARRIED_TEXT)
+                        crate::human::size(MAX_CARRIED_TEXT)
                     ))));
                 }
                 // Rewritten at commit, once the path map is complete.
@@ -1087,7 +950,7 @@ impl<'a> Job<'a> {
             }
         };
         let Some(entry) = entry else { return };
-        let split = claude_config::split(&entry);
+        let split = crate::agent::claude::split(&entry);
         outcome.config_withheld = split.withheld.clone();
         outcome.config_trusted = self.opts.trust_config;
         let mut install = split.inert;
@@ -1251,7 +1114,7 @@ fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>)
             }
         }
         Action::Replace => {
-            let stamp = crate::summary::utc(
+            let stamp = crate::human::utc(
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_millis() as u64)

@@ -9,7 +9,6 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::anyhow;
 
-use super::interrupted;
 use super::scan::SyntaxError;
 
 /// Which layer of the bundle failed, for the message.
@@ -36,7 +35,8 @@ impl std::fmt::Display for Tagged {
 impl std::error::Error for Tagged {}
 
 fn tag(layer: Layer, e: io::Error) -> io::Error {
-    if e.get_ref().is_some_and(|i| i.is::<Tagged>() || i.is::<SyntaxError>() || i.is::<super::Interrupted>())
+    if e.get_ref()
+        .is_some_and(|i| i.is::<Tagged>() || i.is::<SyntaxError>() || i.is::<crate::interrupt::Interrupted>())
     {
         return e;
     }
@@ -65,8 +65,8 @@ struct Limit<R> {
 
 impl<R: Read> Read for Limit<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if interrupted() {
-            return Err(io::Error::other(super::Interrupted));
+        if crate::interrupt::interrupted() {
+            return Err(io::Error::other(crate::interrupt::Interrupted));
         }
         let n = self.inner.read(buf)?;
         self.count += n as u64;
@@ -307,8 +307,8 @@ fn classify(e: anyhow::Error) -> anyhow::Error {
     for cause in e.chain() {
         let io = cause.downcast_ref::<io::Error>();
         let inner = io.and_then(|i| i.get_ref());
-        if inner.is_some_and(|i| i.is::<super::Interrupted>()) {
-            return anyhow!(super::Interrupted);
+        if inner.is_some_and(|i| i.is::<crate::interrupt::Interrupted>()) {
+            return anyhow!(crate::interrupt::Interrupted);
         }
         if let Some(t) =
             cause.downcast_ref::<Tagged>().or_else(|| inner.and_then(|i| i.downcast_ref::<Tagged>()))
@@ -326,8 +326,8 @@ fn classify(e: anyhow::Error) -> anyhow::Error {
         {
             return anyhow!("not valid JSON: {s}");
         }
-        if cause.downcast_ref::<super::Interrupted>().is_some() {
-            return anyhow!(super::Interrupted);
+        if cause.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
+            return anyhow!(crate::interrupt::Interrupted);
         }
         if cause.downcast_ref::<Refused>().is_some() {
             return e;
@@ -439,7 +439,8 @@ fn entries<R: Read>(
 }
 
 fn tar_error(e: io::Error) -> anyhow::Error {
-    if e.get_ref().is_some_and(|i| i.is::<Tagged>() || i.is::<SyntaxError>() || i.is::<super::Interrupted>())
+    if e.get_ref()
+        .is_some_and(|i| i.is::<Tagged>() || i.is::<SyntaxError>() || i.is::<crate::interrupt::Interrupted>())
     {
         return anyhow::Error::from(e);
     }

@@ -1,0 +1,396 @@
+//! Reading a project file for the bundle: consistently (a file that grows while it is
+//! read is cut at the length it had, a transcript at its last complete line) and
+//! redacted chunk by chunk on every core, so the tar entry's declared size is exact.
+
+use super::*;
+
+/// How much of a file to take: its size when opened, and for JSONL cut after the last
+/// complete line (a last line without a newline counts when it parses as JSON), so a
+/// transcript being appended to never yields half a line.
+pub(super) fn consistent_len(file: &mut File, jsonl: bool) -> io::Result<u64> {
+    let len = file.metadata()?.len();
+    if !jsonl || len == 0 {
+        return Ok(len);
+    }
+    let mut end = len;
+    let mut tail: Vec<u8> = Vec::new();
+    loop {
+        let start = end.saturating_sub(64 * 1024);
+        let mut buf = vec![0; (end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        if let Some(nl) = memchr::memrchr(b'\n', &buf) {
+            buf.drain(..=nl);
+            buf.extend_from_slice(&tail);
+            tail = buf;
+            let cut = start + nl as u64 + 1;
+            file.seek(SeekFrom::Start(0))?;
+            if tail.is_empty() || serde_json::from_slice::<serde::de::IgnoredAny>(&tail).is_ok() {
+                return Ok(len);
+            }
+            return Ok(cut);
+        }
+        buf.extend_from_slice(&tail);
+        tail = buf;
+        if start == 0 {
+            file.seek(SeekFrom::Start(0))?;
+            let whole = serde_json::from_slice::<serde::de::IgnoredAny>(&tail).is_ok();
+            return Ok(if whole { len } else { 0 });
+        }
+        end = start;
+    }
+}
+
+/// Reads a file's first `len` bytes a chunk of whole lines at a time. The same bytes
+/// always split into the same chunks, so a second read can be checked chunk by chunk.
+pub(super) struct Chunker {
+    file: io::Take<File>,
+    buf: Vec<u8>,
+    /// Bytes of `buf` handed out by the last call, dropped at the next.
+    handed: usize,
+    eof: bool,
+}
+
+impl Chunker {
+    pub(super) fn new(file: File, len: u64) -> Chunker {
+        Chunker { file: file.take(len), buf: Vec::with_capacity(CHUNK), handed: 0, eof: false }
+    }
+
+    /// The chunk handed out last.
+    fn current(&self) -> &[u8] {
+        &self.buf[..self.handed]
+    }
+
+    /// The next chunk (whole lines, except at the end), borrowed until the next call.
+    fn next(&mut self) -> io::Result<Option<&[u8]>> {
+        self.buf.drain(..self.handed);
+        self.handed = 0;
+        loop {
+            if self.eof && self.buf.is_empty() {
+                return Ok(None);
+            }
+            let start = self.buf.len();
+            if !self.eof {
+                self.buf.resize(start + CHUNK, 0);
+                let n = read_full(&mut self.file, &mut self.buf[start..])?;
+                self.buf.truncate(start + n);
+                self.eof = n == 0;
+            }
+            let upto = if self.eof {
+                self.buf.len()
+            } else {
+                // Only the bytes just read can hold the chunk's last newline.
+                memchr::memrchr(b'\n', &self.buf[start..]).map_or(0, |i| start + i + 1)
+            };
+            if upto == 0 {
+                continue;
+            }
+            self.handed = upto;
+            return Ok(Some(&self.buf[..upto]));
+        }
+    }
+}
+
+/// What redaction changes in one chunk, found in the first read: the chunk's length and
+/// CRC (to recognise it in the second read) and the lines replaced.
+pub(super) struct ChunkPlan {
+    len: usize,
+    crc: u32,
+    edits: Vec<(usize, usize, Vec<u8>)>,
+}
+
+/// The first read of a file: every chunk's edits and the redacted size. Redaction is
+/// most of a bundle's cost and the compressors idle meanwhile, so `workers` chunks are
+/// redacted at once.
+pub(super) fn plan_file(
+    mut chunks: Chunker,
+    jsonl: bool,
+    workers: usize,
+    report: &mut Report,
+) -> io::Result<(u64, Vec<ChunkPlan>)> {
+    let mut plans = Vec::new();
+    let mut size = 0u64;
+    let mut batch: Vec<Vec<u8>> = Vec::with_capacity(workers);
+    loop {
+        batch.clear();
+        while batch.len() < workers.max(1) {
+            match chunks.next()? {
+                Some(raw) => batch.push(raw.to_vec()),
+                None => break,
+            }
+        }
+        if batch.is_empty() {
+            return Ok((size, plans));
+        }
+        let planned: Vec<(Edits, u64, Report)> = if batch.len() == 1 {
+            let mut r = Report::default();
+            let (edits, n) = plan_chunk(&batch[0], jsonl, &mut r);
+            vec![(edits, n, r)]
+        } else {
+            std::thread::scope(|s| {
+                let jobs: Vec<_> = batch
+                    .iter()
+                    .map(|raw| {
+                        s.spawn(move || {
+                            let mut r = Report::default();
+                            let (edits, n) = plan_chunk(raw, jsonl, &mut r);
+                            (edits, n, r)
+                        })
+                    })
+                    .collect();
+                jobs.into_iter().map(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+            })
+        };
+        for (raw, (edits, out_len, r)) in batch.iter().zip(planned) {
+            report.merge(&r);
+            plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
+            size += out_len;
+        }
+    }
+}
+
+/// Byte ranges of a chunk and what replaces them.
+pub(super) type Edits = Vec<(usize, usize, Vec<u8>)>;
+
+/// The lines of `buf`, each with its newline; found with memchr, which is several times
+/// faster than testing byte by byte on transcript-long lines.
+pub(super) fn lines(buf: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = buf;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+        let (line, tail) = rest.split_at(end);
+        rest = tail;
+        Some(line)
+    })
+}
+
+/// Redacts every line of `chunk`, returning the edits and the output length.
+pub(super) fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Edits, u64) {
+    let mut edits = Vec::new();
+    let mut out_len = 0u64;
+    let mut at = 0;
+    for line in lines(chunk) {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        // A clean line (nearly all of them) is not copied at all.
+        let red = redact_line(body, jsonl, report);
+        out_len += (red.len() + line.len() - body.len()) as u64;
+        if let Cow::Owned(new) = red
+            && new != body
+        {
+            edits.push((at, at + body.len(), new));
+        }
+        at += line.len();
+    }
+    (edits, out_len)
+}
+
+pub(super) fn apply(chunk: &[u8], edits: &[(usize, usize, Vec<u8>)], out: &mut Vec<u8>) {
+    let mut pos = 0;
+    for (start, end, with) in edits {
+        out.extend_from_slice(&chunk[pos..*start]);
+        out.extend_from_slice(with);
+        pos = *end;
+    }
+    out.extend_from_slice(&chunk[pos..]);
+}
+
+pub(super) fn redact_line<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) -> Cow<'a, [u8]> {
+    match std::str::from_utf8(body) {
+        Ok(text) => {
+            let red = if jsonl {
+                redact::redact_json_line(text, report)
+            } else {
+                redact::redact_report(text, report)
+            };
+            match red {
+                Cow::Borrowed(_) => Cow::Borrowed(body),
+                Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+            }
+        }
+        // Not UTF-8: the bytes stay as they are unless the readable part holds a secret.
+        Err(_) => {
+            let lossy = String::from_utf8_lossy(body);
+            let mut found = Report::default();
+            let red = redact::redact_report(&lossy, &mut found);
+            if found.values == 0 {
+                Cow::Borrowed(body)
+            } else {
+                report.merge(&found);
+                Cow::Owned(red.into_owned().into_bytes())
+            }
+        }
+    }
+}
+
+/// A file's redacted content as a reader of exactly `size` bytes, the size the first
+/// read counted. Each chunk is checked against that read: an unchanged chunk gets the
+/// edits found then, a changed one is redacted afresh (a file rewritten in between
+/// never leaks), and the output is cut at a line end or padded with newlines so the
+/// tar stays whole.
+pub(super) struct Exact<'a> {
+    chunks: Chunker,
+    plans: Option<Vec<ChunkPlan>>,
+    jsonl: bool,
+    index: usize,
+    size: u64,
+    produced: u64,
+    out: Vec<u8>,
+    /// The current chunk is served straight from the chunker (nothing to change).
+    direct: bool,
+    pos: usize,
+    report: &'a mut Report,
+    progress: Option<&'a indicatif::ProgressBar>,
+    pub(super) changed: bool,
+}
+
+impl<'a> Exact<'a> {
+    /// A reader of a file's `size` redacted bytes, checked against the first read's `plans`
+    /// (none: the file goes in as it is).
+    pub(super) fn new(
+        chunks: Chunker,
+        plans: Option<Vec<ChunkPlan>>,
+        jsonl: bool,
+        size: u64,
+        report: &'a mut Report,
+        progress: Option<&'a indicatif::ProgressBar>,
+    ) -> Exact<'a> {
+        Exact {
+            chunks,
+            plans,
+            jsonl,
+            index: 0,
+            size,
+            produced: 0,
+            out: Vec::new(),
+            direct: false,
+            pos: 0,
+            report,
+            progress,
+            changed: false,
+        }
+    }
+
+    fn refill(&mut self) -> io::Result<bool> {
+        if crate::interrupt::interrupted() {
+            return Err(io::Error::other(crate::interrupt::Interrupted));
+        }
+        let Some(raw) = self.chunks.next()? else { return Ok(false) };
+        if let Some(p) = self.progress {
+            p.inc(raw.len() as u64);
+        }
+        match &self.plans {
+            None => self.direct = true,
+            Some(plans) => match plans.get(self.index) {
+                Some(plan) if plan.len == raw.len() && plan.crc == crc32fast::hash(raw) => {
+                    if plan.edits.is_empty() {
+                        self.direct = true;
+                    } else {
+                        apply(raw, &plan.edits, &mut self.out)
+                    }
+                }
+                _ => {
+                    self.changed = true;
+                    let (edits, _) = plan_chunk(raw, self.jsonl, self.report);
+                    apply(raw, &edits, &mut self.out);
+                }
+            },
+        }
+        self.index += 1;
+        Ok(true)
+    }
+}
+
+impl Exact<'_> {
+    fn current(&self) -> &[u8] {
+        if self.direct { self.chunks.current() } else { &self.out }
+    }
+}
+
+impl Read for Exact<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.current().len() {
+            self.out.clear();
+            self.direct = false;
+            self.pos = 0;
+            let left = self.size - self.produced;
+            if left == 0 {
+                return Ok(0);
+            }
+            if !self.refill()? {
+                self.changed = true;
+                self.out.resize(left.min(CHUNK as u64) as usize, b'\n');
+            } else if self.current().len() as u64 > left {
+                self.changed = true;
+                if self.direct {
+                    self.out.extend_from_slice(self.chunks.current());
+                    self.direct = false;
+                }
+                let cut = memchr::memrchr(b'\n', &self.out[..left as usize]).map_or(0, |i| i + 1);
+                self.out.truncate(cut);
+                self.out.resize(left as usize, b'\n');
+            }
+        }
+        let pos = self.pos;
+        let current = self.current();
+        let n = buf.len().min(current.len() - pos);
+        buf[..n].copy_from_slice(&current[pos..pos + n]);
+        self.pos += n;
+        self.produced += n as u64;
+        Ok(n)
+    }
+}
+
+pub(super) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_rewritten_between_the_reads_is_redacted_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let clean = "{\"a\":\"nothing to see here at all, fine\"}\n";
+        fs::write(&path, clean).unwrap();
+        let mut report = Report::default();
+        let mut chunks = Chunker::new(File::open(&path).unwrap(), clean.len() as u64);
+        let mut plans = Vec::new();
+        let mut size = 0;
+        while let Some(raw) = chunks.next().unwrap() {
+            let (edits, n) = plan_chunk(raw, true, &mut report);
+            plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
+            size += n;
+        }
+        // Same length, now with a secret in it.
+        let dirty = "{\"a\":\"key AKIAQWERTYUIOPASDFGH okay!!!\"}\n";
+        assert_eq!(dirty.len(), clean.len());
+        fs::write(&path, dirty).unwrap();
+        let mut reader = Exact::new(
+            Chunker::new(File::open(&path).unwrap(), clean.len() as u64),
+            Some(plans),
+            true,
+            size,
+            &mut report,
+            None,
+        );
+        let mut out = String::new();
+        reader.read_to_string(&mut out).unwrap();
+        assert!(reader.changed);
+        assert_eq!(out.len() as u64, size);
+        assert!(!out.contains("AKIA"), "{out}");
+    }
+}

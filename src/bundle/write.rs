@@ -1,0 +1,184 @@
+//! Writing the `.lok` with its bundle: tar → parallel deflate → base64 → JSON, streamed,
+//! so memory stays flat whatever the project's size.
+
+use super::gz::ParallelGz;
+use super::source::*;
+use super::*;
+
+/// Writes `lok` with the bundle of `plan` as pretty JSON to `out`, streaming the bundle.
+/// The bundle's sizes follow `data` (JSON key order is free), so nothing is held back.
+pub fn write_lok<W: Write>(
+    lok: &ShellLok,
+    plan: &Plan,
+    opts: &BundleOptions,
+    mut out: W,
+) -> anyhow::Result<BundleStats> {
+    let mut lok = lok.clone();
+    lok.bundle = None;
+    let head = serde_json::to_string_pretty(&lok).context("could not serialise the snapshot")?;
+    let head = head.strip_suffix("\n}").context("unexpected JSON layout")?;
+    write!(
+        out,
+        "{head},\n  \"bundle\": {{\n    \"kind\": \"{KIND}\",\n    \"format\": \"{FORMAT}\",\n    \"data\": \""
+    )?;
+    let mut stats = BundleStats::default();
+    let (count, total) = {
+        let counted = Counting { inner: &mut out, count: 0 };
+        let b64 = base64::write::EncoderWriter::new(counted, &base64::engine::general_purpose::STANDARD);
+        let gz = ParallelGz::new(b64, opts.level, threads(opts.threads));
+        let gz = write_tar(plan, opts, gz, &mut stats)?;
+        let (mut b64, total) = gz.finish()?;
+        (b64.finish()?.count, total)
+    };
+    stats.base64_bytes = count;
+    stats.uncompressed_bytes = total;
+    write!(
+        out,
+        "\",\n    \"uncompressed_bytes\": {},\n    \"base64_bytes\": {}\n  }}",
+        stats.uncompressed_bytes, stats.base64_bytes
+    )?;
+    if !opts.elements.is_empty() {
+        let elements = serde_json::to_string(&opts.elements).context("could not serialise bundles")?;
+        write!(out, ",\n  \"bundles\": {elements}")?;
+    }
+    writeln!(out, "\n}}")?;
+    out.flush()?;
+    Ok(stats)
+}
+
+fn threads(n: usize) -> usize {
+    if n > 0 {
+        return n;
+    }
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4)
+}
+
+fn write_tar<W: Write>(
+    plan: &Plan,
+    opts: &BundleOptions,
+    sink: W,
+    stats: &mut BundleStats,
+) -> anyhow::Result<W> {
+    let progress = opts.progress.then(|| {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(plan.total_bytes),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "bundling {bar:30} {binary_bytes}/{binary_total_bytes} {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut tar = tar::Builder::new(sink);
+    stats.sessions = plan.sessions.len() as u64;
+    for path in &plan.skipped {
+        stats.warnings.push(format!("bundle: left out {path}: not a regular file or directory"));
+    }
+    for item in &plan.items {
+        if crate::interrupt::interrupted() {
+            return Err(io::Error::other(crate::interrupt::Interrupted).into());
+        }
+        let mut header = tar::Header::new_gnu();
+        header.set_uid(0);
+        header.set_gid(0);
+        match item {
+            Item::Dir { path, mtime } => {
+                header.set_entry_type(tar::EntryType::Directory);
+                header.set_mode(0o700);
+                header.set_mtime(*mtime);
+                header.set_size(0);
+                tar.append_data(&mut header, path, io::empty())?;
+            }
+            Item::Data { path, bytes, mtime } => {
+                let mut red = Vec::with_capacity(bytes.len());
+                if opts.redact && !path.ends_with("/manifest.json") {
+                    for line in lines(bytes) {
+                        let (body, nl) = match line.strip_suffix(b"\n") {
+                            Some(b) => (b, &b"\n"[..]),
+                            None => (line, &b""[..]),
+                        };
+                        red.extend_from_slice(&redact_line(body, true, &mut stats.redactions));
+                        red.extend_from_slice(nl);
+                    }
+                } else {
+                    red.extend_from_slice(bytes);
+                }
+                header.set_entry_type(tar::EntryType::Regular);
+                header.set_mode(0o600);
+                header.set_mtime(*mtime);
+                header.set_size(red.len() as u64);
+                tar.append_data(&mut header, path, &red[..])?;
+                stats.files += 1;
+            }
+            Item::File { path, src, mtime, jsonl } => {
+                let mut file = match File::open(src) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        stats
+                            .warnings
+                            .push(format!("bundle: {} disappeared while being read", src.display()));
+                        continue;
+                    }
+                    Err(e) => return Err(e).with_context(|| format!("could not read {}", src.display())),
+                };
+                let len = consistent_len(&mut file, *jsonl)
+                    .with_context(|| format!("could not read {}", src.display()))?;
+                // First read: what redaction changes, and so the size for the header.
+                let (size, plans) = if opts.redact {
+                    let chunks = Chunker::new(file.try_clone()?, len);
+                    let (size, plans) =
+                        plan_file(chunks, *jsonl, threads(opts.threads), &mut stats.redactions)?;
+                    file.seek(SeekFrom::Start(0))?;
+                    (size, Some(plans))
+                } else {
+                    (len, None)
+                };
+                header.set_entry_type(tar::EntryType::Regular);
+                header.set_mode(0o600);
+                header.set_mtime(*mtime);
+                header.set_size(size);
+                let mut reader = Exact::new(
+                    Chunker::new(file, len),
+                    plans,
+                    *jsonl,
+                    size,
+                    &mut stats.redactions,
+                    progress.as_ref(),
+                );
+                tar.append_data(&mut header, path, &mut reader)
+                    .with_context(|| format!("could not bundle {}", src.display()))?;
+                if reader.changed {
+                    stats.warnings.push(format!(
+                        "bundle: {} was rewritten while being read; its copy was cut at a line end",
+                        src.display()
+                    ));
+                }
+                stats.files += 1;
+            }
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    Ok(tar.into_inner()?)
+}
+
+/// Counts what passes through.
+pub struct Counting<W> {
+    pub inner: W,
+    pub count: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
