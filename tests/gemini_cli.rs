@@ -598,3 +598,28 @@ fn lokust_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         .map(|p| (p.clone(), std::fs::read(&p).unwrap_or_default()))
         .collect()
 }
+
+#[test]
+fn dry_run_names_the_gemini_folder_and_writes_nothing() {
+    let (env, home) = setup(false);
+    let line = r#"{"id":"m1","type":"user","content":"hi"}"#;
+    let lok = chat_and_snapshot(&env, &home, &env.root.path().join("p"), line);
+    home.wipe_keeping_settings();
+    let target = env.root.path().join("new.d/ü x");
+    let out = env
+        .cmd("lokust-shell-restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .arg("--dry-run")
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let folder = home.gh().join("tmp/x/chats");
+    assert!(
+        said.contains(&format!("1 conversations would go to {} (a new folder)", folder.display())),
+        "{said}"
+    );
+    let left: Vec<_> = std::fs::read_dir(home.gh()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, ["settings.json"], "a dry run wrote to the Gemini home");
+}
