@@ -623,3 +623,48 @@ fn dry_run_names_the_gemini_folder_and_writes_nothing() {
     let left: Vec<_> = std::fs::read_dir(home.gh()).unwrap().flatten().map(|e| e.file_name()).collect();
     assert_eq!(left, ["settings.json"], "a dry run wrote to the Gemini home");
 }
+
+/// Every published chat in shared/fixtures-real/gemini that has turns, placed as the CLI
+/// would have left it at one path, snapshotted and restored at another: the real CLI
+/// resumes each there and sends its earlier turns.
+#[test]
+fn real_published_chats_resume_after_a_move() {
+    let Some(bin) = gemini_bin() else { return };
+    let root = crate::util::shared().join("fixtures-real/gemini");
+    if !root.is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
+        eprintln!("skipped: {} not present", root.display());
+        return;
+    }
+    let api = GeminiApi::start();
+    let mut resumed = 0;
+    for file in crate::util::files_below(&root) {
+        let data = std::fs::read(&file).unwrap();
+        let Some(chat) = gemini::parse_chat(&data) else { continue };
+        let Some(id) = chat.session_id.clone() else { continue };
+        if chat.turns == 0 {
+            continue;
+        }
+        let (env, home) = setup(false);
+        let project = env.root.path().join("orig/cli");
+        std::fs::create_dir_all(&project).unwrap();
+        let real = std::fs::canonicalize(&project).unwrap();
+        let folder = home.gh().join("tmp/cli");
+        std::fs::create_dir_all(folder.join("chats")).unwrap();
+        std::fs::write(folder.join(".project_root"), real.to_str().unwrap()).unwrap();
+        let ext = if file.extension().is_some_and(|e| e == "jsonl") { "jsonl" } else { "json" };
+        let short: String = id.chars().take(8).collect();
+        std::fs::write(folder.join(format!("chats/session-2026-01-01T00-00-{short}.{ext}")), &data).unwrap();
+        let lok = snapshot(&env, &home, &project);
+        home.wipe_keeping_settings();
+        let target = env.root.path().join("elsewhere/a.b c/ü");
+        let said = restore(&env, &home, &lok, &target);
+        assert!(said.contains(&format!("gemini --resume {id}")), "{}: {said}", file.display());
+        let sent = resume(&bin, &api, &home, &target, &id, "continue please");
+        let request: serde_json::Value = serde_json::from_str(&sent).unwrap();
+        let n = request["contents"].as_array().map_or(0, Vec::len);
+        assert!(n > 2, "{}: the earlier turns were not sent ({n} contents)", file.display());
+        resumed += 1;
+    }
+    assert!(resumed >= 5, "only {resumed} published chats were tried");
+}

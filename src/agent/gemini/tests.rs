@@ -5,7 +5,11 @@ use super::*;
 use std::os::unix::fs::PermissionsExt;
 
 fn real(rel: &str) -> Option<Vec<u8>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures-real/gemini").join(rel);
+    let shared = match std::env::var_os("LOKUST_SHARED") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+    };
+    let path = shared.join("fixtures-real/gemini").join(rel);
     match fs::read(&path) {
         Ok(b) => Some(b),
         Err(_) => {
@@ -142,12 +146,13 @@ fn collect_groups_by_the_session_id_inside_and_carries_nothing_else() {
 
     let got = collect(gh.path(), root);
     let ids: Vec<&str> = got.sessions.iter().map(|s| s.id.as_str()).collect();
+    // Last updated 2026-03-01 (by its later file), 2026-04-29 and 2026-06-05.
     assert_eq!(
         ids,
         [
             "faff42ab-6ea5-4f78-b8c4-f7dd6272af08",
-            "dcbe78d3-ea75-4786-929e-d6cff0fc00ed",
-            "gemini_stage0_jsonl"
+            "gemini_stage0_jsonl",
+            "dcbe78d3-ea75-4786-929e-d6cff0fc00ed"
         ],
         "oldest first, grouped by the id inside, the warning-only session left out"
     );
