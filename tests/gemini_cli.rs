@@ -261,7 +261,13 @@ fn snapshot(env: &TestEnv, home: &Home, project: &Path) -> PathBuf {
     if let Some(h) = &home.cli_home {
         cmd.env("GEMINI_CLI_HOME", h);
     }
-    cmd.current_dir(project).env("PWD", project).arg("--bundle").arg("-o").arg(&lok).assert().success();
+    let out =
+        cmd.current_dir(project).env("PWD", project).arg("--bundle").arg("-o").arg(&lok).assert().success();
+    let summary = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        summary.contains("gemini:      1 conversations") || summary.contains("gemini:      2 conversations"),
+        "{summary}"
+    );
     lok
 }
 
