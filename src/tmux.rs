@@ -8,17 +8,16 @@
 //! each pane keeps its own history (the prompt hook's live snapshot of that very shell),
 //! nothing depends on the status line, and import works under another home directory.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use crate::exec::{self, ExecError};
+use crate::exec::ExecError;
 use crate::fsutil;
 use crate::hook;
 use crate::lok::{Lok, Scrollback, ShellLok};
@@ -34,74 +33,7 @@ pub const DEFAULT_KEY: &str = "C-e";
 /// The `format` of `shell.tmux_scrollback`.
 pub const SCROLLBACK_FORMAT: &str = "text+base64";
 
-/// Which tmux server to talk to: `-S PATH`, `-L NAME`, the one in `$TMUX`, or tmux's
-/// default server.
-#[derive(Debug, Clone, Default)]
-pub struct Server {
-    args: Vec<OsString>,
-}
-
-impl Server {
-    pub fn new(socket_name: Option<&str>, socket_path: Option<&Path>, probe: &Probe) -> Server {
-        let args: Vec<OsString> = match (socket_path, socket_name, probe.var("TMUX")) {
-            (Some(p), _, _) => vec!["-S".into(), p.into()],
-            (None, Some(n), _) => vec!["-L".into(), n.into()],
-            (None, None, Some(t)) => {
-                vec!["-S".into(), crate::capture::multiplexer::tmux_socket_path(t).into()]
-            }
-            (None, None, None) => Vec::new(),
-        };
-        Server { args }
-    }
-
-    /// A `tmux` command aimed at this server.
-    pub fn command(&self) -> Command {
-        let mut cmd = Command::new("tmux");
-        // -u: without a UTF-8 locale (a key binding's job may have none) tmux 3.3 prints
-        // the tabs that separate our fields, and any non-ASCII path, as `_`.
-        cmd.arg("-u").args(&self.args);
-        cmd
-    }
-
-    /// Runs a tmux command within `deadline` and returns its output.
-    pub fn run<S: AsRef<OsStr>>(&self, args: &[S], deadline: Duration) -> Result<String, ExecError> {
-        let mut cmd = self.command();
-        cmd.args(args);
-        let out = exec::output(cmd, deadline)?;
-        Ok(String::from_utf8_lossy(&out).into_owned())
-    }
-
-    /// `display-message -p` about `target`; `None` when tmux knows no such target (tmux
-    /// 3.3 answers an unknown target with an empty line and success).
-    pub fn query(
-        &self,
-        target: Option<&str>,
-        format: &str,
-        deadline: Duration,
-    ) -> Result<Option<String>, ExecError> {
-        let mut args = vec!["display-message", "-p"];
-        if let Some(t) = target {
-            args.extend(["-t", t]);
-        }
-        args.push(format);
-        let out = self.run(&args, deadline)?;
-        let out = out.trim_end_matches('\n');
-        Ok((!out.trim().is_empty()).then(|| out.to_string()))
-    }
-
-    /// Shows `message` on the status line of the clients looking at `target`. Best effort:
-    /// with no client attached there is nobody to tell.
-    pub fn display(&self, target: Option<&str>, message: &str, deadline: Duration) {
-        let mut args = vec!["display-message"];
-        if let Some(t) = target {
-            args.extend(["-t", t]);
-        }
-        // The message is a format: a `#` in a path must not start one.
-        let escaped = message.replace('#', "##");
-        args.push(&escaped);
-        let _ = self.run(&args, deadline);
-    }
-}
+pub use crate::capture::multiplexer::Server;
 
 /// What tmux says about one pane.
 #[derive(Debug, Clone, PartialEq, Eq)]

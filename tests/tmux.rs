@@ -441,3 +441,38 @@ fn bind_prints_the_lines_and_applies_them() {
         || tmux.run(&["list-keys", "-T", "prefix"]),
     );
 }
+
+/// Issue 9: one tmux client, always with `-u`. Without a UTF-8 locale and outside tmux
+/// (tmux assumes UTF-8 when `$TMUX` is set) tmux 3.3 prints the tab between the fields
+/// lokust asks for, and every non-ASCII letter, as `_`; the snapshot's own query went
+/// without `-u` and read the session wrong.
+#[test]
+fn the_session_is_read_right_without_a_utf8_locale() {
+    if !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    // The default server, in a private TMUX_TMPDIR.
+    let tmpdir = env.root.path().join("tmux-tmp");
+    fs::create_dir_all(&tmpdir).unwrap();
+    let uid = String::from_utf8(StdCommand::new("id").arg("-u").output().unwrap().stdout).unwrap();
+    let socket = tmpdir.join(format!("tmux-{}", uid.trim())).join("default");
+    let start = StdCommand::new("tmux")
+        .env("TMUX_TMPDIR", &tmpdir)
+        .env("LANG", "C.UTF-8")
+        .args(["-f", "/dev/null", "new-session", "-d", "-s", "wörk", "sh"])
+        .status()
+        .unwrap();
+    assert!(start.success());
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .env_remove("LANG")
+        .env("TMUX_TMPDIR", &tmpdir)
+        .args(["--tmux", "wörk", "-q", "-o", "-"])
+        .assert()
+        .success();
+    let _ = StdCommand::new("tmux").arg("-S").arg(&socket).arg("kill-server").status();
+    let lok = json(&out.get_output().stdout);
+    assert_eq!(lok["shell"]["multiplexer"]["session"], "wörk", "{:#}", lok["shell"]["multiplexer"]);
+    assert_eq!(lok["shell"]["multiplexer"]["socket"], socket.to_str().unwrap());
+}

@@ -22,20 +22,30 @@ fn real(p: &Path) -> String {
     fs::canonicalize(p).unwrap().to_str().unwrap().to_string()
 }
 
+/// `lokust-shell-restore LOK --to TARGET FLAGS…` as a user runs it.
+fn restore_with(env: &TestEnv, lok: &Path, target: &Path, flags: &[&str]) -> assert_cmd::assert::Assert {
+    env.cmd("lokust-shell-restore").arg(lok).arg("--to").arg(target).args(flags).assert()
+}
+
+/// The same as a process to start, for runs at the same time.
+fn restore_process(env: &TestEnv, lok: &Path, target: &Path) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"));
+    cmd.env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg(lok)
+        .arg("--to")
+        .arg(target);
+    cmd
+}
+
 #[test]
 fn r10_1_a_default_restore_installs_no_mcp_server_tool_permission_or_trust() {
     let env = TestEnv::new();
     let (lok, _) = moved(&env);
     let target = env.root.path().join("new");
 
-    let plan = env
-        .cmd("lokust-shell-restore")
-        .arg(&lok)
-        .arg("--to")
-        .arg(&target)
-        .arg("--dry-run")
-        .assert()
-        .success();
+    let plan = restore_with(&env, &lok, &target, &["--dry-run"]).success();
     let out = stdout(&plan);
     assert!(out.contains("withheld (--trust-config installs)"), "{out}");
     assert!(out.contains("mcpServers: MCP server gh runs: gh-mcp (env: GITHUB_TOKEN)"), "{out}");
@@ -43,7 +53,7 @@ fn r10_1_a_default_restore_installs_no_mcp_server_tool_permission_or_trust() {
     assert!(out.contains("hasTrustDialogAccepted: marks the folder as trusted"), "{out}");
     assert!(out.contains("history:   1 prompts would be added"), "{out}");
 
-    let a = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let a = restore_with(&env, &lok, &target, &[]).success();
     let err = stderr(&a);
     assert_eq!(err.matches("left out of the .claude.json project entry").count(), 1, "{err}");
     assert!(err.contains("hasTrustDialogAccepted, allowedTools, mcpServers"), "{err}");
@@ -53,14 +63,7 @@ fn r10_1_a_default_restore_installs_no_mcp_server_tool_permission_or_trust() {
 
     // Asked for, the whole entry goes in, and every command is listed first.
     let other = env.root.path().join("trusted");
-    let a = env
-        .cmd("lokust-shell-restore")
-        .arg(&lok)
-        .arg("--to")
-        .arg(&other)
-        .arg("--trust-config")
-        .assert()
-        .success();
+    let a = restore_with(&env, &lok, &other, &["--trust-config"]).success();
     let out = stdout(&a);
     assert!(out.starts_with("Installed from the sender's .claude.json (--trust-config):\n"), "{out}");
     assert!(out.contains("mcpServers: MCP server gh runs: gh-mcp"), "{out}");
@@ -114,14 +117,7 @@ fn r10_2_print_shell_exports_only_locale_editor_and_pager() {
         ],
     );
     let target = env.root.path().join("t");
-    let a = env
-        .cmd("lokust-shell-restore")
-        .arg(&lok)
-        .arg("--to")
-        .arg(&target)
-        .arg("--print-shell")
-        .assert()
-        .success();
+    let a = restore_with(&env, &lok, &target, &["--print-shell"]).success();
     let script = stdout(&a);
     let exports: Vec<&str> = script.lines().filter(|l| l.starts_with("export ")).collect();
     assert_eq!(exports, ["export EDITOR=nvim", "export LANG=en_US.UTF-8"], "{script}");
@@ -160,7 +156,7 @@ fn r10_4_prompt_history_of_other_projects_is_refused() {
     let doc = hostile_bundle(&[("-old-proj/.lokust/history.jsonl", history)]);
     let lok = env.write("h.lok", doc);
     let target = env.root.path().join("t");
-    let a = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let a = restore_with(&env, &lok, &target, &[]).success();
     let out = stdout(&a);
     assert!(out.contains("history:   1 prompts added"), "{out}");
     assert!(out.contains("refused:   2 prompt-history lines of other projects"), "{out}");
@@ -182,7 +178,7 @@ fn r10_5_conversations_40_days_apart_all_come_back_inside_the_cleanup_window() {
     set(&format!("{}.jsonl", crate::bundle::OLDER), now - 42 * day);
     let (lok, _) = snapshot(&env, &project, &[]);
     let target = env.root.path().join("t");
-    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    restore_with(&env, &lok, &target, &[]).success();
     let new = new_slot(&env, &target);
     let mtime = |name: String| fs::metadata(new.join(name)).unwrap().mtime();
     let (newest, older) =
@@ -193,7 +189,7 @@ fn r10_5_conversations_40_days_apart_all_come_back_inside_the_cleanup_window() {
     // The receiver's own, shorter period is honoured.
     fs::write(env.home.join(".claude/settings.json"), r#"{"cleanupPeriodDays": 7}"#).unwrap();
     let target = env.root.path().join("t2");
-    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    restore_with(&env, &lok, &target, &[]).success();
     let new = new_slot(&env, &target);
     let older = fs::metadata(new.join(format!("{}.jsonl", crate::bundle::OLDER))).unwrap().mtime();
     assert!(now - older < 7 * day, "the older conversation is {} days old", (now - older) / day);
@@ -208,7 +204,7 @@ fn r10_6_a_symlinked_claude_json_stays_a_link() {
     fs::rename(env.home.join(".claude.json"), dotfiles.join("claude.json")).unwrap();
     std::os::unix::fs::symlink(dotfiles.join("claude.json"), env.home.join(".claude.json")).unwrap();
     let target = env.root.path().join("t");
-    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    restore_with(&env, &lok, &target, &[]).success();
     assert!(fs::symlink_metadata(env.home.join(".claude.json")).unwrap().file_type().is_symlink());
     let doc: serde_json::Value =
         serde_json::from_slice(&fs::read(dotfiles.join("claude.json")).unwrap()).unwrap();
@@ -224,17 +220,7 @@ fn r10_7_concurrent_restores_lose_no_claude_json_entry() {
     let children: Vec<_> = targets
         .iter()
         .map(|t| {
-            Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
-                .env_clear()
-                .env("HOME", &env.home)
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .arg(&lok)
-                .arg("--to")
-                .arg(t)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            restore_process(&env, &lok, t).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
         })
         .collect();
     for child in children {
@@ -258,7 +244,7 @@ fn r10_10_absolute_paths_in_memory_notes_move_too() {
     )]);
     let lok = env.write("m.lok", doc);
     let target = env.root.path().join("t");
-    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    restore_with(&env, &lok, &target, &[]).success();
     let note = fs::read_to_string(new_slot(&env, &target).join("memory/MEMORY.md")).unwrap();
     assert_eq!(note, format!("build with {}/scripts/build.sh; not /old/proj-2/x\n", real(&target)));
 }
@@ -275,7 +261,7 @@ fn r10_11_a_tar_without_directory_entries_restores() {
     let lok = env.write("d.lok", serde_json::to_vec(&lok_of_tar(&raw_tar(&entries))).unwrap());
     for _ in 0..2 {
         let target = env.root.path().join("t");
-        let a = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+        let a = restore_with(&env, &lok, &target, &[]).success();
         assert!(!stderr(&a).contains(".lokust-restore-"), "{}", stderr(&a));
         assert!(new_slot(&env, &target).join("s1/subagents/a.jsonl").is_file());
         assert!(env.home.join(".claude/file-history/s1/f@v1").is_file());
@@ -287,7 +273,7 @@ fn r10_14_a_new_slot_and_its_folders_are_private() {
     let env = TestEnv::new();
     let (lok, _) = moved(&env);
     let target = env.root.path().join("t");
-    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    restore_with(&env, &lok, &target, &[]).success();
     let slot = new_slot(&env, &target);
     for dir in [slot.clone(), slot.join(SESSION), slot.join("memory")] {
         assert_eq!(lokust::fsutil::mode(&dir).unwrap(), 0o700, "{}", dir.display());
@@ -301,17 +287,7 @@ fn r10_14_two_restores_to_one_target_never_say_directory_not_empty() {
     for round in 0..6 {
         let target = env.root.path().join(format!("same{round}"));
         let spawn = || {
-            Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
-                .env_clear()
-                .env("HOME", &env.home)
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .arg(&lok)
-                .arg("--to")
-                .arg(&target)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            restore_process(&env, &lok, &target).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
         };
         let (a, b) = (spawn(), spawn());
         for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {

@@ -1,9 +1,12 @@
 //! The multiplexer section: the tmux session (asked of the tmux server itself, with a
-//! deadline) or the zellij session this shell runs in.
+//! deadline) or the zellij session this shell runs in; and the one tmux client every
+//! part of lokust talks to tmux through.
 
+use std::ffi::OsStr;
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
-
-use tmux_interface::{DisplayMessage, Tmux};
 
 use crate::exec::{self, ExecError};
 use crate::lok::Multiplexer;
@@ -20,24 +23,85 @@ pub fn tmux_socket_path(tmux_var: &str) -> &str {
 }
 
 /// Asks the tmux server for `format` about `target`. `socket` selects the server
-/// (`-S`); without it, the default server of this user.
+/// (`-S`); without it, the default server of this user. Empty when tmux knows no such
+/// target.
 pub fn tmux_query(
     socket: Option<&str>,
     target: Option<&str>,
     format: &str,
     deadline: Duration,
 ) -> Result<String, ExecError> {
-    let mut query = DisplayMessage::new().print();
-    if let Some(t) = target {
-        query = query.target_pane(t);
+    let server = Server { args: socket.map(|s| vec!["-S".into(), s.into()]).unwrap_or_default() };
+    Ok(server.query(target, format, deadline)?.unwrap_or_default())
+}
+
+/// Which tmux server to talk to: `-S PATH`, `-L NAME`, the one in `$TMUX`, or tmux's
+/// default server.
+#[derive(Debug, Clone, Default)]
+pub struct Server {
+    args: Vec<OsString>,
+}
+
+impl Server {
+    pub fn new(socket_name: Option<&str>, socket_path: Option<&Path>, probe: &Probe) -> Server {
+        let args: Vec<OsString> = match (socket_path, socket_name, probe.var("TMUX")) {
+            (Some(p), _, _) => vec!["-S".into(), p.into()],
+            (None, Some(n), _) => vec!["-L".into(), n.into()],
+            (None, None, Some(t)) => {
+                vec!["-S".into(), tmux_socket_path(t).into()]
+            }
+            (None, None, None) => Vec::new(),
+        };
+        Server { args }
     }
-    let mut tmux = Tmux::new();
-    if let Some(s) = socket {
-        tmux = tmux.socket_path(s);
+
+    /// A `tmux` command aimed at this server.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new("tmux");
+        // -u: without a UTF-8 locale (a key binding's job may have none) tmux 3.3 prints
+        // the tabs that separate our fields, and any non-ASCII path, as `_`.
+        cmd.arg("-u").args(&self.args);
+        cmd
     }
-    let cmd = tmux.command(query.message(format)).into_command();
-    let out = exec::output(cmd, deadline)?;
-    Ok(String::from_utf8_lossy(&out).trim_end_matches('\n').to_string())
+
+    /// Runs a tmux command within `deadline` and returns its output.
+    pub fn run<S: AsRef<OsStr>>(&self, args: &[S], deadline: Duration) -> Result<String, ExecError> {
+        let mut cmd = self.command();
+        cmd.args(args);
+        let out = exec::output(cmd, deadline)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// `display-message -p` about `target`; `None` when tmux knows no such target (tmux
+    /// 3.3 answers an unknown target with an empty line and success).
+    pub fn query(
+        &self,
+        target: Option<&str>,
+        format: &str,
+        deadline: Duration,
+    ) -> Result<Option<String>, ExecError> {
+        let mut args = vec!["display-message", "-p"];
+        if let Some(t) = target {
+            args.extend(["-t", t]);
+        }
+        args.push(format);
+        let out = self.run(&args, deadline)?;
+        let out = out.trim_end_matches('\n');
+        Ok((!out.trim().is_empty()).then(|| out.to_string()))
+    }
+
+    /// Shows `message` on the status line of the clients looking at `target`. Best effort:
+    /// with no client attached there is nobody to tell.
+    pub fn display(&self, target: Option<&str>, message: &str, deadline: Duration) {
+        let mut args = vec!["display-message"];
+        if let Some(t) = target {
+            args.extend(["-t", t]);
+        }
+        // The message is a format: a `#` in a path must not start one.
+        let escaped = message.replace('#', "##");
+        args.push(&escaped);
+        let _ = self.run(&args, deadline);
+    }
 }
 
 /// The multiplexer this shell runs in. `named_session` (from `--tmux SESSION`) asks the
