@@ -389,3 +389,29 @@ fn concurrent_restores_lose_no_registry_entry() {
         assert!(find_project(gh.path(), &format!("/p/n{i}")).is_some(), "entry {i} lost");
     }
 }
+
+#[test]
+fn a_registry_that_is_not_json_is_left_alone_and_nothing_is_written() {
+    let gh = tempfile::tempdir().unwrap();
+    fs::write(gh.path().join("projects.json"), "{ half written").unwrap();
+    let now = SystemTime::now();
+    let files = vec![Incoming { rel: "chats/session-a.jsonl".into(), data: chat("s-1", &iso(now)) }];
+    let err = restore(gh.path(), "/p", &files, now).unwrap_err();
+    assert!(format!("{err:#}").contains("not valid JSON; left as it is"), "{err:#}");
+    assert_eq!(fs::read_to_string(gh.path().join("projects.json")).unwrap(), "{ half written");
+    assert!(!gh.path().join("tmp").exists() && !gh.path().join("projects.json.lock").exists());
+}
+
+#[test]
+fn a_stale_lock_of_a_dead_process_is_taken_over() {
+    let gh = tempfile::tempdir().unwrap();
+    let lock = gh.path().join("projects.json.lock");
+    fs::create_dir(&lock).unwrap();
+    let old = filetime::FileTime::from_unix_time(1_700_000_000, 0);
+    filetime::set_file_mtime(&lock, old).unwrap();
+    let now = SystemTime::now();
+    let files = vec![Incoming { rel: "chats/session-a.jsonl".into(), data: chat("s-1", &iso(now)) }];
+    restore(gh.path(), "/p", &files, now).unwrap();
+    assert!(!lock.exists());
+    assert_eq!(find_project(gh.path(), "/p").as_deref(), Some("p"));
+}
