@@ -80,6 +80,29 @@ pub fn bundle_line<W: Write>(b: &crate::bundle::BundleStats, w: &mut W) -> io::R
     writeln!(w, "  bundled:     {} conversations, {} files", b.sessions, b.files)
 }
 
+/// The Gemini CLI conversations carried, as the snapshot summary shows them.
+pub fn gemini_lines<W: Write>(sessions: &[crate::agent::gemini::Session], w: &mut W) -> io::Result<()> {
+    writeln!(w, "  gemini:      {} conversations", sessions.len())
+}
+
+/// The Gemini CLI conversations of a `gemini-project` element, as `inspect` lists them.
+pub fn gemini_sessions<W: Write>(sessions: &[crate::agent::gemini::Session], w: &mut W) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(w, "Gemini CLI conversations:")?;
+    if sessions.is_empty() {
+        return writeln!(w, "  none");
+    }
+    for s in sessions {
+        let when = s.last_updated.as_deref().unwrap_or("-");
+        writeln!(w, "  {}  {:>5} turns  last {}", safe(&s.id), s.turns, safe(when))?;
+        if let Some(p) = &s.first_prompt {
+            let p: String = p.chars().take(70).collect();
+            writeln!(w, "      {}", safe(&p))?;
+        }
+    }
+    Ok(())
+}
+
 /// A bundle's conversations, as `inspect` lists them.
 pub fn bundle_sessions<W: Write>(sessions: &[crate::bundle::SessionInfo], w: &mut W) -> io::Result<()> {
     writeln!(w)?;

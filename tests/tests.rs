@@ -29,3 +29,5 @@ mod trust;
 mod claude_cli;
 // Sealed .lok files against the age and age-keygen programs and ssh-keygen's keys.
 mod seal;
+// The real Gemini CLI resumes a moved conversation against a local Gemini API stand-in.
+mod gemini_cli;

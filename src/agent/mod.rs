@@ -4,3 +4,4 @@
 //! module here behind the interface they will share.
 
 pub mod claude;
+pub mod gemini;

@@ -24,6 +24,7 @@ use anyhow::Context;
 use flate2::{Compress, Compression, FlushCompress, Status};
 use serde_json::{Value, json};
 
+pub mod elements;
 mod gz;
 mod listing;
 pub mod scan;
@@ -64,11 +65,13 @@ pub struct BundleOptions {
     pub level: u32,
     /// Show a progress bar on stderr (the caller decides: a terminal, a large project).
     pub progress: bool,
+    /// Further payloads, written as the `bundles` array after `bundle` ([`elements`]).
+    pub elements: Vec<Value>,
 }
 
 impl Default for BundleOptions {
     fn default() -> Self {
-        BundleOptions { redact: true, threads: 0, level: 6, progress: false }
+        BundleOptions { redact: true, threads: 0, level: 6, progress: false, elements: Vec::new() }
     }
 }
 

@@ -34,9 +34,14 @@ pub fn write_lok<W: Write>(
     stats.uncompressed_bytes = total;
     write!(
         out,
-        "\",\n    \"uncompressed_bytes\": {},\n    \"base64_bytes\": {}\n  }}\n}}\n",
+        "\",\n    \"uncompressed_bytes\": {},\n    \"base64_bytes\": {}\n  }}",
         stats.uncompressed_bytes, stats.base64_bytes
     )?;
+    if !opts.elements.is_empty() {
+        let elements = serde_json::to_string(&opts.elements).context("could not serialise bundles")?;
+        write!(out, ",\n  \"bundles\": {elements}")?;
+    }
+    writeln!(out, "\n}}")?;
     out.flush()?;
     Ok(stats)
 }

@@ -34,10 +34,30 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
                     summary::bundle_sessions(&listing.sessions, out)?;
                     summary::withheld_config(&listing.config_withheld, out)?;
                 }
+                inspect_elements(s, &crate::lok::display_name(&file), out)?;
             }
             Lok::Coordination(c) => summary::inspect_coordination(c, out)?,
         }
     }
     out.flush()?;
     Ok(crate::exit::SUCCESS)
+}
+
+/// Every element of `bundles`: the Gemini conversations read from the data itself (so a
+/// hostile element shows as refused here too), any other kind named.
+fn inspect_elements(s: &crate::lok::ShellLok, name: &str, out: &mut impl Write) -> anyhow::Result<()> {
+    let elements =
+        crate::bundle::elements::elements(&s.extra).with_context(|| format!("{name}: bad bundles"))?;
+    for element in elements {
+        let kind = crate::bundle::elements::kind_of(element);
+        if kind == crate::agent::gemini::KIND {
+            match crate::bundle::elements::gemini_files(element, crate::restore::DEFAULT_MAX_SIZE) {
+                Ok(files) => summary::gemini_sessions(&crate::agent::gemini::summarize(&files), out)?,
+                Err(e) => writeln!(out, "\nGemini CLI conversations: refused ({e:#})")?,
+            }
+        } else {
+            writeln!(out, "\nbundles: an element of kind {kind:?}, unknown to this lokust")?;
+        }
+    }
+    Ok(())
 }

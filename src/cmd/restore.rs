@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use crate::agent::gemini;
 use crate::cli::RestoreArgs;
 use crate::exit;
 use crate::human::size;
@@ -90,6 +91,9 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
             )
         }
     })?;
+    let elements_ok = restore_elements(&probe, &outcome, opts.max_size, &mut human)
+        .with_context(|| format!("could not write the report to {stream}"))?;
+    human.flush().ok();
     drop(human);
     if args.print_shell && !outcome.dry_run {
         let (script, dropped) = shell_script(&outcome.project_dir, &outcome.lok);
@@ -98,6 +102,9 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         out.write_all(script.as_bytes())
             .and_then(|()| out.flush())
             .context("could not write the script to standard output")?;
+    }
+    if !elements_ok {
+        return Ok(exit::ERROR);
     }
     let refused = outcome.refused().count();
     if refused > 0 && !outcome.dry_run {
@@ -108,6 +115,94 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         return Ok(exit::ERROR);
     }
     Ok(exit::SUCCESS)
+}
+
+/// Applies each element of `bundles` this lokust knows, each on its own: one refused
+/// does not undo the rest. Says what was done (or, in a dry run, would be) and returns
+/// whether every element was applied.
+fn restore_elements(
+    probe: &Probe,
+    outcome: &RestoreOutcome,
+    max_size: u64,
+    w: &mut dyn Write,
+) -> io::Result<bool> {
+    let elements = match crate::bundle::elements::elements(&outcome.lok.extra) {
+        Ok(e) => e,
+        Err(e) => {
+            exit::warn(&format!("{e}; the further payloads were not restored"));
+            return Ok(false);
+        }
+    };
+    let mut all_ok = true;
+    for element in elements {
+        let kind = crate::bundle::elements::kind_of(element);
+        if kind != gemini::KIND {
+            exit::warn(&format!("this lokust does not know bundles of kind {kind:?}; left out"));
+            continue;
+        }
+        match restore_gemini(probe, outcome, element, max_size) {
+            Ok(lines) => {
+                writeln!(w)?;
+                for line in lines {
+                    writeln!(w, "{line}")?;
+                }
+            }
+            Err(e) => {
+                all_ok = false;
+                exit::warn(&format!("Gemini CLI conversations refused, nothing of them written: {e:#}"));
+            }
+        }
+    }
+    Ok(all_ok)
+}
+
+fn restore_gemini(
+    probe: &Probe,
+    outcome: &RestoreOutcome,
+    element: &serde_json::Map<String, serde_json::Value>,
+    max_size: u64,
+) -> anyhow::Result<Vec<String>> {
+    let files = crate::bundle::elements::gemini_files(element, max_size)?;
+    let sessions = gemini::summarize(&files);
+    let gh = gemini::gemini_home(probe.var_os("GEMINI_CLI_HOME"), probe.home().as_deref())
+        .context("no home for Gemini CLI (set HOME or GEMINI_CLI_HOME)")?;
+    let root = outcome.project_dir.to_str().context("the target path is not valid UTF-8")?;
+    let mut lines = Vec::new();
+    if outcome.dry_run {
+        let target = gemini::plan_target(&gh, root)?;
+        let how = if target.existing { "merged into the existing folder" } else { "a new folder" };
+        lines.push(format!(
+            "Gemini CLI: {} conversations would go to {} ({how}); projects.json would map {} to it",
+            sessions.len(),
+            safe(&gh.join("tmp").join(&target.id).join("chats").to_string_lossy()),
+            safe(root)
+        ));
+        for m in &target.fixed_markers {
+            lines.push(format!("  marker {} would be set to the new path", safe(&m.to_string_lossy())));
+        }
+        return Ok(lines);
+    }
+    let placed = gemini::restore(&gh, root, &files, std::time::SystemTime::now())?;
+    lines.push(format!(
+        "Gemini CLI: {} conversations in {} ({} files written, {} kept as they were)",
+        sessions.len(),
+        safe(&placed.folder.join("chats").to_string_lossy()),
+        placed.written.len(),
+        placed.kept.len()
+    ));
+    for m in &placed.fixed_markers {
+        lines.push(format!("  fixed the marker {} to name the new path", safe(&m.to_string_lossy())));
+    }
+    if !placed.refreshed.is_empty() {
+        lines.push(format!(
+            "  {} older conversations dated into Gemini's retention window, order kept",
+            placed.refreshed.len()
+        ));
+    }
+    if let Some(cmd) = placed.resume_command() {
+        lines.push(format!("  resume: cd {} && {cmd}", posix_quote(root, Quote::WhenNeeded)));
+    }
+    Ok(lines)
 }
 
 /// `--latest` on a snapshot without a bundle (a live file, most often): nothing to

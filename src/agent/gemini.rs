@@ -1,0 +1,829 @@
+//! Gemini CLI conversations of one project: find them the way the CLI does, list the files
+//! that may travel, and on restore register the new path so the CLI finds them there.
+//!
+//! The CLI (`@google/gemini-cli`, verified on 0.61.0) keeps a project's chats in
+//! `<gh>/tmp/<id>/chats/`, where `<gh>` is `$GEMINI_CLI_HOME/.gemini` or `~/.gemini`. The id
+//! comes from `<gh>/projects.json`, but only when the owner markers `tmp/<id>/.project_root`
+//! and `history/<id>/.project_root` agree with the path; otherwise the CLI silently drops
+//! the entry, scans the markers, and finally claims a fresh slug. Before the registry
+//! existed (up to 0.28) the folder was `tmp/<sha256(path)>/`. So a restore must leave a
+//! folder whose markers and registry entry all name the new realpath, and must keep every
+//! session inside the CLI's retention window, which reads `lastUpdated` inside the file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, bail};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::fsutil;
+
+/// The kind of this payload in the `.lok`'s `bundles` array.
+pub const KIND: &str = "gemini-project";
+
+/// Files of `<gh>` that never travel: credentials, keys, settings (MCP `env` and headers
+/// may hold tokens), trust and machine identity. Only `tmp/<id>/` content is ever read, so
+/// this list documents the boundary and is checked by tests.
+pub const NEVER_CARRIED: &[&str] = &[
+    "oauth_creds.json",
+    "google_accounts.json",
+    "gemini-credentials.json",
+    "mcp-oauth-tokens.json",
+    "a2a-oauth-tokens.json",
+    ".env",
+    "installation_id",
+    "settings.json",
+    "trustedFolders.json",
+    "projects.json",
+];
+
+/// One file of a session larger than this is refused: real chats are a few MB.
+pub const MAX_FILE: u64 = 256 << 20;
+/// Folders below `tmp/<id>/<session id>/` that hold a session's own work (plans, task lists).
+const SESSION_FOLDERS: &[&str] = &["plans", "tracker", "tasks"];
+/// The CLI's retention when the receiver's settings say nothing (`general.sessionRetention`).
+const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 86_400);
+const MARKER: &str = ".project_root";
+
+/// `<gh>`: `$GEMINI_CLI_HOME/.gemini` when that is set and not empty, else `~/.gemini`.
+pub fn gemini_home(gemini_cli_home: Option<&OsStr>, home: Option<&Path>) -> Option<PathBuf> {
+    match gemini_cli_home {
+        Some(h) if !h.is_empty() => Some(Path::new(h).join(".gemini")),
+        _ => home.map(|h| h.join(".gemini")),
+    }
+}
+
+/// The CLI's folder name for a path: lowercase, every other character a dash, runs of
+/// dashes collapsed and trimmed, `project` when nothing is left.
+pub fn slugify(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_matches('-');
+    if out.is_empty() { "project".to_string() } else { out.to_string() }
+}
+
+/// The legacy folder name (CLI ≤ 0.28): sha256 hex of the project path.
+pub fn legacy_hash(root: &str) -> String {
+    Sha256::digest(root.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A folder name that is one plain path component, as the CLI creates them. A registry
+/// value that is not one is never followed.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name != "."
+        && name != ".."
+        && !name.starts_with('.')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+fn read_marker(dir: &Path) -> Option<String> {
+    let meta = fs::symlink_metadata(dir.join(MARKER)).ok()?;
+    if !meta.is_file() || meta.len() > 64 * 1024 {
+        return None;
+    }
+    fs::read_to_string(dir.join(MARKER)).ok().map(|s| s.trim().to_string())
+}
+
+/// The registry `{"projects": {path: id}}`; a missing file is empty.
+fn read_registry(gh: &Path) -> anyhow::Result<Map<String, Value>> {
+    let path = gh.join("projects.json");
+    let text = match fs::read(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+    };
+    let doc: Value = serde_json::from_slice(&text)
+        .with_context(|| format!("{} is not valid JSON; left as it is", path.display()))?;
+    match doc.get("projects") {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => bail!("{}: \"projects\" is not an object; left as it is", path.display()),
+    }
+}
+
+/// Every marker of `id` that exists and names another path.
+fn disagreeing_markers(gh: &Path, id: &str, root: &str) -> Vec<PathBuf> {
+    ["tmp", "history"]
+        .iter()
+        .map(|top| gh.join(top).join(id))
+        .filter(|dir| read_marker(dir).is_some_and(|m| m != root))
+        .map(|dir| dir.join(MARKER))
+        .collect()
+}
+
+/// Folder names below `<gh>/<top>/` whose marker names `root`, sorted.
+fn scan_markers(gh: &Path, top: &str, root: &str) -> Vec<String> {
+    let mut found: Vec<String> = fs::read_dir(gh.join(top))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|name| is_plain_name(name) && read_marker(&gh.join(top).join(name)).as_deref() == Some(root))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The folder id the CLI would use for `root` (a realpath) right now, if any: the registry
+/// entry whose markers agree, else the first folder whose marker names it.
+pub fn find_project(gh: &Path, root: &str) -> Option<String> {
+    let registry = read_registry(gh).unwrap_or_default();
+    if let Some(id) = registry.get(root).and_then(Value::as_str)
+        && is_plain_name(id)
+        && disagreeing_markers(gh, id, root).is_empty()
+    {
+        return Some(id.to_string());
+    }
+    scan_markers(gh, "tmp", root).into_iter().chain(scan_markers(gh, "history", root)).next()
+}
+
+/// Every folder under `<gh>/tmp/` that holds chats of `root`: the CLI's current one, every
+/// other one whose marker names it, and the legacy hash folder.
+pub fn source_dirs(gh: &Path, root: &str) -> Vec<PathBuf> {
+    let mut names: Vec<String> = find_project(gh, root).into_iter().collect();
+    names.extend(scan_markers(gh, "tmp", root));
+    names.push(legacy_hash(root));
+    let mut seen = BTreeSet::new();
+    names
+        .into_iter()
+        .filter(|n| seen.insert(n.clone()))
+        .map(|n| gh.join("tmp").join(n))
+        .filter(|d| fs::symlink_metadata(d.join("chats")).is_ok_and(|m| m.is_dir()))
+        .collect()
+}
+
+/// What a chat file says about its session, later records winning as in the CLI.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatFile {
+    pub session_id: Option<String>,
+    pub last_updated: Option<String>,
+    /// User and model turns.
+    pub turns: usize,
+    pub first_prompt: Option<String>,
+}
+
+fn text_of(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let joined: Vec<&str> =
+                parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect();
+            (!joined.is_empty()).then(|| joined.join(" "))
+        }
+        _ => None,
+    }
+}
+
+/// Reads a chat file: JSONL (`header`, messages, `$set`, `$rewindTo`) or the older single
+/// JSON object with a `messages` array. `None` when it is neither.
+pub fn parse_chat(bytes: &[u8]) -> Option<ChatFile> {
+    let mut out = ChatFile::default();
+    let mut messages: Vec<Value> = Vec::new();
+    let absorb = |record: &Map<String, Value>, messages: &mut Vec<Value>, out: &mut ChatFile| {
+        if let Some(id) = record.get("sessionId").and_then(Value::as_str) {
+            out.session_id = Some(id.to_string());
+        }
+        if let Some(t) = record.get("lastUpdated").and_then(Value::as_str) {
+            out.last_updated = Some(t.to_string());
+        }
+        if let Some(Value::Array(list)) = record.get("messages") {
+            *messages = list.clone();
+        }
+    };
+    if let Ok(Value::Object(doc)) = serde_json::from_slice::<Value>(bytes) {
+        if doc.contains_key("type") && doc.contains_key("id") {
+            messages.push(Value::Object(doc));
+        } else {
+            absorb(&doc, &mut messages, &mut out);
+        }
+    } else {
+        let text = std::str::from_utf8(bytes).ok()?;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line) else { return None };
+            if let Some(Value::Object(set)) = record.get("$set") {
+                absorb(set, &mut messages, &mut out);
+            } else if let Some(to) = record.get("$rewindTo").and_then(Value::as_str) {
+                if let Some(at) =
+                    messages.iter().position(|m| m.get("id").and_then(Value::as_str) == Some(to))
+                {
+                    messages.truncate(at);
+                }
+            } else if record.contains_key("type") && record.contains_key("id") {
+                messages.push(Value::Object(record));
+            } else {
+                absorb(&record, &mut messages, &mut out);
+            }
+        }
+    }
+    for m in &messages {
+        let kind = m.get("type").and_then(Value::as_str);
+        if matches!(kind, Some("user") | Some("gemini")) {
+            out.turns += 1;
+        }
+        if kind == Some("user") && out.first_prompt.is_none() {
+            out.first_prompt = m
+                .get("content")
+                .and_then(text_of)
+                .filter(|t| !t.trim_start().starts_with("<session_context>"));
+        }
+    }
+    Some(out)
+}
+
+/// One file that travels: where it is, and its path inside the element (below `tmp/<id>/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    pub source: PathBuf,
+    pub rel: String,
+}
+
+/// One conversation, as the summary and `inspect` show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub id: String,
+    pub first_prompt: Option<String>,
+    pub turns: usize,
+    pub last_updated: Option<String>,
+    /// Paths inside the element of every file of this session.
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub files: Vec<Carried>,
+    /// Oldest first.
+    pub sessions: Vec<Session>,
+}
+
+fn is_chat_name(name: &str) -> bool {
+    name.starts_with("session-") && (name.ends_with(".jsonl") || name.ends_with(".json"))
+}
+
+/// Regular files (never links) below `dir`, as paths relative to `base`, sorted.
+fn regular_files(dir: &Path, base: &Path, out: &mut Vec<(PathBuf, String)>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        let Some(name) = e.file_name().to_str().map(str::to_string) else { continue };
+        if !is_plain_name(&name) {
+            continue;
+        }
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => regular_files(&path, base, out),
+            Ok(m) if m.is_file() && m.len() <= MAX_FILE => {
+                if let Ok(rel) = path.strip_prefix(base) {
+                    out.push((path.clone(), rel.to_string_lossy().into_owned()));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn read_bounded(path: &Path) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    File::open(path).ok()?.take(MAX_FILE + 1).read_to_end(&mut buf).ok()?;
+    (buf.len() as u64 <= MAX_FILE).then_some(buf)
+}
+
+/// The chats of `root` (a realpath) under `gh`: every file of each session that has a user
+/// or model turn, grouped by the `sessionId` inside the files, with its subagent chats and
+/// its own folders. Nothing outside `tmp/<id>/chats/` and `tmp/<id>/<session id>/` is read.
+pub fn collect(gh: &Path, root: &str) -> Collected {
+    struct Group {
+        files: Vec<Carried>,
+        turns: usize,
+        first_prompt: Option<String>,
+        last_updated: Option<String>,
+    }
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    for dir in source_dirs(gh, root) {
+        let chats = dir.join("chats");
+        let mut found = Vec::new();
+        regular_files(&chats, &dir, &mut found);
+        for (source, rel) in found {
+            if taken.contains(&rel) {
+                continue; // the legacy folder copied into the current one: same file twice
+            }
+            let parts: Vec<&str> = rel.split('/').collect();
+            let parsed = match parts.as_slice() {
+                ["chats", name] if is_chat_name(name) => read_bounded(&source).and_then(|b| parse_chat(&b)),
+                // A subagent's chat travels with its parent session.
+                ["chats", parent, name] if name.ends_with(".jsonl") || name.ends_with(".json") => {
+                    Some(ChatFile { session_id: Some((*parent).to_string()), ..Default::default() })
+                }
+                _ => None,
+            };
+            let Some(parsed) = parsed else { continue };
+            let Some(id) = parsed.session_id.filter(|id| is_plain_name(id)) else { continue };
+            taken.insert(rel.clone());
+            let group = groups.entry(id).or_insert(Group {
+                files: Vec::new(),
+                turns: 0,
+                first_prompt: None,
+                last_updated: None,
+            });
+            group.files.push(Carried { source, rel });
+            group.turns += parsed.turns;
+            if group.first_prompt.is_none() {
+                group.first_prompt = parsed.first_prompt;
+            }
+            if parsed.last_updated > group.last_updated {
+                group.last_updated = parsed.last_updated;
+            }
+        }
+        for (id, group) in groups.iter_mut() {
+            for folder in SESSION_FOLDERS {
+                let mut found = Vec::new();
+                regular_files(&dir.join(id).join(folder), &dir, &mut found);
+                for (source, rel) in found {
+                    if taken.insert(rel.clone()) {
+                        group.files.push(Carried { source, rel });
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Collected::default();
+    for (id, group) in groups {
+        if group.turns == 0 {
+            continue; // nothing to resume: a header-only file, or a warning alone
+        }
+        out.sessions.push(Session {
+            id,
+            first_prompt: group.first_prompt,
+            turns: group.turns,
+            last_updated: group.last_updated,
+            files: group.files.iter().map(|c| c.rel.clone()).collect(),
+        });
+        out.files.extend(group.files);
+    }
+    out.sessions.sort_by(|a, b| a.last_updated.cmp(&b.last_updated).then(a.id.cmp(&b.id)));
+    out
+}
+
+/// Checks a path inside a `gemini-project` element against the allowlist:
+/// `chats/session-*.json(l)`, `chats/<session>/<name>.json(l)` and
+/// `<session>/{plans,tracker,tasks}/…`, every component a plain name.
+pub fn check_rel(rel: &str) -> anyhow::Result<()> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    if rel.len() > 1024 || parts.len() > 12 || !parts.iter().all(|p| is_plain_name(p)) {
+        bail!("{rel:?} is not a plain relative path");
+    }
+    let ok = match parts.as_slice() {
+        ["chats", name] => is_chat_name(name),
+        ["chats", _, name] => name.ends_with(".jsonl") || name.ends_with(".json"),
+        [_, folder, _, ..] => SESSION_FOLDERS.contains(folder),
+        _ => false,
+    };
+    if !ok {
+        bail!("{rel:?} is not a Gemini chat or session folder file");
+    }
+    Ok(())
+}
+
+/// One file of an element being restored.
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    pub rel: String,
+    pub data: Vec<u8>,
+}
+
+/// Refuses the element whole unless every path is allowed, once, and every chat file is a
+/// chat the CLI can read.
+pub fn validate(files: &[Incoming]) -> anyhow::Result<()> {
+    let mut seen = BTreeSet::new();
+    for f in files {
+        check_rel(&f.rel)?;
+        if !seen.insert(f.rel.as_str()) {
+            bail!("{} appears twice", f.rel);
+        }
+        if f.data.len() as u64 > MAX_FILE {
+            bail!("{} is larger than {} bytes", f.rel, MAX_FILE);
+        }
+        if f.rel.split('/').count() == 2 {
+            let chat = parse_chat(&f.data).with_context(|| format!("{} is not a Gemini chat file", f.rel))?;
+            if !chat.session_id.as_deref().is_some_and(is_plain_name) {
+                bail!("{} has no usable sessionId", f.rel);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The receiver's retention: `None` when the CLI will not delete by age.
+pub fn retention(gh: &Path) -> Option<Duration> {
+    let settings: Value = fs::read(gh.join("settings.json"))
+        .ok()
+        .and_then(|t| serde_json::from_slice(&t).ok())
+        .unwrap_or(Value::Null);
+    let r = &settings["general"]["sessionRetention"];
+    if r["enabled"] == Value::Bool(false) {
+        return None;
+    }
+    match r["maxAge"].as_str() {
+        None => Some(DEFAULT_MAX_AGE),
+        Some(text) => Some(parse_period(text).unwrap_or(DEFAULT_MAX_AGE)),
+    }
+}
+
+/// The CLI's `<number><h|d|w|m>` (a month is 30 days).
+fn parse_period(text: &str) -> Option<Duration> {
+    let unit = text.chars().last()?;
+    let n: u64 = text[..text.len() - unit.len_utf8()].parse().ok().filter(|n| *n > 0)?;
+    let hours = match unit {
+        'h' => 1,
+        'd' => 24,
+        'w' => 24 * 7,
+        'm' => 24 * 30,
+        _ => return None,
+    };
+    Some(Duration::from_secs(n.checked_mul(hours * 3600)?))
+}
+
+/// RFC 3339 in milliseconds and UTC, as the CLI writes it.
+pub fn iso(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// New `lastUpdated` per session so each lies at least half the window from expiry, with
+/// the sessions' order kept: the i-th oldest gets `max(its own, floor + i ms)`.
+pub fn keep_in_window(
+    sessions: &[(String, Option<String>)],
+    now: SystemTime,
+    window: Duration,
+) -> BTreeMap<String, String> {
+    let floor = now - window / 2;
+    let mut sorted: Vec<&(String, Option<String>)> = sessions.iter().collect();
+    sorted.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    let mut out = BTreeMap::new();
+    for (i, (id, last)) in sorted.into_iter().enumerate() {
+        let least = floor + Duration::from_millis(i as u64);
+        let own = last.as_deref().and_then(|t| humantime::parse_rfc3339_weak(t).ok());
+        if own.is_none_or(|t| t < least) {
+            out.insert(id.clone(), iso(least));
+        }
+    }
+    out
+}
+
+/// The chat file with `lastUpdated` set: a `$set` line appended to JSONL, the field set
+/// in a single JSON object.
+pub fn set_last_updated(data: &[u8], when: &str) -> Vec<u8> {
+    if let Ok(Value::Object(mut doc)) = serde_json::from_slice::<Value>(data)
+        && !doc.contains_key("type")
+    {
+        doc.insert("lastUpdated".into(), Value::String(when.to_string()));
+        return serde_json::to_vec_pretty(&Value::Object(doc)).unwrap_or_else(|_| data.to_vec());
+    }
+    let mut out = data.to_vec();
+    if !out.is_empty() && !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(serde_json::json!({"$set": {"lastUpdated": when}}).to_string().as_bytes());
+    out.push(b'\n');
+    out
+}
+
+/// Held while lokust edits the registry: the CLI's own lock (`projects.json.lock`, a
+/// directory, as proper-lockfile makes it) so a running Gemini waits for us and we for it.
+struct RegistryLock {
+    dir: PathBuf,
+}
+
+impl RegistryLock {
+    fn take(gh: &Path) -> anyhow::Result<RegistryLock> {
+        let dir = gh.join("projects.json.lock");
+        let deadline = SystemTime::now() + Duration::from_secs(15);
+        loop {
+            match fs::create_dir(&dir) {
+                Ok(()) => return Ok(RegistryLock { dir }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    // proper-lockfile refreshes a live lock's mtime; one untouched for 10 s
+                    // belongs to a process that died.
+                    let stale = fs::metadata(&dir)
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > Duration::from_secs(10)));
+                    if stale {
+                        let _ = fs::remove_dir(&dir);
+                    } else if SystemTime::now() > deadline {
+                        bail!("{} is held by another process; try again when Gemini is idle", dir.display());
+                    } else {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+                Err(e) => return Err(e).with_context(|| format!("could not lock {}", dir.display())),
+            }
+        }
+    }
+}
+
+impl Drop for RegistryLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+fn registry_version(path: &Path) -> Option<(u64, u64, i64, i64)> {
+    fs::metadata(path).ok().map(|m| (m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
+}
+
+/// Sets `projects[root] = id` in the registry, keeping every other entry: read, write a
+/// temp file, and rename only if nobody changed the file meanwhile (else read again).
+fn register(gh: &Path, root: &str, id: &str) -> anyhow::Result<()> {
+    let path = gh.join("projects.json");
+    for _ in 0..50 {
+        let before = registry_version(&path);
+        let mut projects = read_registry(gh)?;
+        if projects.get(root).and_then(Value::as_str) == Some(id) {
+            return Ok(());
+        }
+        projects.insert(root.to_string(), Value::String(id.to_string()));
+        let mut doc = match fs::read(&path).ok().and_then(|t| serde_json::from_slice::<Value>(&t).ok()) {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        doc.insert("projects".into(), Value::Object(projects));
+        let body = serde_json::to_vec_pretty(&Value::Object(doc))?;
+        let mut written = false;
+        fsutil::write_private_atomic_checked(
+            &path,
+            |f| f.write_all(&body),
+            || {
+                written = registry_version(&path) == before;
+                written
+            },
+        )
+        .with_context(|| format!("could not write {}", path.display()))?;
+        if written {
+            return Ok(());
+        }
+    }
+    bail!("{} kept changing; try again", path.display())
+}
+
+/// Writes a marker naming `root`, replacing one that names another path.
+fn write_marker(dir: &Path, root: &str) -> anyhow::Result<()> {
+    fsutil::create_private_dir(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let path = dir.join(MARKER);
+    if fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+        bail!("{} is not a regular file; left as it is", path.display());
+    }
+    fsutil::write_private_atomic(&path, |f| f.write_all(root.as_bytes()))
+        .with_context(|| format!("could not write {}", path.display()))
+}
+
+/// Where a restore puts the chats of `root`, and what it changes to get there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub id: String,
+    /// The receiver already had a folder for this path: the chats merge into it.
+    pub existing: bool,
+    /// Markers that named another path and are set to `root`.
+    pub fixed_markers: Vec<PathBuf>,
+}
+
+/// The folder for `root` as the CLI will find it: the receiver's own one (a disagreeing
+/// marker of it fixed), else the first slug the CLI would claim.
+pub fn plan_target(gh: &Path, root: &str) -> anyhow::Result<Target> {
+    let registry = read_registry(gh)?;
+    // The registry's folder for this path, unless one of its markers names a path that the
+    // registry also maps there (then the folder belongs to that other project).
+    if let Some(id) = registry.get(root).and_then(Value::as_str).filter(|id| is_plain_name(id)) {
+        let disagreeing = disagreeing_markers(gh, id, root);
+        let owned_elsewhere = disagreeing.iter().any(|m| {
+            let other = fs::read_to_string(m).unwrap_or_default();
+            registry.get(other.trim()).and_then(Value::as_str) == Some(id)
+        });
+        if !owned_elsewhere {
+            return Ok(Target { id: id.to_string(), existing: true, fixed_markers: disagreeing });
+        }
+    }
+    if let Some(id) =
+        scan_markers(gh, "tmp", root).into_iter().chain(scan_markers(gh, "history", root)).next()
+    {
+        return Ok(Target {
+            id: id.clone(),
+            existing: true,
+            fixed_markers: disagreeing_markers(gh, &id, root),
+        });
+    }
+    let base = slugify(Path::new(root).file_name().and_then(OsStr::to_str).unwrap_or(""));
+    let taken: BTreeSet<&str> = registry.values().filter_map(Value::as_str).collect();
+    for n in 0..10_000 {
+        let id = if n == 0 { base.clone() } else { format!("{base}-{n}") };
+        if !taken.contains(id.as_str()) && disagreeing_markers(gh, &id, root).is_empty() {
+            return Ok(Target { id, existing: false, fixed_markers: Vec::new() });
+        }
+    }
+    bail!("no free Gemini project folder name for {root}")
+}
+
+/// What a restore did.
+#[derive(Debug, Default)]
+pub struct Placed {
+    pub folder: PathBuf,
+    pub written: Vec<String>,
+    /// Files the receiver already had with other content: kept, the incoming one dropped.
+    pub kept: Vec<String>,
+    pub fixed_markers: Vec<PathBuf>,
+    /// Sessions whose `lastUpdated` was moved into the retention window.
+    pub refreshed: Vec<String>,
+    /// The session to resume: the newest.
+    pub newest: Option<String>,
+}
+
+impl Placed {
+    pub fn resume_command(&self) -> Option<String> {
+        self.newest.as_ref().map(|id| format!("gemini --resume {id}"))
+    }
+}
+
+/// Writes `data` to `dest` as a new file, mode 0600, never over an existing one.
+fn write_new(dest: &Path, data: &[u8]) -> io::Result<bool> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".lokust-").suffix(".tmp").tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_all()?;
+    match tmp.persist_noclobber(dest) {
+        Ok(_) => Ok(true),
+        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e.error),
+    }
+}
+
+/// Restores a validated element for `root` (a realpath that exists) under `gh`: registers
+/// the folder, fixes markers, keeps every session inside the retention window, and writes
+/// the files without replacing any the receiver has.
+pub fn restore(gh: &Path, root: &str, files: &[Incoming], now: SystemTime) -> anyhow::Result<Placed> {
+    validate(files)?;
+    fsutil::create_private_dir(gh).with_context(|| format!("could not create {}", gh.display()))?;
+    let _lock = RegistryLock::take(gh)?;
+    let target = plan_target(gh, root)?;
+    let folder = gh.join("tmp").join(&target.id);
+    fsutil::create_private_dir(&folder).with_context(|| format!("could not create {}", folder.display()))?;
+    if read_marker(&folder).as_deref() != Some(root) {
+        write_marker(&folder, root)?;
+    }
+    for marker in &target.fixed_markers {
+        write_marker(marker.parent().unwrap_or(gh), root)?;
+    }
+    register(gh, root, &target.id)?;
+
+    // Which session each top-level chat file belongs to, and when it was last updated.
+    let mut sessions: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut owner: BTreeMap<&str, String> = BTreeMap::new();
+    for f in files.iter().filter(|f| f.rel.split('/').count() == 2) {
+        let chat = parse_chat(&f.data).unwrap_or_default();
+        let id = chat.session_id.unwrap_or_default();
+        let last = sessions.entry(id.clone()).or_default();
+        if chat.last_updated > *last {
+            *last = chat.last_updated;
+        }
+        owner.insert(f.rel.as_str(), id);
+    }
+    let list: Vec<(String, Option<String>)> = sessions.clone().into_iter().collect();
+    let refreshed = match retention(gh) {
+        Some(window) => keep_in_window(&list, now, window),
+        None => BTreeMap::new(),
+    };
+    let newest = list
+        .iter()
+        .map(|(id, last)| (refreshed.get(id).cloned().or_else(|| last.clone()), id))
+        .max()
+        .map(|(_, id)| id.clone());
+
+    let mut placed = Placed {
+        folder: folder.clone(),
+        fixed_markers: target.fixed_markers,
+        refreshed: refreshed.keys().cloned().collect(),
+        newest,
+        ..Placed::default()
+    };
+    for f in files {
+        let dest = folder.join(&f.rel);
+        if let Some(parent) = dest.parent() {
+            // A link where a folder should be would send the write elsewhere.
+            let mut at = folder.clone();
+            for part in Path::new(&f.rel).parent().into_iter().flat_map(Path::components) {
+                at.push(part);
+                if fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
+                    bail!("{} is not a folder; nothing more written", at.display());
+                }
+            }
+            fsutil::create_private_dir(parent)
+                .with_context(|| format!("could not create {}", parent.display()))?;
+        }
+        let data = match owner.get(f.rel.as_str()).and_then(|id| refreshed.get(id)) {
+            Some(when) => set_last_updated(&f.data, when),
+            None => f.data.clone(),
+        };
+        if fs::read(&dest).is_ok_and(|have| have == data || have == f.data) {
+            continue;
+        }
+        if write_new(&dest, &data).with_context(|| format!("could not write {}", dest.display()))? {
+            placed.written.push(f.rel.clone());
+        } else {
+            placed.kept.push(f.rel.clone());
+        }
+    }
+    Ok(placed)
+}
+
+/// Reads a session's files for the element: the caller redacts them on the way.
+pub fn read_carried(c: &Carried) -> io::Result<Vec<u8>> {
+    let mut f = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&c.source)?;
+    let mut buf = Vec::new();
+    (&mut f).take(MAX_FILE + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_FILE {
+        return Err(io::Error::other(format!("{} is larger than {MAX_FILE} bytes", c.source.display())));
+    }
+    Ok(buf)
+}
+
+/// The sessions in a list of element files, oldest first: the summary and `inspect` show
+/// these, read from the (redacted) files themselves.
+pub fn summarize(files: &[Incoming]) -> Vec<Session> {
+    let mut groups: BTreeMap<String, Session> = BTreeMap::new();
+    for f in files {
+        let parts: Vec<&str> = f.rel.split('/').collect();
+        let (id, chat) = match parts.as_slice() {
+            ["chats", _] => match parse_chat(&f.data) {
+                Some(c) => (c.session_id.clone().unwrap_or_default(), c),
+                None => continue,
+            },
+            ["chats", parent, _] => ((*parent).to_string(), ChatFile::default()),
+            [id, ..] => ((*id).to_string(), ChatFile::default()),
+            [] => continue,
+        };
+        let s = groups.entry(id.clone()).or_insert(Session {
+            id,
+            first_prompt: None,
+            turns: 0,
+            last_updated: None,
+            files: Vec::new(),
+        });
+        s.turns += chat.turns;
+        if s.first_prompt.is_none() {
+            s.first_prompt = chat.first_prompt;
+        }
+        if chat.last_updated > s.last_updated {
+            s.last_updated = chat.last_updated;
+        }
+        s.files.push(f.rel.clone());
+    }
+    let mut out: Vec<Session> = groups.into_values().filter(|s| s.turns > 0).collect();
+    out.sort_by(|a, b| a.last_updated.cmp(&b.last_updated).then(a.id.cmp(&b.id)));
+    out
+}
+
+/// The files that travel for `root` (a realpath), unredacted, with its sessions; `None`
+/// when Gemini has no conversation there.
+pub fn carried_files(gh: &Path, root: &str) -> anyhow::Result<Option<Vec<Incoming>>> {
+    let collected = collect(gh, root);
+    if collected.sessions.is_empty() {
+        return Ok(None);
+    }
+    let mut files = Vec::new();
+    for c in &collected.files {
+        let data = read_carried(c).with_context(|| format!("could not read {}", c.source.display()))?;
+        files.push(Incoming { rel: c.rel.clone(), data });
+    }
+    Ok(Some(files))
+}
+
+/// The fields of a `gemini-project` element beside its data: the old path and the
+/// sessions, for readers that list without inflating.
+pub fn element_fields(root: &str, sessions: &[Session]) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("project_dir".into(), root.into());
+    let list = sessions
+        .iter()
+        .map(|s| {
+            serde_json::json!({"id": s.id, "first_prompt": s.first_prompt, "turns": s.turns,
+                "last_updated": s.last_updated})
+        })
+        .collect();
+    fields.insert("sessions".into(), list);
+    fields
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,223 @@
+//! The `bundles` array of a `.lok` (spec/lok-extensions.md): one element per further
+//! payload, each shaped like `bundle` — `kind`, `format` `tar.gz+base64`, `data`,
+//! `uncompressed_bytes`, `base64_bytes` — plus fields of its own kind beside them.
+//!
+//! Agent payloads are small (chats of one project), so an element is built and read in
+//! memory; what the reader accepts is bounded before anything is inflated.
+
+use std::borrow::Cow;
+use std::io::{Read, Write};
+
+use anyhow::{Context, bail};
+use base64::Engine;
+use serde_json::{Map, Value};
+
+use crate::agent::gemini;
+use crate::redact::{self, Report};
+
+pub const FORMAT: &str = "tar.gz+base64";
+
+/// One file of an element: its path inside the element and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    pub rel: String,
+    pub data: Vec<u8>,
+}
+
+/// Redacts one file by its form: every JSONL line stays one valid JSON value, a single
+/// JSON document stays valid JSON, anything else is redacted as text.
+pub fn redact_file(rel: &str, data: &[u8], report: &mut Report) -> Vec<u8> {
+    let Ok(text) = std::str::from_utf8(data) else {
+        let lossy = String::from_utf8_lossy(data);
+        let mut found = Report::default();
+        let red = redact::redact_report(&lossy, &mut found);
+        if found.values == 0 {
+            return data.to_vec();
+        }
+        report.merge(&found);
+        return red.into_owned().into_bytes();
+    };
+    if rel.ends_with(".json")
+        && let Ok(doc) = serde_json::from_str::<Value>(text)
+    {
+        let line = doc.to_string();
+        return match redact::redact_json_line(&line, report) {
+            Cow::Borrowed(_) => data.to_vec(),
+            Cow::Owned(red) => match serde_json::from_str::<Value>(&red) {
+                Ok(v) => serde_json::to_vec_pretty(&v).unwrap_or_else(|_| red.into_bytes()),
+                Err(_) => red.into_bytes(),
+            },
+        };
+    }
+    let jsonl = rel.ends_with(".jsonl");
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        let red =
+            if jsonl { redact::redact_json_line(body, report) } else { redact::redact_report(body, report) };
+        out.push_str(&red);
+        out.push_str(&line[body.len()..]);
+    }
+    out.into_bytes()
+}
+
+/// Builds an element of `kind` holding `files`, with `fields` beside `data`.
+pub fn encode(kind: &str, files: &[File], fields: Map<String, Value>) -> anyhow::Result<Value> {
+    let mut tar = tar::Builder::new(Vec::new());
+    for f in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(f.data.len() as u64);
+        header.set_mode(0o600);
+        header.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut header, &f.rel, f.data.as_slice())
+            .with_context(|| format!("could not add {} to the {kind} element", f.rel))?;
+    }
+    let tar = tar.into_inner()?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    gz.write_all(&tar)?;
+    let data = base64::engine::general_purpose::STANDARD.encode(gz.finish()?);
+    let mut element = Map::new();
+    element.insert("kind".into(), kind.into());
+    element.insert("format".into(), FORMAT.into());
+    element.insert("uncompressed_bytes".into(), (tar.len() as u64).into());
+    element.insert("base64_bytes".into(), (data.len() as u64).into());
+    element.insert("data".into(), data.into());
+    for (k, v) in fields {
+        element.entry(k).or_insert(v);
+    }
+    Ok(Value::Object(element))
+}
+
+/// The elements of a snapshot's `bundles`, as they were read.
+pub fn elements(extra: &Map<String, Value>) -> anyhow::Result<Vec<&Map<String, Value>>> {
+    match extra.get("bundles") {
+        None => Ok(Vec::new()),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, e)| e.as_object().with_context(|| format!("bundles[{i}] is not an object")))
+            .collect(),
+        Some(_) => bail!("bundles is not an array"),
+    }
+}
+
+/// The kind of an element, for messages (terminal-safe).
+pub fn kind_of(element: &Map<String, Value>) -> String {
+    crate::sanitize::for_terminal(element.get("kind").and_then(Value::as_str).unwrap_or("(no kind)"))
+        .into_owned()
+}
+
+/// The files of an element: its header checked, its data inflated no further than
+/// `max_bytes`, only regular files with plain relative paths accepted.
+pub fn decode(element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Vec<File>> {
+    let kind = kind_of(element);
+    if element.get("format").and_then(Value::as_str) != Some(FORMAT) {
+        bail!("the {kind} element's format is not {FORMAT}");
+    }
+    let data = element
+        .get("data")
+        .and_then(Value::as_str)
+        .with_context(|| format!("the {kind} element has no data"))?;
+    if element.get("base64_bytes").and_then(Value::as_u64) != Some(data.len() as u64) {
+        bail!("the {kind} element's data is not base64_bytes long (truncated?)");
+    }
+    let declared = element.get("uncompressed_bytes").and_then(Value::as_u64).unwrap_or(u64::MAX);
+    let limit = declared.min(max_bytes);
+    let gz = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .with_context(|| format!("the {kind} element's data is not base64"))?;
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(gz.as_slice())
+        .take(limit + 1)
+        .read_to_end(&mut tar)
+        .with_context(|| format!("the {kind} element's data is not gzip"))?;
+    if tar.len() as u64 > limit {
+        bail!("the {kind} element inflates past {limit} bytes; refusing a decompression bomb");
+    }
+    let mut files = Vec::new();
+    let mut archive = tar::Archive::new(tar.as_slice());
+    for entry in archive.entries().with_context(|| format!("the {kind} element is not a tar"))? {
+        let mut entry = entry.with_context(|| format!("the {kind} element is not a tar"))?;
+        let rel = String::from_utf8(entry.path_bytes().into_owned())
+            .with_context(|| format!("the {kind} element holds a path that is not UTF-8"))?;
+        if entry.header().entry_type() != tar::EntryType::Regular {
+            bail!("the {kind} element holds {rel:?}, which is not a regular file");
+        }
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data)?;
+        files.push(File { rel, data });
+    }
+    Ok(files)
+}
+
+/// The `gemini-project` element for `root` (a realpath), redacted unless `redact` is off;
+/// `None` when Gemini has no conversation there.
+pub fn gemini_element(
+    gh: &std::path::Path,
+    root: &str,
+    redact: bool,
+    report: &mut Report,
+) -> anyhow::Result<Option<(Value, Vec<gemini::Session>)>> {
+    let Some(mut files) = gemini::carried_files(gh, root)? else { return Ok(None) };
+    if redact {
+        for f in &mut files {
+            f.data = redact_file(&f.rel, &f.data, report);
+        }
+    }
+    // Listed from the redacted files, so a prompt in the summary is redacted too.
+    let sessions = gemini::summarize(&files);
+    let fields = gemini::element_fields(root, &sessions);
+    let files: Vec<File> = files.into_iter().map(|f| File { rel: f.rel, data: f.data }).collect();
+    Ok(Some((encode(gemini::KIND, &files, fields)?, sessions)))
+}
+
+/// The files of a `gemini-project` element, refused whole unless every one is allowed.
+pub fn gemini_files(element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Vec<gemini::Incoming>> {
+    let files: Vec<gemini::Incoming> = decode(element, max_bytes)?
+        .into_iter()
+        .map(|f| gemini::Incoming { rel: f.rel, data: f.data })
+        .collect();
+    gemini::validate(&files)?;
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_element_round_trips_and_its_header_is_checked() {
+        let files = vec![File { rel: "chats/session-a.jsonl".into(), data: b"{}\n".to_vec() }];
+        let mut fields = Map::new();
+        fields.insert("project_dir".into(), "/p".into());
+        let element = encode("gemini-project", &files, fields).unwrap();
+        let element = element.as_object().unwrap();
+        assert_eq!(element["project_dir"], "/p");
+        assert_eq!(decode(element, 1 << 20).unwrap(), files);
+        let mut short = element.clone();
+        short.insert("uncompressed_bytes".into(), 10.into());
+        assert!(decode(&short, 1 << 20).unwrap_err().to_string().contains("decompression bomb"));
+        let mut cut = element.clone();
+        cut.insert("base64_bytes".into(), 3.into());
+        assert!(decode(&cut, 1 << 20).is_err());
+    }
+
+    #[test]
+    fn redaction_keeps_each_form_valid() {
+        let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let jsonl = format!("{{\"a\":1}}\n{{\"content\":\"token {secret}\"}}\n");
+        let mut report = Report::default();
+        let out = String::from_utf8(redact_file("chats/s.jsonl", jsonl.as_bytes(), &mut report)).unwrap();
+        assert!(!out.contains(secret), "{out}");
+        for line in out.lines() {
+            serde_json::from_str::<Value>(line).unwrap();
+        }
+        let json = format!(
+            "{{\n  \"messages\": [\n    {{\"content\": \"export GITHUB_TOKEN={secret}\"}}\n  ]\n}}\n"
+        );
+        let out = redact_file("chats/s.json", json.as_bytes(), &mut report);
+        let doc: Value = serde_json::from_slice(&out).unwrap();
+        assert!(!doc.to_string().contains(secret));
+        assert!(report.values >= 2);
+    }
+}

@@ -1,0 +1,676 @@
+//! The real Gemini CLI resumes a conversation that lokust moved: it runs headless under
+//! `env -i` with a private home, against a local stand-in of the Gemini API on 127.0.0.1
+//! that records what the CLI sends, so a test sees the earlier turns go out again.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use lokust::agent::gemini;
+
+use crate::util::TestEnv;
+
+/// The CLI installed by `scripts/agent-clis` (npm, into target/agent-clis/gemini).
+fn gemini_bin() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/gemini/node_modules/.bin/gemini");
+    if bin.exists() {
+        return Some(bin);
+    }
+    assert!(std::env::var_os("CI").is_none(), "the Gemini CLI is required in CI: run ./scripts/agent-clis");
+    eprintln!("skipped: {} is not installed (./scripts/agent-clis installs it)", bin.display());
+    None
+}
+
+const REPLY: &str = "STAND-IN-REPLY";
+
+/// A stand-in of the Gemini API: the router's JSON call gets a fixed score, every
+/// streamed call a short answer, and each streamed request body is kept.
+struct GeminiApi {
+    port: u16,
+    bodies: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl GeminiApi {
+    fn start() -> GeminiApi {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (bodies, stop) = (Arc::clone(&bodies), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                // Bounded: the server gives up after ten minutes whatever happens.
+                let deadline = Instant::now() + Duration::from_secs(600);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let bodies = Arc::clone(&bodies);
+                            std::thread::spawn(move || {
+                                let _ = serve(stream, &bodies);
+                            });
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                    }
+                }
+            })
+        };
+        GeminiApi { port, bodies, stop, thread: Some(thread) }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn bodies(&self) -> Vec<String> {
+        self.bodies.lock().unwrap().clone()
+    }
+}
+
+impl Drop for GeminiApi {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn respond(out: &mut TcpStream, content_type: &str, body: &str) -> std::io::Result<()> {
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// One HTTP/1.1 connection: requests until the client closes it.
+fn serve(stream: TcpStream, bodies: &Mutex<Vec<String>>) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut out = stream;
+    for _ in 0..100 {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line)? == 0 {
+            return Ok(());
+        }
+        let mut length = 0usize;
+        let mut chunked = false;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                chunked = true;
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                let mut size = String::new();
+                reader.read_line(&mut size)?;
+                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                let mut chunk = vec![0; n + 2];
+                reader.read_exact(&mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+        } else {
+            body.resize(length, 0);
+            reader.read_exact(&mut body)?;
+        }
+        let path = request_line.split_whitespace().nth(1).unwrap_or("");
+        if path.contains(":streamGenerateContent") {
+            bodies.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+            let event = serde_json::json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": REPLY}]}, "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}
+            });
+            respond(&mut out, "text/event-stream", &format!("data: {event}\r\n\r\n"))?;
+        } else if path.contains(":generateContent") {
+            // The model router asks for a complexity score in JSON.
+            let score =
+                serde_json::json!({"complexity_reasoning": "simple", "complexity_score": 10}).to_string();
+            let reply = serde_json::json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": score}]}, "finishReason": "STOP"}]
+            });
+            respond(&mut out, "application/json", &reply.to_string())?;
+        } else {
+            respond(&mut out, "application/json", "{}")?;
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// Where the CLI keeps its state, and how it is told so.
+struct Home {
+    /// `HOME` for the CLI.
+    home: PathBuf,
+    /// `GEMINI_CLI_HOME`, when the test sets it.
+    cli_home: Option<PathBuf>,
+}
+
+impl Home {
+    fn gh(&self) -> PathBuf {
+        self.cli_home.as_ref().unwrap_or(&self.home).join(".gemini")
+    }
+
+    /// The receiver's own settings: offline, API-key auth, no trust prompt, no telemetry.
+    fn write_settings(&self) {
+        let settings = serde_json::json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false}
+        });
+        std::fs::create_dir_all(self.gh()).unwrap();
+        std::fs::write(self.gh().join("settings.json"), settings.to_string()).unwrap();
+    }
+
+    /// Everything the CLI wrote except the settings: a machine that never saw the chat.
+    fn wipe_keeping_settings(&self) {
+        for entry in std::fs::read_dir(self.gh()).unwrap().flatten() {
+            if entry.file_name() == "settings.json" {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+}
+
+/// Runs the CLI under `env -i`: only a private home, PATH and the stand-in's address.
+fn gemini(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("120")
+        .arg("env")
+        .arg("-i")
+        .arg(format!("HOME={}", home.home.display()))
+        .arg("PATH=/usr/local/bin:/usr/bin:/bin")
+        .arg("GEMINI_API_KEY=dummy")
+        .arg(format!("GOOGLE_GEMINI_BASE_URL={}", api.url()))
+        // No relaunched child node process, so `timeout` kills the one that runs.
+        .arg("GEMINI_CLI_NO_RELAUNCH=true");
+    if let Some(h) = &home.cli_home {
+        cmd.arg(format!("GEMINI_CLI_HOME={}", h.display()));
+    }
+    cmd.arg(bin).args(args).current_dir(cwd);
+    cmd.output().expect("run gemini")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs `gemini -p PROMPT -o json` in `cwd` and returns the session id.
+fn new_conversation(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, prompt: &str) -> String {
+    let out = gemini(bin, api, home, cwd, &["-p", prompt, "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let result: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    assert_eq!(result["response"], REPLY, "{}", text(&out));
+    result["session_id"].as_str().expect("session id").to_string()
+}
+
+/// Resumes `id` in `cwd` with a new prompt and returns the body of the request that
+/// carried it.
+fn resume(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, id: &str, prompt: &str) -> String {
+    let before = api.bodies().len();
+    let out = gemini(bin, api, home, cwd, &["-p", prompt, "--resume", id, "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let bodies = api.bodies();
+    bodies[before..]
+        .iter()
+        .find(|b| b.contains(prompt))
+        .cloned()
+        .unwrap_or_else(|| panic!("no request: {}", text(&out)))
+}
+
+/// `lokust-shell-snapshot --bundle` in `project` (which also gets a Claude Code project,
+/// since `--bundle` starts from one), as the user runs it.
+fn snapshot(env: &TestEnv, home: &Home, project: &Path) -> PathBuf {
+    crate::bundle::make_project(env, project);
+    let lok = env.root.path().join("moved.lok");
+    let mut cmd = env.cmd("lokust-shell-snapshot");
+    if let Some(h) = &home.cli_home {
+        cmd.env("GEMINI_CLI_HOME", h);
+    }
+    let out =
+        cmd.current_dir(project).env("PWD", project).arg("--bundle").arg("-o").arg(&lok).assert().success();
+    let summary = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        summary.contains("gemini:      1 conversations") || summary.contains("gemini:      2 conversations"),
+        "{summary}"
+    );
+    lok
+}
+
+/// `lokust-shell-restore LOK --to TARGET`; returns its standard output.
+fn restore(env: &TestEnv, home: &Home, lok: &Path, target: &Path) -> String {
+    let mut cmd = env.cmd("lokust-shell-restore");
+    if let Some(h) = &home.cli_home {
+        cmd.env("GEMINI_CLI_HOME", h);
+    }
+    let out = cmd.arg(lok).arg("--to").arg(target).assert().success();
+    String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+}
+
+/// The Gemini conversations a `.lok` carries, as `inspect` lists them.
+fn inspected(env: &TestEnv, lok: &Path) -> String {
+    let out = env.cmd("lokust-shell").arg("inspect").arg(lok).assert().success();
+    String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+}
+
+fn setup(cli_home: bool) -> (TestEnv, Home) {
+    let env = TestEnv::new();
+    let home = Home { home: env.home.clone(), cli_home: cli_home.then(|| env.root.path().join("cli home")) };
+    home.write_settings();
+    (env, home)
+}
+
+/// The chat files of session `id` in the project folder `dir`.
+fn files_of(dir: &Path, id: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir.join("chats"))
+        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(p)
+                .is_ok_and(|b| gemini::parse_chat(&b).and_then(|c| c.session_id).as_deref() == Some(id))
+        })
+        .collect()
+}
+
+fn run_move(cli_home: bool, through_link: bool) {
+    let Some(bin) = gemini_bin() else { return };
+    let (env, home) = setup(cli_home);
+    let api = GeminiApi::start();
+    let project = env.root.path().join("orig/proj_orig");
+    std::fs::create_dir_all(&project).unwrap();
+
+    let id = new_conversation(&bin, &api, &home, &project, "remember the word ZEBRA-42");
+    let chats = home.gh().join("tmp/proj-orig/chats");
+    let names: Vec<String> = std::fs::read_dir(&chats)
+        .unwrap_or_else(|e| panic!("{}: {e}", chats.display()))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("session-") && n.ends_with(&format!("-{}.jsonl", &id[..8]))),
+        "{names:?}"
+    );
+    if cli_home {
+        assert!(!home.home.join(".gemini").exists(), "GEMINI_CLI_HOME set, yet ~/.gemini was written");
+    }
+
+    let lok = snapshot(&env, &home, &project);
+    let listing = inspected(&env, &lok);
+    assert!(listing.contains("Gemini CLI conversations:") && listing.contains(&id), "{listing}");
+    assert!(listing.contains("remember the word ZEBRA-42"), "{listing}");
+    home.wipe_keeping_settings();
+    std::fs::remove_dir_all(&project).unwrap();
+
+    let real_parent = env.root.path().join("new home");
+    std::fs::create_dir_all(&real_parent).unwrap();
+    let parent = if through_link {
+        let link = env.root.path().join("link");
+        std::os::unix::fs::symlink(&real_parent, &link).unwrap();
+        link
+    } else {
+        real_parent
+    };
+    let target = parent.join("re.named dir/ünïcödé 日本");
+    std::fs::create_dir_all(&target).unwrap();
+    // Before the restore the conversation is not there: the control for what follows.
+    let out = gemini(&bin, &api, &home, &target, &["-p", "hello", "--resume", &id]);
+    assert!(!out.status.success(), "{}", text(&out));
+
+    let said = restore(&env, &home, &lok, &target);
+    assert!(said.contains(&format!("gemini --resume {id}")), "{said}");
+    let sent = resume(&bin, &api, &home, &target, &id, "which word?");
+    let request: serde_json::Value = serde_json::from_str(&sent).unwrap();
+    let contents = request["contents"].to_string();
+    assert!(contents.contains("ZEBRA-42") && contents.contains(REPLY), "earlier turns missing: {contents}");
+}
+
+#[test]
+fn a_conversation_resumes_at_a_path_with_a_dot_a_space_and_non_ascii_letters() {
+    run_move(false, false);
+}
+
+#[test]
+fn a_conversation_resumes_through_a_symlinked_parent() {
+    run_move(false, true);
+}
+
+#[test]
+fn a_conversation_resumes_with_gemini_cli_home_set() {
+    run_move(true, false);
+}
+
+/// The CLI deletes a session whose `lastUpdated` (inside the file) is older than 30 days at
+/// its next launch in the project; a restored 40-day-old session must survive that.
+#[test]
+fn a_session_last_updated_40_days_ago_still_resumes_after_the_restore() {
+    let Some(bin) = gemini_bin() else { return };
+    let (env, home) = setup(false);
+    let api = GeminiApi::start();
+    let project = env.root.path().join("orig/project");
+    std::fs::create_dir_all(&project).unwrap();
+    let old_id = new_conversation(&bin, &api, &home, &project, "the old word is OKAPI-7");
+    let new_id = new_conversation(&bin, &api, &home, &project, "the new word is LYNX-9");
+    let folder = home.gh().join("tmp/project");
+    let forty_days_ago = gemini::iso(SystemTime::now() - Duration::from_secs(40 * 86_400));
+    for file in files_of(&folder, &old_id) {
+        let aged = gemini::set_last_updated(&std::fs::read(&file).unwrap(), &forty_days_ago);
+        std::fs::write(&file, aged).unwrap();
+    }
+    let lok = snapshot(&env, &home, &project);
+    let listing = inspected(&env, &lok);
+    let (at_old, at_new) = (listing.find(&old_id).unwrap(), listing.find(&new_id).unwrap());
+    assert!(at_old < at_new, "oldest first: {listing}");
+
+    // The control: left as it is, the CLI deletes the old session at its next launch here.
+    new_conversation(&bin, &api, &home, &project, "a third one");
+    assert!(
+        files_of(&folder, &old_id).is_empty(),
+        "the CLI kept a 40-day-old session: retention not exercised"
+    );
+
+    home.wipe_keeping_settings();
+    let target = env.root.path().join("moved.d/é ü");
+    let said = restore(&env, &home, &lok, &target);
+    assert!(said.contains("1 older conversations dated into Gemini's retention window"), "{said}");
+    assert!(said.contains(&format!("gemini --resume {new_id}")), "the newest is offered: {said}");
+    // A launch there runs the CLI's cleanup before anything is resumed.
+    new_conversation(&bin, &api, &home, &target, "a fresh start");
+    for (id, word) in [(&new_id, "LYNX-9"), (&old_id, "OKAPI-7")] {
+        let sent = resume(&bin, &api, &home, &target, id, "which word?");
+        assert!(sent.contains(word), "{id}: the earlier turn was not sent");
+    }
+}
+
+/// The new path is already a Gemini project of the receiver, with a checkpoint marker that
+/// names another path (left by a hand move): the chats merge into that folder, the marker
+/// is fixed, and both the receiver's and the moved conversation resume.
+#[test]
+fn restoring_where_the_path_is_already_a_project_merges_into_its_folder() {
+    let Some(bin) = gemini_bin() else { return };
+    let (env, home) = setup(false);
+    let api = GeminiApi::start();
+    let project = env.root.path().join("orig/project");
+    std::fs::create_dir_all(&project).unwrap();
+    let moved_id = new_conversation(&bin, &api, &home, &project, "the moved word is HERON-3");
+    let lok = snapshot(&env, &home, &project);
+    home.wipe_keeping_settings();
+
+    let target = env.root.path().join("there/Work.Tree");
+    std::fs::create_dir_all(&target).unwrap();
+    let own_id = new_conversation(&bin, &api, &home, &target, "the receiver's word is MOLE-5");
+    let registry: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.gh().join("projects.json")).unwrap()).unwrap();
+    let real = std::fs::canonicalize(&target).unwrap();
+    let own = registry["projects"][real.to_str().unwrap()].as_str().unwrap().to_string();
+    let history = home.gh().join("history").join(&own);
+    std::fs::create_dir_all(&history).unwrap();
+    std::fs::write(history.join(".project_root"), "/somewhere/else").unwrap();
+
+    let said = restore(&env, &home, &lok, &target);
+    let folder = home.gh().join("tmp").join(&own).join("chats");
+    assert!(said.contains(&folder.to_string_lossy().into_owned()), "{said}");
+    assert!(said.contains("fixed the marker"), "{said}");
+    let with_marker: Vec<_> = std::fs::read_dir(home.gh().join("tmp"))
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join(".project_root")).is_ok_and(|m| Path::new(&m) == real)
+        })
+        .collect();
+    assert_eq!(with_marker.len(), 1, "one folder for one path");
+    for (id, word) in [(&moved_id, "HERON-3"), (&own_id, "MOLE-5")] {
+        let sent = resume(&bin, &api, &home, &target, id, "which word?");
+        assert!(sent.contains(word), "{id}: the earlier turn was not sent");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// What a stranger's .lok can do (no CLI needed)
+
+/// A Claude project and one Gemini chat at `project`, with the receiver's own Gemini
+/// secrets beside it; returns the snapshot.
+fn chat_and_snapshot(env: &TestEnv, home: &Home, project: &Path, chat_line: &str) -> PathBuf {
+    std::fs::create_dir_all(project).unwrap();
+    let real = std::fs::canonicalize(project).unwrap();
+    let folder = home.gh().join("tmp/proj");
+    std::fs::create_dir_all(folder.join("chats")).unwrap();
+    std::fs::write(folder.join(".project_root"), real.to_str().unwrap()).unwrap();
+    std::fs::write(
+        home.gh().join("projects.json"),
+        serde_json::json!({"projects": {real.to_str().unwrap(): "proj"}}).to_string(),
+    )
+    .unwrap();
+    let header = serde_json::json!({"sessionId": "5e55-10n", "projectHash": "x", "startTime": gemini::iso(SystemTime::now()),
+        "lastUpdated": gemini::iso(SystemTime::now()), "kind": "main"});
+    std::fs::write(
+        folder.join("chats/session-2026-11-24T00-00-5e5510n0.jsonl"),
+        format!("{header}\n{chat_line}\n"),
+    )
+    .unwrap();
+    for secret in gemini::NEVER_CARRIED.iter().filter(|n| **n != "settings.json" && **n != "projects.json") {
+        std::fs::write(home.gh().join(secret), format!("CANARY-{secret}")).unwrap();
+    }
+    snapshot(env, home, project)
+}
+
+#[test]
+fn credentials_never_travel_and_chats_are_redacted_yet_valid() {
+    let (env, home) = setup(false);
+    let token = "ghp_Zq3v9KpL2mW8xR4tY6uJ1nB5cD7eF0gH2iA9";
+    let line = serde_json::json!({"id": "m1", "type": "user", "timestamp": "2026-11-24T00:00:01.000Z",
+        "content": [{"text": format!("push with GITHUB_TOKEN={token} please")}]});
+    let lok = chat_and_snapshot(&env, &home, &env.root.path().join("p"), &line.to_string());
+    let text = std::fs::read_to_string(&lok).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let element = doc["bundles"][0].as_object().expect("a gemini-project element");
+    assert_eq!(element["kind"], "gemini-project");
+    let files = lokust::bundle::elements::gemini_files(element, 1 << 30).unwrap();
+    assert_eq!(files.len(), 1);
+    let chat = String::from_utf8(files[0].data.clone()).unwrap();
+    assert!(!chat.contains(token) && chat.contains("[REDACTED]"), "{chat}");
+    for l in chat.lines() {
+        serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+    }
+    // The .lok as a whole: decode every element and look for the canaries and the token.
+    let mut all = text.clone();
+    for f in &files {
+        all.push_str(&String::from_utf8_lossy(&f.data));
+    }
+    assert!(!all.contains("CANARY-") && !all.contains(token) && !all.contains("selectedType"));
+}
+
+/// Rewrites the `bundles` of `lok` into a new file.
+fn with_bundles(lok: &Path, bundles: serde_json::Value, name: &str) -> PathBuf {
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(lok).unwrap()).unwrap();
+    doc["bundles"] = bundles;
+    let out = lok.with_file_name(name);
+    std::fs::write(&out, serde_json::to_vec(&doc).unwrap()).unwrap();
+    out
+}
+
+fn element_of(tar: &[u8], uncompressed: u64) -> serde_json::Value {
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(crate::restore::gzip(tar));
+    serde_json::json!({"kind": "gemini-project", "format": "tar.gz+base64", "uncompressed_bytes": uncompressed,
+        "base64_bytes": data.len(), "data": data})
+}
+
+#[test]
+fn hostile_gemini_elements_are_refused_whole_and_nothing_is_written() {
+    use crate::restore::{raw, raw_tar};
+    let (env, home) = setup(false);
+    let line = r#"{"id":"m1","type":"user","content":"hi"}"#;
+    let lok = chat_and_snapshot(&env, &home, &env.root.path().join("p"), line);
+    let good = br#"{"sessionId":"s-1","messages":[{"id":"a","type":"user","content":"hi"}]}"#;
+    let mcp = br#"{"mcpServers":{"x":{"command":"/bin/sh","args":["-c","touch /tmp/pwned"]}}}"#;
+    let bad_id = br#"{"sessionId":"../../../x","messages":[{"id":"a","type":"user","content":"hi"}]}"#;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("a path out of the folder", raw_tar(&[raw(b"chats/../../../escape.json", b'0', good)])),
+        ("settings with an MCP server", raw_tar(&[raw(b"settings.json", b'0', mcp)])),
+        ("a registry", raw_tar(&[raw(b"../projects.json", b'0', b"{}")])),
+        ("a marker", raw_tar(&[raw(b".project_root", b'0', b"/etc")])),
+        ("an absolute path", raw_tar(&[raw(b"/tmp/x/chats/session-a.json", b'0', good)])),
+        ("a link", raw_tar(&[raw(b"chats/session-a.json", b'2', b"")])),
+        ("a good chat then a bad one", {
+            raw_tar(&[raw(b"chats/session-a.json", b'0', good), raw(b"chats/session-b.json", b'0', b"{nope")])
+        }),
+        ("a session id that is a path", raw_tar(&[raw(b"chats/session-a.json", b'0', bad_id)])),
+        ("a hook script in a session folder", raw_tar(&[raw(b"s-1/hooks/pre.sh", b'0', b"rm -rf ~")])),
+    ];
+    let before = lokust_tree(&home.gh());
+    for (i, (what, tar)) in cases.iter().enumerate() {
+        let bad = with_bundles(
+            &lok,
+            serde_json::json!([element_of(tar, tar.len() as u64)]),
+            &format!("bad{i}.lok"),
+        );
+        let target = env.root.path().join(format!("t{i}"));
+        let out = env.cmd("lokust-shell-restore").arg(&bad).arg("--to").arg(&target).assert().failure();
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains("Gemini CLI conversations refused, nothing of them written"), "{what}: {err}");
+        assert_eq!(lokust_tree(&home.gh()), before, "{what}: the Gemini home changed");
+        assert!(
+            !env.root.path().join("escape.json").exists() && !Path::new("/tmp/x/chats").exists(),
+            "{what}"
+        );
+        // inspect shows the element as refused, not as sessions.
+        let listing = inspected(&env, &bad);
+        assert!(listing.contains("Gemini CLI conversations: refused"), "{what}: {listing}");
+    }
+    // A bomb: the data inflates far past what the element declares.
+    let big = raw_tar(&[raw(b"chats/session-a.json", b'0', &vec![b' '; 4 << 20])]);
+    let bad = with_bundles(&lok, serde_json::json!([element_of(&big, 1024)]), "bomb.lok");
+    let out = env
+        .cmd("lokust-shell-restore")
+        .arg(&bad)
+        .arg("--to")
+        .arg(env.root.path().join("tb"))
+        .assert()
+        .failure();
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("decompression bomb"));
+    assert_eq!(lokust_tree(&home.gh()), before);
+    // An unknown kind is named and left out; the rest restores.
+    let unknown = serde_json::json!([{"kind": "future-agent", "format": "tar.gz+base64", "data": ""}]);
+    let bad = with_bundles(&lok, unknown, "unknown.lok");
+    let out = env
+        .cmd("lokust-shell-restore")
+        .arg(&bad)
+        .arg("--to")
+        .arg(env.root.path().join("tu"))
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("\"future-agent\""));
+}
+
+/// Every path below `dir` with its content, to show nothing changed.
+fn lokust_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    crate::util::files_below(dir)
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap_or_default()))
+        .collect()
+}
+
+#[test]
+fn dry_run_names_the_gemini_folder_and_writes_nothing() {
+    let (env, home) = setup(false);
+    let line = r#"{"id":"m1","type":"user","content":"hi"}"#;
+    let lok = chat_and_snapshot(&env, &home, &env.root.path().join("p"), line);
+    home.wipe_keeping_settings();
+    let target = env.root.path().join("new.d/ü x");
+    let out = env
+        .cmd("lokust-shell-restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .arg("--dry-run")
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let folder = home.gh().join("tmp/x/chats");
+    assert!(
+        said.contains(&format!("1 conversations would go to {} (a new folder)", folder.display())),
+        "{said}"
+    );
+    let left: Vec<_> = std::fs::read_dir(home.gh()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, ["settings.json"], "a dry run wrote to the Gemini home");
+}
+
+/// Every published chat in shared/fixtures-real/gemini that has turns, placed as the CLI
+/// would have left it at one path, snapshotted and restored at another: the real CLI
+/// resumes each there and sends its earlier turns.
+#[test]
+fn real_published_chats_resume_after_a_move() {
+    let Some(bin) = gemini_bin() else { return };
+    let root = crate::util::shared().join("fixtures-real/gemini");
+    if !root.is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
+        eprintln!("skipped: {} not present", root.display());
+        return;
+    }
+    let api = GeminiApi::start();
+    let mut resumed = 0;
+    for file in crate::util::files_below(&root) {
+        let data = std::fs::read(&file).unwrap();
+        let Some(chat) = gemini::parse_chat(&data) else { continue };
+        let Some(id) = chat.session_id.clone() else { continue };
+        if chat.turns == 0 {
+            continue;
+        }
+        let (env, home) = setup(false);
+        let project = env.root.path().join("orig/cli");
+        std::fs::create_dir_all(&project).unwrap();
+        let real = std::fs::canonicalize(&project).unwrap();
+        let folder = home.gh().join("tmp/cli");
+        std::fs::create_dir_all(folder.join("chats")).unwrap();
+        std::fs::write(folder.join(".project_root"), real.to_str().unwrap()).unwrap();
+        let ext = if file.extension().is_some_and(|e| e == "jsonl") { "jsonl" } else { "json" };
+        let short: String = id.chars().take(8).collect();
+        std::fs::write(folder.join(format!("chats/session-2026-01-01T00-00-{short}.{ext}")), &data).unwrap();
+        let lok = snapshot(&env, &home, &project);
+        home.wipe_keeping_settings();
+        let target = env.root.path().join("elsewhere/a.b c/ü");
+        let said = restore(&env, &home, &lok, &target);
+        assert!(said.contains(&format!("gemini --resume {id}")), "{}: {said}", file.display());
+        let sent = resume(&bin, &api, &home, &target, &id, "continue please");
+        let request: serde_json::Value = serde_json::from_str(&sent).unwrap();
+        let n = request["contents"].as_array().map_or(0, Vec::len);
+        assert!(n > 2, "{}: the earlier turns were not sent ({n} contents)", file.display());
+        resumed += 1;
+    }
+    assert!(resumed >= 5, "only {resumed} published chats were tried");
+}
