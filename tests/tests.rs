@@ -27,3 +27,5 @@ mod restore;
 mod trust;
 // The real Claude Code CLI resumes a moved conversation against a local Messages API stand-in.
 mod claude_cli;
+// Issue 14: unpushed commits, index, working tree and untracked files carried and laid back.
+mod worktree;
