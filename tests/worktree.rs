@@ -339,3 +339,79 @@ fn the_ceiling_leaves_untracked_files_out_by_name() {
     );
     assert!(cap.meta.files.iter().any(|f| f.path == "notes/todo.txt"));
 }
+
+#[test]
+fn a_secret_in_an_unpushed_commit_keeps_the_work_home_and_names_the_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    write(&work, "conf/ci.yml", b"token: ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\n");
+    git(&work, &["add", "conf/ci.yml"]);
+    git(&work, &["commit", "-qm", "ci config"]);
+    let err = worktree::capture(&work, &CaptureOptions::default()).err().expect("refused").to_string();
+    assert!(err.contains("ci config") && err.contains("conf/ci.yml") && err.contains("secret"), "{err}");
+    assert!(!err.contains("ghp_"), "the message never shows the secret: {err}");
+}
+
+#[test]
+fn links_out_of_the_checkout_stay_behind_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    symlink("/etc/passwd", work.join("staged-out")).unwrap();
+    git(&work, &["add", "staged-out"]);
+    symlink("../../elsewhere", work.join("notes/untracked-out")).unwrap();
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    for p in ["staged-out", "notes/untracked-out"] {
+        assert!(
+            cap.meta.left_out.iter().any(|l| l.path == p && l.why.contains("link")),
+            "{p}: {:?}",
+            cap.meta.left_out
+        );
+    }
+    // What remains still restores.
+    let tar = cap.write_tar(Vec::new()).unwrap();
+    let carried = worktree::read_tar(&tar[..], worktree::DEFAULT_MAX_BYTES).unwrap();
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap();
+    assert!(fs::symlink_metadata(target.join("staged-out")).is_err());
+    assert!(target.join("notes/todo.txt").exists());
+}
+
+#[test]
+fn an_untracked_file_below_a_link_in_the_target_is_refused_before_anything_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let carried = carry(&work);
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let outside = tmp.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    // An ignored link where the carried notes/ folder goes.
+    write(&target, ".git/info/exclude", b"notes\n");
+    symlink(&outside, target.join("notes")).unwrap();
+    let before = state(&target);
+    let opts = ApplyOptions { force: true, ..ApplyOptions::default() };
+    let result = carried.plan(&target, &opts).and_then(|plan| carried.apply(&plan, &opts));
+    assert!(result.is_err(), "a write through the link was not refused");
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "nothing lands outside");
+    assert_eq!(state(&target), before);
+}
+
+#[test]
+fn a_detached_head_round_trips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    git(&work, &["stash", "-q", "--include-untracked"]);
+    git(&work, &["checkout", "-q", "--detach", "HEAD~1"]);
+    write(&work, "README.md", b"detached edit\n");
+    let carried = carry(&work);
+    assert_eq!(carried.meta.branch, None);
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap();
+    let head = |d: &Path| git(d, &["rev-parse", "HEAD"]);
+    assert_eq!(head(&target), head(&work));
+    assert_eq!(git(&target, &["diff"]), git(&work, &["diff"]));
+}

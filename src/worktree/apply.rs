@@ -411,6 +411,18 @@ impl Carried {
             );
         }
         self.check_patches(dir, d)?;
+        self.check_untracked_parents(dir)?;
+        // The checkout may have changed since the plan: without a stash step it must still be
+        // clean, or checking out could carry someone's fresh edit into the carried state.
+        if !plan.steps.contains(&Step::Stash)
+            && !plan.steps.iter().any(|s| matches!(s, Step::Clone { .. }))
+            && !git::run(dir, &["status", "--porcelain=v1", "-z", "--untracked-files=all"], d)?.is_empty()
+        {
+            bail!(
+                "{} changed while restoring; nothing was laid on it (run the restore again)",
+                dir.display()
+            );
+        }
         for step in &plan.steps {
             match step {
                 Step::Stash => {
@@ -473,6 +485,28 @@ impl Carried {
         c.args(["apply", "--binary", "--whitespace=nowarn"]).args(extra).arg(&patch);
         crate::exec::output(c, d)
             .with_context(|| format!("applying the carried {name} in {}", dir.display()))?;
+        Ok(())
+    }
+
+    /// Refuses, before anything is written, an untracked file whose folder in the checkout is
+    /// a link or a file: writing through it could land outside.
+    fn check_untracked_parents(&self, dir: &Path) -> Result<()> {
+        for (rel, _) in &self.untracked {
+            let mut at = dir.to_path_buf();
+            for c in Path::new(rel).parent().into_iter().flat_map(|p| p.components()) {
+                at.push(c);
+                match fs::symlink_metadata(&at) {
+                    Ok(md) if md.file_type().is_symlink() || !md.is_dir() => {
+                        bail!(
+                            "{} is a link or a file, not a folder; the carried {rel} cannot go below it",
+                            at.display()
+                        )
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        }
         Ok(())
     }
 

@@ -101,8 +101,15 @@ pub fn capture(cwd: &Path, opts: &CaptureOptions) -> Result<Option<Capture>> {
         }
         let index_text = git::run(&root, &["cat-file", "blob", &format!(":{new}")], d).unwrap_or_default();
         let work_text = read_for_check(&root.join(new));
-        if let Some(rule) = secret_in(&index_text).or_else(|| secret_in(&work_text)) {
-            meta.left_out.push(LeftOut { path: new.clone(), why: format!("holds a secret ({rule})") });
+        let why = if let Some(rule) = secret_in(&index_text).or_else(|| secret_in(&work_text)) {
+            Some(format!("holds a secret ({rule})"))
+        } else {
+            // A link out of the checkout would be refused on restore, and the whole payload
+            // with it: it stays behind here instead.
+            link_out(&root, new, &index_text, d).map(str::to_string)
+        };
+        if let Some(why) = why {
+            meta.left_out.push(LeftOut { path: new.clone(), why });
             excluded.extend(paths.iter().cloned());
         }
     }
@@ -119,6 +126,12 @@ pub fn capture(cwd: &Path, opts: &CaptureOptions) -> Result<Option<Capture>> {
         let file = staged.path().join(name);
         write_patch(&root, cached, &file, &excluded, d)?;
         used += fs::metadata(&file)?.len();
+    }
+    if let Some(found) = secret_in_commits(&root, &meta.commits, d)? {
+        bail!(
+            "{found}; the git work of {} was left out (take the secret out of the commit, or pass --no-worktree)",
+            root.display()
+        );
     }
     if used > opts.max_bytes {
         bail!(
@@ -288,6 +301,71 @@ fn write_patch(root: &Path, cached: bool, out: &Path, excluded: &[String], d: Du
     git::run(root, &c, d)?;
     fs::set_permissions(out, fs::Permissions::from_mode(0o600))?;
     Ok(())
+}
+
+/// Why the link at `rel` (in the index or the working tree) may not travel, if it is one.
+fn link_out(root: &Path, rel: &str, index_blob: &[u8], d: Duration) -> Option<&'static str> {
+    let staged =
+        git::run(root, &["ls-files", "-s", "-z", "--", &format!(":(literal){rel}")], d).unwrap_or_default();
+    if staged.starts_with(b"120000 ")
+        && let Some(why) = paths::refuse_link(rel, &String::from_utf8_lossy(index_blob))
+    {
+        return Some(why);
+    }
+    let path = root.join(rel);
+    match fs::symlink_metadata(&path) {
+        Ok(md) if md.file_type().is_symlink() => {
+            let target = fs::read_link(&path).ok()?.to_string_lossy().into_owned();
+            paths::refuse_link(rel, &target)
+        }
+        _ => None,
+    }
+}
+
+/// The first unpushed commit that adds a line holding a secret, named with its file. A
+/// commit cannot lose one file without rewriting history, so such work does not travel.
+fn secret_in_commits(root: &Path, commits: &[Commit], d: Duration) -> Result<Option<String>> {
+    for c in commits {
+        let patch = git::run(
+            root,
+            &[
+                "show",
+                "--format=",
+                "-p",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                &c.id,
+            ],
+            d,
+        )?;
+        let mut file = String::new();
+        let mut added = String::new();
+        let flush = |file: &str, added: &mut String| -> Option<String> {
+            let hit = secret_in(added.as_bytes()).map(|rule| {
+                format!("commit {} \"{}\" adds a secret ({rule}) in {file}", &c.id[..12], c.subject)
+            });
+            added.clear();
+            hit
+        };
+        for line in String::from_utf8_lossy(&patch).lines() {
+            if let Some(rest) = line.strip_prefix("diff --git ") {
+                if let Some(hit) = flush(&file, &mut added) {
+                    return Ok(Some(hit));
+                }
+                file = rest.rsplit(" b/").next().unwrap_or(rest).to_string();
+            } else if let Some(add) = line.strip_prefix('+').filter(|_| !line.starts_with("+++")) {
+                added.push_str(add);
+                added.push('\n');
+            }
+        }
+        if let Some(hit) = flush(&file, &mut added) {
+            return Ok(Some(hit));
+        }
+    }
+    Ok(None)
 }
 
 /// The file's bytes for the secret check (empty when unreadable; a link's target).
