@@ -415,3 +415,50 @@ fn a_detached_head_round_trips() {
     assert_eq!(head(&target), head(&work));
     assert_eq!(git(&target, &["diff"]), git(&work, &["diff"]));
 }
+
+#[test]
+fn the_element_streams_into_json_and_back_and_inspect_names_what_travels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    let mut json = Vec::new();
+    let stats = worktree::write_element(&cap, &mut json).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&json).expect("the element is JSON");
+    let element = value.as_object().unwrap();
+    assert_eq!(element["kind"], "git-worktree");
+    assert_eq!(element["branch"], "feature");
+    assert_eq!(element["base64_bytes"], stats.base64_bytes);
+    assert_eq!(element["data"].as_str().unwrap().len() as u64, stats.base64_bytes);
+    let carried = worktree::read_element(element, worktree::DEFAULT_MAX_BYTES).unwrap();
+    let shown = worktree::describe(&carried.meta).join("\n");
+    for needle in
+        ["add b", "add c", "staged", "unstaged", "untracked", "notes/todo.txt", "deploy.env: holds a secret"]
+    {
+        assert!(shown.contains(needle), "{needle} missing from:\n{shown}");
+    }
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap();
+    fs::remove_file(work.join("deploy.env")).unwrap();
+    assert_eq!(state(&target), state(&work));
+}
+
+#[test]
+fn an_element_that_inflates_past_the_ceiling_is_refused() {
+    use base64::Engine;
+    use std::io::Write;
+    // 64 MB of one byte in a single untracked file, compressed to almost nothing.
+    let mut tar = tar::Builder::new(Vec::new());
+    let big = vec![b'a'; 64 << 20];
+    let mut h = tar::Header::new_gnu();
+    h.set_size(big.len() as u64);
+    h.set_mode(0o644);
+    tar.append_data(&mut h, "untracked/bomb", &big[..]).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&tar.into_inner().unwrap()).unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());
+    let element = serde_json::json!({"kind": "git-worktree", "format": "tar.gz+base64", "data": data});
+    let err = worktree::read_element(element.as_object().unwrap(), 1 << 20).err().expect("refused");
+    assert!(format!("{err:#}").contains("over"), "{err:#}");
+}

@@ -15,11 +15,13 @@
 
 mod apply;
 mod capture;
+mod element;
 mod git;
 mod paths;
 
 pub use apply::{Applied, ApplyOptions, Carried, Plan, Step, read_tar};
 pub use capture::{Capture, CaptureOptions, capture};
+pub use element::{ElementStats, describe, read_element, write_element};
 
 use serde::{Deserialize, Serialize};
 
