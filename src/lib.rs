@@ -44,3 +44,4 @@ pub mod shell;
 pub mod snapshot;
 pub mod summary;
 pub mod tmux;
+pub mod worktree;

@@ -31,3 +31,5 @@ mod claude_cli;
 mod seal;
 // The real Gemini CLI resumes a moved conversation against a local Gemini API stand-in.
 mod gemini_cli;
+// Issue 14: unpushed commits, index, working tree and untracked files carried and laid back.
+mod worktree;

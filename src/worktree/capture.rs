@@ -1,0 +1,390 @@
+//! The snapshot side: what this checkout has that its remotes do not, written to a private
+//! temp folder and streamed out as a tar.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tempfile::TempDir;
+
+use super::{Commit, DEFAULT_MAX_BYTES, FileState, LeftOut, Meta, entry, git, paths};
+use crate::capture::git::strip_credentials;
+use crate::redact::{Report, redact_report};
+
+#[derive(Debug, Clone)]
+pub struct CaptureOptions {
+    /// Ceiling on carried bytes (`--max-worktree`); what does not fit stays behind.
+    pub max_bytes: u64,
+    /// Deadline for each git command.
+    pub deadline: Duration,
+}
+
+impl Default for CaptureOptions {
+    fn default() -> Self {
+        CaptureOptions { max_bytes: DEFAULT_MAX_BYTES, deadline: Duration::from_secs(120) }
+    }
+}
+
+/// The carried work, staged in a private (0700) temp folder until it is streamed out.
+pub struct Capture {
+    pub meta: Meta,
+    /// The checkout's top level.
+    pub root: PathBuf,
+    staged: TempDir,
+    untracked: Vec<Untracked>,
+}
+
+struct Untracked {
+    rel: String,
+    link: Option<String>,
+    executable: bool,
+}
+
+/// Captures the work in the repository containing `cwd`; `Ok(None)` outside a repository,
+/// in a bare one, or before the first commit (there is nothing to lay it on).
+pub fn capture(cwd: &Path, opts: &CaptureOptions) -> Result<Option<Capture>> {
+    let d = opts.deadline;
+    let Ok(root) = git::text(cwd, &["rev-parse", "--show-toplevel"], d) else {
+        return Ok(None);
+    };
+    if root.is_empty() {
+        return Ok(None);
+    }
+    let root = PathBuf::from(root);
+    let Ok(head) = git::text(&root, &["rev-parse", "--verify", "-q", "HEAD^{commit}"], d) else {
+        return Ok(None);
+    };
+    let branch =
+        git::text(&root, &["symbolic-ref", "-q", "--short", "HEAD"], d).ok().filter(|b| !b.is_empty());
+    let remote = remote_url(&root, d)
+        .map(|u| redact_report(&strip_credentials(&u), &mut Report::default()).into_owned());
+
+    let staged = tempfile::Builder::new().prefix("lokust-worktree-").tempdir()?;
+    let mut meta = Meta { head: head.clone(), branch, remote, ..Meta::default() };
+
+    // Commits HEAD has that no remote-tracking ref contains.
+    let log = git::text(&root, &["log", "--format=%H%x1f%s", "HEAD", "--not", "--remotes"], d)?;
+    meta.commits = log
+        .lines()
+        .filter_map(|l| l.split_once('\x1f'))
+        .map(|(id, subject)| Commit { id: id.into(), subject: subject.into() })
+        .collect();
+    let boundary = git::text(&root, &["rev-list", "--boundary", "HEAD", "--not", "--remotes"], d)?;
+    meta.base = if meta.commits.is_empty() {
+        Some(head.clone())
+    } else {
+        boundary.lines().find_map(|l| l.strip_prefix('-')).map(str::to_string)
+    };
+    let mut used = 0u64;
+    if !meta.commits.is_empty() {
+        let file = staged.path().join(entry::COMMITS);
+        let mut args: Vec<&std::ffi::OsStr> = vec!["bundle".as_ref(), "create".as_ref(), "-q".as_ref()];
+        args.push(file.as_os_str());
+        for a in ["HEAD", "--not", "--remotes"] {
+            args.push(a.as_ref());
+        }
+        git::run(&root, &args, d)?;
+        used += fs::metadata(&file)?.len();
+    }
+
+    // Changed paths, and those whose content holds a secret: they stay behind whole.
+    let staged_changes = name_status(&root, true, d)?;
+    let unstaged_changes = name_status(&root, false, d)?;
+    let mut excluded: Vec<String> = Vec::new();
+    for (change, paths) in staged_changes.iter().chain(&unstaged_changes) {
+        let Some(new) = paths.last() else { continue };
+        if change == "D" || excluded.contains(new) {
+            continue;
+        }
+        let index_text = git::run(&root, &["cat-file", "blob", &format!(":{new}")], d).unwrap_or_default();
+        let work_text = read_for_check(&root.join(new));
+        let why = if let Some(rule) = secret_in(&index_text).or_else(|| secret_in(&work_text)) {
+            Some(format!("holds a secret ({rule})"))
+        } else {
+            // A link out of the checkout would be refused on restore, and the whole payload
+            // with it: it stays behind here instead.
+            link_out(&root, new, &index_text, d).map(str::to_string)
+        };
+        if let Some(why) = why {
+            meta.left_out.push(LeftOut { path: new.clone(), why });
+            excluded.extend(paths.iter().cloned());
+        }
+    }
+    for (state, changes) in [("staged", &staged_changes), ("unstaged", &unstaged_changes)] {
+        for (change, paths) in changes.iter() {
+            if paths.iter().any(|p| excluded.contains(p)) {
+                continue;
+            }
+            let path = paths.join(" -> ");
+            meta.files.push(FileState { path, state: state.into(), change: Some(change.clone()) });
+        }
+    }
+    for (name, cached) in [(entry::INDEX, true), (entry::WORKTREE, false)] {
+        let file = staged.path().join(name);
+        write_patch(&root, cached, &file, &excluded, d)?;
+        used += fs::metadata(&file)?.len();
+    }
+    if let Some(found) = secret_in_commits(&root, &meta.commits, d)? {
+        bail!(
+            "{found}; the git work of {} was left out (take the secret out of the commit, or pass --no-worktree)",
+            root.display()
+        );
+    }
+    if used > opts.max_bytes {
+        bail!(
+            "the unpushed commits and changes of {} take {} bytes, over the {} byte ceiling; raise --max-worktree or pass --no-worktree",
+            root.display(),
+            used,
+            opts.max_bytes
+        );
+    }
+
+    // Untracked, not ignored files, smallest paths first until the ceiling.
+    let mut untracked = Vec::new();
+    let list = git::run(&root, &["ls-files", "--others", "--exclude-standard", "-z"], d)?;
+    for rel in git::split_z(&list) {
+        let path = root.join(&rel);
+        let leave =
+            |why: &str, meta: &mut Meta| meta.left_out.push(LeftOut { path: rel.clone(), why: why.into() });
+        if let Some(why) = paths::refuse_path(rel.trim_end_matches('/')) {
+            leave(why, &mut meta);
+            continue;
+        }
+        let Ok(md) = fs::symlink_metadata(&path) else { continue };
+        if md.file_type().is_symlink() {
+            let target = fs::read_link(&path)?.to_string_lossy().into_owned();
+            match paths::refuse_link(&rel, &target) {
+                Some(why) => leave(why, &mut meta),
+                None => untracked.push(Untracked { rel: rel.clone(), link: Some(target), executable: false }),
+            }
+            continue;
+        }
+        if md.is_dir() {
+            leave("a nested repository", &mut meta);
+            continue;
+        }
+        if !md.is_file() {
+            leave("not a regular file or a link", &mut meta);
+            continue;
+        }
+        if used + md.len() > opts.max_bytes {
+            leave(&format!("over the --max-worktree ceiling of {} bytes", opts.max_bytes), &mut meta);
+            continue;
+        }
+        if let Some(rule) = secret_in(&read_for_check(&path)) {
+            leave(&format!("holds a secret ({rule})"), &mut meta);
+            continue;
+        }
+        used += md.len();
+        untracked.push(Untracked {
+            rel: rel.clone(),
+            link: None,
+            executable: md.permissions().mode() & 0o111 != 0,
+        });
+    }
+    meta.files.extend(untracked.iter().map(|u| FileState {
+        path: u.rel.clone(),
+        state: "untracked".into(),
+        change: None,
+    }));
+    Ok(Some(Capture { meta, root, staged, untracked }))
+}
+
+impl Capture {
+    /// Streams the payload as a tar into `out`, reading each file as it goes.
+    pub fn write_tar<W: Write>(&self, out: W) -> Result<W> {
+        let mut tar = tar::Builder::new(out);
+        tar.follow_symlinks(false);
+        let meta = serde_json::to_vec_pretty(&self.meta)?;
+        append_bytes(&mut tar, entry::META, &meta)?;
+        for name in [entry::COMMITS, entry::INDEX, entry::WORKTREE] {
+            let file = self.staged.path().join(name);
+            if file.exists() {
+                append_file(&mut tar, name, &file, 0o644)?;
+            }
+        }
+        for u in &self.untracked {
+            let name = format!("{}{}", entry::UNTRACKED, u.rel);
+            match &u.link {
+                Some(target) => {
+                    let mut h = tar::Header::new_gnu();
+                    h.set_entry_type(tar::EntryType::Symlink);
+                    h.set_size(0);
+                    h.set_mode(0o777);
+                    tar.append_link(&mut h, &name, target)?;
+                }
+                None => {
+                    let mode = if u.executable { 0o755 } else { 0o644 };
+                    append_file(&mut tar, &name, &self.root.join(&u.rel), mode)
+                        .with_context(|| format!("reading {}", self.root.join(&u.rel).display()))?;
+                }
+            }
+        }
+        Ok(tar.into_inner()?)
+    }
+}
+
+fn append_bytes<W: Write>(tar: &mut tar::Builder<W>, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(bytes.len() as u64);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    tar.append_data(&mut h, name, bytes)
+}
+
+fn append_file<W: Write>(tar: &mut tar::Builder<W>, name: &str, path: &Path, mode: u32) -> io::Result<()> {
+    let mut f = File::open(path)?;
+    let mut h = tar::Header::new_gnu();
+    h.set_size(f.metadata()?.len());
+    h.set_mode(mode);
+    h.set_entry_type(tar::EntryType::Regular);
+    tar.append_data(&mut h, name, &mut f)
+}
+
+/// `origin`'s URL, else the first remote's.
+fn remote_url(root: &Path, d: Duration) -> Option<String> {
+    if let Ok(url) = git::text(root, &["config", "--get", "remote.origin.url"], d)
+        && !url.is_empty()
+    {
+        return Some(url);
+    }
+    let names = git::text(root, &["remote"], d).ok()?;
+    let first = names.lines().next()?;
+    git::text(root, &["config", "--get", &format!("remote.{first}.url")], d).ok().filter(|u| !u.is_empty())
+}
+
+/// `(letter, [path] or [old, new])` for the index against HEAD, or the tree against the index.
+fn name_status(root: &Path, cached: bool, d: Duration) -> Result<Vec<(String, Vec<String>)>> {
+    let mut args = vec!["diff", "--name-status", "-z", "-M", "--no-ext-diff", "--ignore-submodules=none"];
+    if cached {
+        args.extend(["--cached", "HEAD"]);
+    }
+    let out = git::split_z(&git::run(root, &args, d)?);
+    let mut changes = Vec::new();
+    let mut fields = out.into_iter();
+    while let Some(status) = fields.next() {
+        let letter: String = status.chars().take(1).collect();
+        let n = if letter == "R" || letter == "C" { 2 } else { 1 };
+        let paths: Vec<String> = fields.by_ref().take(n).collect();
+        changes.push((letter, paths));
+    }
+    Ok(changes)
+}
+
+fn write_patch(root: &Path, cached: bool, out: &Path, excluded: &[String], d: Duration) -> Result<()> {
+    let mut c: Vec<String> = [
+        "diff",
+        "--binary",
+        "--full-index",
+        "-M",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--submodule=short",
+        "--ignore-submodules=none",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+    ]
+    .map(String::from)
+    .to_vec();
+    c.push(format!("--output={}", out.display()));
+    if cached {
+        c.extend(["--cached".into(), "HEAD".into()]);
+    }
+    c.push("--".into());
+    for p in excluded {
+        c.push(format!(":(exclude,literal){p}"));
+    }
+    git::run(root, &c, d)?;
+    fs::set_permissions(out, fs::Permissions::from_mode(0o600))?;
+    Ok(())
+}
+
+/// Why the link at `rel` (in the index or the working tree) may not travel, if it is one.
+fn link_out(root: &Path, rel: &str, index_blob: &[u8], d: Duration) -> Option<&'static str> {
+    let staged =
+        git::run(root, &["ls-files", "-s", "-z", "--", &format!(":(literal){rel}")], d).unwrap_or_default();
+    if staged.starts_with(b"120000 ")
+        && let Some(why) = paths::refuse_link(rel, &String::from_utf8_lossy(index_blob))
+    {
+        return Some(why);
+    }
+    let path = root.join(rel);
+    match fs::symlink_metadata(&path) {
+        Ok(md) if md.file_type().is_symlink() => {
+            let target = fs::read_link(&path).ok()?.to_string_lossy().into_owned();
+            paths::refuse_link(rel, &target)
+        }
+        _ => None,
+    }
+}
+
+/// The first unpushed commit that adds a line holding a secret, named with its file. A
+/// commit cannot lose one file without rewriting history, so such work does not travel.
+fn secret_in_commits(root: &Path, commits: &[Commit], d: Duration) -> Result<Option<String>> {
+    for c in commits {
+        let patch = git::run(
+            root,
+            &[
+                "show",
+                "--format=",
+                "-p",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                &c.id,
+            ],
+            d,
+        )?;
+        let mut file = String::new();
+        let mut added = String::new();
+        let flush = |file: &str, added: &mut String| -> Option<String> {
+            let hit = secret_in(added.as_bytes()).map(|rule| {
+                format!("commit {} \"{}\" adds a secret ({rule}) in {file}", &c.id[..12], c.subject)
+            });
+            added.clear();
+            hit
+        };
+        for line in String::from_utf8_lossy(&patch).lines() {
+            if let Some(rest) = line.strip_prefix("diff --git ") {
+                if let Some(hit) = flush(&file, &mut added) {
+                    return Ok(Some(hit));
+                }
+                file = rest.rsplit(" b/").next().unwrap_or(rest).to_string();
+            } else if let Some(add) = line.strip_prefix('+').filter(|_| !line.starts_with("+++")) {
+                added.push_str(add);
+                added.push('\n');
+            }
+        }
+        if let Some(hit) = flush(&file, &mut added) {
+            return Ok(Some(hit));
+        }
+    }
+    Ok(None)
+}
+
+/// The file's bytes for the secret check (empty when unreadable; a link's target).
+fn read_for_check(path: &Path) -> Vec<u8> {
+    match fs::symlink_metadata(path) {
+        Ok(md) if md.file_type().is_symlink() => {
+            fs::read_link(path).map(|t| t.to_string_lossy().into_owned().into_bytes()).unwrap_or_default()
+        }
+        Ok(md) if md.is_file() => fs::read(path).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The first rule of the redactor that fires on `bytes`, if any.
+fn secret_in(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() {
+        return None;
+    }
+    let mut report = Report::default();
+    let _ = redact_report(&String::from_utf8_lossy(bytes), &mut report);
+    (report.values > 0).then(|| report.by_rule.keys().next().map_or("secret".to_string(), |r| r.to_string()))
+}

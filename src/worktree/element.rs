@@ -1,0 +1,133 @@
+//! The payload as an element of the `.lok`'s `bundles` array (spec: lok-extensions.md),
+//! streamed both ways: tar → gzip → base64 straight into the JSON on writing, and base64 →
+//! gunzip → tar straight from the string on reading, bounded before anything is inflated.
+
+use std::io::{self, Read, Write};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+
+use super::{Capture, Carried, KIND, Meta, read_tar};
+
+pub const FORMAT: &str = "tar.gz+base64";
+
+/// Sizes written into the element.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ElementStats {
+    pub uncompressed_bytes: u64,
+    pub base64_bytes: u64,
+}
+
+struct Counting<W> {
+    inner: W,
+    count: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes the element as one JSON object to `out`; `data` is streamed and its sizes follow
+/// it (JSON key order is free), so the payload is never held in memory.
+pub fn write_element<W: Write>(capture: &Capture, mut out: W) -> Result<ElementStats> {
+    let m = &capture.meta;
+    let beside = |v: &Option<String>| serde_json::to_string(v).expect("a string serialises");
+    write!(
+        out,
+        "{{\"kind\": \"{KIND}\", \"format\": \"{FORMAT}\", \"base\": {}, \"head\": {}, \"branch\": {}, \"remote\": {}, \"data\": \"",
+        beside(&m.base),
+        serde_json::to_string(&m.head)?,
+        beside(&m.branch),
+        beside(&m.remote)
+    )?;
+    let (base64_bytes, uncompressed_bytes) = {
+        let counted = Counting { inner: &mut out, count: 0 };
+        let b64 = base64::write::EncoderWriter::new(counted, &base64::engine::general_purpose::STANDARD);
+        let gz = flate2::write::GzEncoder::new(b64, flate2::Compression::new(6));
+        let tar_counted = capture.write_tar(Counting { inner: gz, count: 0 })?;
+        let total = tar_counted.count;
+        let mut b64 = tar_counted.inner.finish()?;
+        (b64.finish()?.count, total)
+    };
+    write!(out, "\", \"uncompressed_bytes\": {uncompressed_bytes}, \"base64_bytes\": {base64_bytes}}}")?;
+    Ok(ElementStats { uncompressed_bytes, base64_bytes })
+}
+
+/// Reads a `git-worktree` element: the format checked, the data decoded as a stream and
+/// cut off past `max_bytes` of tar, every entry checked by [`read_tar`].
+pub fn read_element(element: &Map<String, Value>, max_bytes: u64) -> Result<Carried> {
+    if element.get("kind").and_then(Value::as_str) != Some(KIND) {
+        bail!("not a {KIND} element");
+    }
+    if element.get("format").and_then(Value::as_str) != Some(FORMAT) {
+        bail!("the {KIND} element's format is not {FORMAT}");
+    }
+    let data = element
+        .get("data")
+        .and_then(Value::as_str)
+        .with_context(|| format!("the {KIND} element has no data"))?;
+    let b64 = base64::read::DecoderReader::new(data.as_bytes(), &base64::engine::general_purpose::STANDARD);
+    // Tar headers and padding come on top of the content `read_tar` counts.
+    let limit = max_bytes.saturating_add(max_bytes / 8).saturating_add(1 << 20);
+    let gz = flate2::read::GzDecoder::new(b64).take(limit);
+    let mut checked = ErrorAtLimit { inner: gz, left: limit };
+    let carried = read_tar(&mut checked, max_bytes).with_context(|| format!("the {KIND} element"))?;
+    Ok(carried)
+}
+
+/// A reader that fails, rather than ending quietly, when the cut-off is reached: a tar cut
+/// short must not pass for a whole one.
+struct ErrorAtLimit<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for ErrorAtLimit<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.saturating_sub(n as u64);
+        if n == 0 && self.left == 0 && !buf.is_empty() {
+            return Err(io::Error::other("the data inflates past the size ceiling"));
+        }
+        Ok(n)
+    }
+}
+
+/// What `inspect` shows of the element: commits with subjects, files with their state, and
+/// what was left out and why.
+pub fn describe(meta: &Meta) -> Vec<String> {
+    let clean = |s: &str| crate::sanitize::for_terminal(s).into_owned();
+    let mut lines = vec![format!(
+        "git work on {} at {}{}",
+        meta.branch.as_deref().map_or("a detached HEAD".to_string(), clean),
+        &meta.head[..meta.head.len().min(12)],
+        meta.remote.as_deref().map_or(String::new(), |r| format!(" (remote {})", clean(r)))
+    )];
+    lines.push(format!(
+        "  {} unpushed commit{}",
+        meta.commits.len(),
+        if meta.commits.len() == 1 { "" } else { "s" }
+    ));
+    for c in &meta.commits {
+        lines.push(format!("    {} {}", &c.id[..c.id.len().min(12)], clean(&c.subject)));
+    }
+    lines.push(format!("  {} file{}", meta.files.len(), if meta.files.len() == 1 { "" } else { "s" }));
+    for f in &meta.files {
+        let change = f.change.as_deref().map_or(String::new(), |c| format!(" {c}"));
+        lines.push(format!("    {:<9}{change:<2} {}", f.state, clean(&f.path)));
+    }
+    if !meta.left_out.is_empty() {
+        lines.push(format!("  left out: {}", meta.left_out.len()));
+        for l in &meta.left_out {
+            lines.push(format!("    {}: {}", clean(&l.path), clean(&l.why)));
+        }
+    }
+    lines
+}

@@ -1,0 +1,86 @@
+//! Which paths a carried payload may name: relative, inside the checkout, never into
+//! `.git`, and links that stay inside too.
+
+use std::path::{Component, Path};
+
+/// Why `rel` may not be written under the checkout, or `None` when it may.
+pub fn refuse_path(rel: &str) -> Option<&'static str> {
+    if rel.is_empty() {
+        return Some("an empty path");
+    }
+    if rel.contains('\0') || rel.contains('\\') {
+        return Some("a path with a NUL or a backslash");
+    }
+    let path = Path::new(rel);
+    for c in path.components() {
+        match c {
+            Component::Normal(name) => {
+                // `.git` in any case: case-insensitive file systems would map `.GIT` onto it.
+                if name.to_string_lossy().eq_ignore_ascii_case(".git") {
+                    return Some("a path into .git");
+                }
+            }
+            Component::CurDir => {}
+            Component::ParentDir => return Some("a path that climbs out with '..'"),
+            Component::RootDir | Component::Prefix(_) => return Some("an absolute path"),
+        }
+    }
+    None
+}
+
+/// Why a symlink at `rel` pointing at `target` may not be made, or `None`: the target must
+/// be relative and, resolved from the link's folder, stay inside the checkout.
+pub fn refuse_link(rel: &str, target: &str) -> Option<&'static str> {
+    if target.is_empty() || target.contains('\0') {
+        return Some("a link with an empty target");
+    }
+    if target.starts_with('/') {
+        return Some("a link to an absolute path");
+    }
+    let mut depth: i64 = Path::new(rel).components().count() as i64 - 1;
+    for c in Path::new(target).components() {
+        match c {
+            Component::ParentDir => depth -= 1,
+            Component::Normal(name) => {
+                if name.to_string_lossy().eq_ignore_ascii_case(".git") {
+                    return Some("a link into .git");
+                }
+                depth += 1
+            }
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => return Some("a link to an absolute path"),
+        }
+        if depth < 0 {
+            return Some("a link that points outside the checkout");
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside_and_out_of_git() {
+        assert_eq!(refuse_path("src/a.rs"), None);
+        assert_eq!(refuse_path("caf\u{e9}/x y"), None);
+        assert!(refuse_path("../x").is_some());
+        assert!(refuse_path("a/../../x").is_some());
+        assert!(refuse_path("/etc/passwd").is_some());
+        assert!(refuse_path(".git/hooks/post-checkout").is_some());
+        assert!(refuse_path("sub/.GIT/config").is_some());
+        assert!(refuse_path("").is_some());
+    }
+
+    #[test]
+    fn links_stay_inside() {
+        assert_eq!(refuse_link("a/l", "../b"), None);
+        assert_eq!(refuse_link("l", "b/c"), None);
+        assert!(refuse_link("l", "../x").is_some());
+        assert!(refuse_link("a/l", "../../x").is_some());
+        assert!(refuse_link("l", "/etc/passwd").is_some());
+        assert!(refuse_link("l", ".git/config").is_some());
+        assert!(refuse_link("a/l", "b/../../../x").is_some());
+    }
+}

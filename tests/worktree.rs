@@ -1,0 +1,464 @@
+//! Issue 14: the work only this machine has — unpushed commits, staged, unstaged and new
+//! files — carried by the `git-worktree` payload and laid on a fresh clone, through real git.
+
+use std::fs;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+use std::process::Command;
+
+use lokust::worktree::{self, ApplyOptions, CaptureOptions};
+
+fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "init.defaultBranch=main"])
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn write(dir: &Path, rel: &str, bytes: &[u8]) {
+    let p = dir.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, bytes).unwrap();
+}
+
+/// An origin, and a clone with every kind of unfinished work of the issue.
+fn scenario(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let origin = root.join("origin.git");
+    let seed = root.join("seed");
+    fs::create_dir_all(&seed).unwrap();
+    git(root, &["init", "-q", "--bare", origin.to_str().unwrap()]);
+    git(&seed, &["init", "-q"]);
+    write(&seed, "README.md", b"hello\n");
+    write(&seed, "src/lib.rs", b"pub fn a() {}\n");
+    write(&seed, "old_name.txt", b"to be renamed, with enough text to be seen as a rename\n");
+    write(&seed, "doomed.txt", b"deleted soon\n");
+    write(&seed, "run.sh", b"#!/bin/sh\necho hi\n");
+    write(&seed, ".gitignore", b"*.log\n");
+    git(&seed, &["add", "-A"]);
+    git(&seed, &["commit", "-q", "-m", "first"]);
+    git(&seed, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    git(&seed, &["push", "-q", "origin", "main"]);
+
+    let work = root.join("work");
+    git(root, &["clone", "-q", origin.to_str().unwrap(), work.to_str().unwrap()]);
+    git(&work, &["checkout", "-q", "-b", "feature"]);
+    write(&work, "src/lib.rs", b"pub fn a() {}\npub fn b() {}\n");
+    git(&work, &["commit", "-qam", "add b"]);
+    write(&work, "src/new.rs", b"pub fn c() {}\n");
+    git(&work, &["add", "src/new.rs"]);
+    git(&work, &["commit", "-qm", "add c"]);
+    // Staged, then unstaged on top of the staged one.
+    write(&work, "README.md", b"hello\nstaged line\n");
+    git(&work, &["add", "README.md"]);
+    write(&work, "README.md", b"hello\nstaged line\nunstaged line\n");
+    git(&work, &["rm", "-q", "doomed.txt"]);
+    git(&work, &["mv", "old_name.txt", "new_name.txt"]);
+    write(&work, "logo.bin", &(0..=255u8).cycle().take(4096).collect::<Vec<_>>());
+    git(&work, &["add", "logo.bin"]);
+    fs::set_permissions(work.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    symlink("src/lib.rs", work.join("lib-link")).unwrap();
+    git(&work, &["add", "lib-link"]);
+    write(&work, "notes/todo.txt", b"untracked notes\n");
+    write(&work, "debug.log", b"ignored, must not travel\n");
+    write(&work, "deploy.env", b"GITHUB_TOKEN=ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\n");
+    (origin, work)
+}
+
+fn state(dir: &Path) -> Vec<Vec<u8>> {
+    let mut untracked = Vec::new();
+    for rel in git(dir, &["ls-files", "--others", "--exclude-standard"])
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+    {
+        let rel = String::from_utf8_lossy(rel).into_owned();
+        untracked.push(rel.clone().into_bytes());
+        untracked.push(fs::read(dir.join(&rel)).unwrap());
+    }
+    vec![
+        git(dir, &["rev-parse", "HEAD"]),
+        git(dir, &["symbolic-ref", "HEAD"]),
+        git(dir, &["diff", "--cached", "--binary", "--full-index"]),
+        git(dir, &["diff", "--binary", "--full-index"]),
+        untracked.concat(),
+    ]
+}
+
+fn carry(work: &Path) -> worktree::Carried {
+    let cap = worktree::capture(work, &CaptureOptions::default()).unwrap().expect("a repository");
+    let tar = cap.write_tar(Vec::new()).unwrap();
+    worktree::read_tar(&tar[..], worktree::DEFAULT_MAX_BYTES).unwrap()
+}
+
+#[test]
+fn the_issue_scenario_round_trips_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    let m = &cap.meta;
+    assert_eq!(m.branch.as_deref(), Some("feature"));
+    assert_eq!(m.commits.iter().map(|c| c.subject.as_str()).collect::<Vec<_>>(), ["add c", "add b"]);
+    assert!(m.files.iter().any(|f| f.path == "notes/todo.txt" && f.state == "untracked"));
+    assert!(!m.files.iter().any(|f| f.path == "debug.log"), "ignored files never travel");
+    assert!(
+        m.left_out.iter().any(|l| l.path == "deploy.env" && l.why.contains("secret")),
+        "{:?}",
+        m.left_out
+    );
+    let tar = cap.write_tar(Vec::new()).unwrap();
+    assert!(!tar.windows(10).any(|w| w == b"ghp_aB3dE5"), "the token never enters the payload");
+    let carried = worktree::read_tar(&tar[..], worktree::DEFAULT_MAX_BYTES).unwrap();
+
+    let target = tmp.path().join("new place é ü");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    let plan = carried.plan(&target, &opts).unwrap();
+    carried.apply(&plan, &opts).unwrap();
+
+    fs::remove_file(work.join("deploy.env")).unwrap();
+    let original = state(&work);
+    let cached = String::from_utf8_lossy(&original[2]);
+    assert!(
+        cached.contains("rename to new_name.txt")
+            && cached.contains("GIT binary patch")
+            && cached.contains("deleted file"),
+        "{cached}"
+    );
+    assert!(
+        String::from_utf8_lossy(&original[3]).contains("new mode 100755"),
+        "the scenario has an unstaged mode change"
+    );
+    assert_eq!(state(&target), original);
+    assert!(!target.join("debug.log").exists());
+    assert!(fs::symlink_metadata(target.join("lib-link")).unwrap().file_type().is_symlink());
+    assert_eq!(fs::metadata(target.join("run.sh")).unwrap().permissions().mode() & 0o111, 0o111);
+}
+
+#[test]
+fn a_target_with_its_own_edits_is_refused_and_force_keeps_a_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let carried = carry(&work);
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    write(&target, "README.md", b"my own edit\n");
+    write(&target, "mine.txt", b"my own file\n");
+    let before = state(&target);
+
+    let err = carried.plan(&target, &ApplyOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("uncommitted changes") && err.contains("--force"), "{err}");
+    assert_eq!(state(&target), before, "a refused restore leaves the target whole");
+
+    let force = ApplyOptions { force: true, ..ApplyOptions::default() };
+    let plan = carried.plan(&target, &force).unwrap();
+    let applied = carried.apply(&plan, &force).unwrap();
+    assert!(applied.saved.iter().any(|s| s.contains("stash")), "{:?}", applied.saved);
+    // The saved edits come back from the stash.
+    let stash = git(&target, &["stash", "show", "-p", "--include-untracked", "stash@{0}"]);
+    let stash = String::from_utf8_lossy(&stash);
+    assert!(stash.contains("my own edit") && stash.contains("my own file"), "{stash}");
+}
+
+#[test]
+fn a_diverged_branch_is_refused_and_force_keeps_it_on_a_backup_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let carried = carry(&work);
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    git(&target, &["checkout", "-q", "-b", "feature"]);
+    write(&target, "other.txt", b"their commit\n");
+    git(&target, &["add", "other.txt"]);
+    git(&target, &["-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "theirs"]);
+    let theirs = git(&target, &["rev-parse", "HEAD"]);
+
+    let err = carried.plan(&target, &ApplyOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("branch feature") && err.contains("lose commits"), "{err}");
+    let force = ApplyOptions { force: true, ..ApplyOptions::default() };
+    let applied = carried.apply(&carried.plan(&target, &force).unwrap(), &force).unwrap();
+    let backup =
+        applied.saved.iter().find_map(|s| s.strip_prefix("branch ")).unwrap().split(' ').next().unwrap();
+    assert_eq!(git(&target, &["rev-parse", backup]), theirs);
+}
+
+#[test]
+fn a_missing_target_names_the_clone_command_and_clone_makes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    let carried = carry(&work);
+    let target = tmp.path().join("absent");
+    let err = carried.plan(&target, &ApplyOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("git clone -- ") && err.contains("--clone"), "{err}");
+    assert!(!target.exists());
+    let opts = ApplyOptions { clone: true, ..ApplyOptions::default() };
+    carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap();
+    fs::remove_file(work.join("deploy.env")).unwrap();
+    assert_eq!(state(&target), state(&work));
+}
+
+/// A tar with one hostile entry among good ones.
+fn hostile(extra: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> anyhow::Result<worktree::Carried> {
+    let mut b = tar::Builder::new(Vec::new());
+    let meta =
+        br#"{"head":"0123456789012345678901234567890123456789","base":null,"branch":"main","remote":null}"#;
+    let mut h = tar::Header::new_gnu();
+    h.set_size(meta.len() as u64);
+    h.set_mode(0o644);
+    b.append_data(&mut h, "meta.json", &meta[..]).unwrap();
+    extra(&mut b);
+    worktree::read_tar(&b.into_inner().unwrap()[..], 1 << 20)
+}
+
+fn raw_file(b: &mut tar::Builder<Vec<u8>>, name: &str, data: &[u8]) {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(data.len() as u64);
+    h.set_mode(0o644);
+    // Written into the header directly so `..` survives the builder's own checks.
+    let field = &mut h.as_old_mut().name;
+    field[..name.len()].copy_from_slice(name.as_bytes());
+    h.set_cksum();
+    b.append(&h, data).unwrap();
+}
+
+fn link(b: &mut tar::Builder<Vec<u8>>, name: &str, target: &str) {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Symlink);
+    h.set_size(0);
+    b.append_link(&mut h, name, target).unwrap();
+}
+
+type AddEntries = Box<dyn FnOnce(&mut tar::Builder<Vec<u8>>)>;
+
+#[test]
+fn hostile_payloads_are_refused_whole() {
+    assert!(hostile(|_| {}).is_ok(), "the minimal payload itself is good");
+    let cases: Vec<(&str, AddEntries)> = vec![
+        ("climbs", Box::new(|b| raw_file(b, "untracked/../../evil", b"x"))),
+        (".git", Box::new(|b| raw_file(b, "untracked/.git/hooks/post-checkout", b"#!/bin/sh\n"))),
+        (".GIT", Box::new(|b| raw_file(b, "untracked/sub/.GIT/config", b"x"))),
+        ("absolute link", Box::new(|b| link(b, "untracked/l", "/etc/passwd"))),
+        ("link out", Box::new(|b| link(b, "untracked/a/l", "../../outside"))),
+        ("unknown entry", Box::new(|b| raw_file(b, "run-me.sh", b"x"))),
+        ("oversize", Box::new(|b| raw_file(b, "untracked/big", &vec![b'a'; 2 << 20]))),
+        (
+            "file under file",
+            Box::new(|b| {
+                raw_file(b, "untracked/a", b"x");
+                raw_file(b, "untracked/a/b", b"y");
+            }),
+        ),
+        (
+            "patch into .git",
+            Box::new(|b| {
+                raw_file(
+                    b,
+                    "index.patch",
+                    b"diff --git a/.git/config b/.git/config\n--- a/.git/config\n+++ b/.git/config\n",
+                )
+            }),
+        ),
+        (
+            "patch climbs",
+            Box::new(|b| raw_file(b, "worktree.patch", b"diff --git a/../x b/../x\nnew file mode 100644\n")),
+        ),
+        (
+            "patch link out",
+            Box::new(|b| {
+                raw_file(b, "index.patch", b"diff --git a/l b/l\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+../../etc\n\\ No newline at end of file\n")
+            }),
+        ),
+        (
+            "device",
+            Box::new(|b| {
+                let mut h = tar::Header::new_gnu();
+                h.set_entry_type(tar::EntryType::Char);
+                h.set_size(0);
+                b.append_data(&mut h, "untracked/dev", &[][..]).unwrap();
+            }),
+        ),
+    ];
+    for (what, add) in cases {
+        assert!(hostile(add).is_err(), "{what} was accepted");
+    }
+}
+
+#[test]
+fn a_bad_patch_changes_nothing_in_the_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    let tar = cap.write_tar(Vec::new()).unwrap();
+    // Re-pack with a worktree patch that does not fit the carried head.
+    let mut a = tar::Archive::new(&tar[..]);
+    let mut b = tar::Builder::new(Vec::new());
+    for e in a.entries().unwrap() {
+        let mut e = e.unwrap();
+        let name = e.path().unwrap().to_string_lossy().into_owned();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut data).unwrap();
+        if name == "worktree.patch" {
+            data = b"diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-not there\n+x\n".to_vec();
+        }
+        let mut h = e.header().clone();
+        h.set_size(data.len() as u64);
+        h.set_cksum();
+        b.append_data(&mut h, &name, &data[..]).unwrap();
+    }
+    let carried = worktree::read_tar(&b.into_inner().unwrap()[..], worktree::DEFAULT_MAX_BYTES).unwrap();
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let before = state(&target);
+    let opts = ApplyOptions::default();
+    let err = carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap_err();
+    assert!(format!("{err:#}").contains("does not apply"), "{err:#}");
+    assert_eq!(state(&target), before);
+}
+
+#[test]
+fn the_ceiling_leaves_untracked_files_out_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    write(&work, "big.dat", &vec![7u8; 200_000]);
+    let opts = CaptureOptions { max_bytes: 100_000, ..CaptureOptions::default() };
+    let cap = worktree::capture(&work, &opts).unwrap().unwrap();
+    assert!(
+        cap.meta.left_out.iter().any(|l| l.path == "big.dat" && l.why.contains("ceiling")),
+        "{:?}",
+        cap.meta.left_out
+    );
+    assert!(cap.meta.files.iter().any(|f| f.path == "notes/todo.txt"));
+}
+
+#[test]
+fn a_secret_in_an_unpushed_commit_keeps_the_work_home_and_names_the_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    write(&work, "conf/ci.yml", b"token: ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\n");
+    git(&work, &["add", "conf/ci.yml"]);
+    git(&work, &["commit", "-qm", "ci config"]);
+    let err = worktree::capture(&work, &CaptureOptions::default()).err().expect("refused").to_string();
+    assert!(err.contains("ci config") && err.contains("conf/ci.yml") && err.contains("secret"), "{err}");
+    assert!(!err.contains("ghp_"), "the message never shows the secret: {err}");
+}
+
+#[test]
+fn links_out_of_the_checkout_stay_behind_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    symlink("/etc/passwd", work.join("staged-out")).unwrap();
+    git(&work, &["add", "staged-out"]);
+    symlink("../../elsewhere", work.join("notes/untracked-out")).unwrap();
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    for p in ["staged-out", "notes/untracked-out"] {
+        assert!(
+            cap.meta.left_out.iter().any(|l| l.path == p && l.why.contains("link")),
+            "{p}: {:?}",
+            cap.meta.left_out
+        );
+    }
+    // What remains still restores.
+    let tar = cap.write_tar(Vec::new()).unwrap();
+    let carried = worktree::read_tar(&tar[..], worktree::DEFAULT_MAX_BYTES).unwrap();
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap();
+    assert!(fs::symlink_metadata(target.join("staged-out")).is_err());
+    assert!(target.join("notes/todo.txt").exists());
+}
+
+#[test]
+fn an_untracked_file_below_a_link_in_the_target_is_refused_before_anything_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let carried = carry(&work);
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let outside = tmp.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    // An ignored link where the carried notes/ folder goes.
+    write(&target, ".git/info/exclude", b"notes\n");
+    symlink(&outside, target.join("notes")).unwrap();
+    let before = state(&target);
+    let opts = ApplyOptions { force: true, ..ApplyOptions::default() };
+    let result = carried.plan(&target, &opts).and_then(|plan| carried.apply(&plan, &opts));
+    assert!(result.is_err(), "a write through the link was not refused");
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "nothing lands outside");
+    assert_eq!(state(&target), before);
+}
+
+#[test]
+fn a_detached_head_round_trips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    git(&work, &["stash", "-q", "--include-untracked"]);
+    git(&work, &["checkout", "-q", "--detach", "HEAD~1"]);
+    write(&work, "README.md", b"detached edit\n");
+    let carried = carry(&work);
+    assert_eq!(carried.meta.branch, None);
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap();
+    let head = |d: &Path| git(d, &["rev-parse", "HEAD"]);
+    assert_eq!(head(&target), head(&work));
+    assert_eq!(git(&target, &["diff"]), git(&work, &["diff"]));
+}
+
+#[test]
+fn the_element_streams_into_json_and_back_and_inspect_names_what_travels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    let mut json = Vec::new();
+    let stats = worktree::write_element(&cap, &mut json).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&json).expect("the element is JSON");
+    let element = value.as_object().unwrap();
+    assert_eq!(element["kind"], "git-worktree");
+    assert_eq!(element["branch"], "feature");
+    assert_eq!(element["base64_bytes"], stats.base64_bytes);
+    assert_eq!(element["data"].as_str().unwrap().len() as u64, stats.base64_bytes);
+    let carried = worktree::read_element(element, worktree::DEFAULT_MAX_BYTES).unwrap();
+    let shown = worktree::describe(&carried.meta).join("\n");
+    for needle in
+        ["add b", "add c", "staged", "unstaged", "untracked", "notes/todo.txt", "deploy.env: holds a secret"]
+    {
+        assert!(shown.contains(needle), "{needle} missing from:\n{shown}");
+    }
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap();
+    fs::remove_file(work.join("deploy.env")).unwrap();
+    assert_eq!(state(&target), state(&work));
+}
+
+#[test]
+fn an_element_that_inflates_past_the_ceiling_is_refused() {
+    use base64::Engine;
+    use std::io::Write;
+    // 64 MB of one byte in a single untracked file, compressed to almost nothing.
+    let mut tar = tar::Builder::new(Vec::new());
+    let big = vec![b'a'; 64 << 20];
+    let mut h = tar::Header::new_gnu();
+    h.set_size(big.len() as u64);
+    h.set_mode(0o644);
+    tar.append_data(&mut h, "untracked/bomb", &big[..]).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&tar.into_inner().unwrap()).unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());
+    let element = serde_json::json!({"kind": "git-worktree", "format": "tar.gz+base64", "data": data});
+    let err = worktree::read_element(element.as_object().unwrap(), 1 << 20).err().expect("refused");
+    assert!(format!("{err:#}").contains("over"), "{err:#}");
+}
