@@ -13,8 +13,10 @@
 //!   multiplexer, git, Claude Code) · [`redact`] the redactor every text passes through
 //!   · `seal` age encryption of a finished `.lok`, when present.
 //! - The format's payloads: [`snapshot`] takes a shell snapshot · [`bundle`] writes and
-//!   reads the embedded project archives · [`agent`] one module per coding agent whose
-//!   sessions move with a project (Claude Code first): **a new agent goes here**.
+//!   reads the embedded project archives and the `bundles` elements · [`worktree`] the
+//!   git work not yet pushed.
+//! - [`agent`] the `Agent` trait and one module per coding agent whose sessions move with
+//!   a project (Claude Code, Gemini CLI, …): **a new agent goes here**.
 //! - [`restore`] puts a bundle back on disk: plan (what `--dry-run` prints), then apply.
 //! - Presentation: [`summary`] what a `.lok` holds, for people · [`hook`] the prompt
 //!   hooks' live snapshots · [`latest`] the newest snapshot on this machine · [`tmux`]

@@ -80,15 +80,16 @@ pub fn bundle_line<W: Write>(b: &crate::bundle::BundleStats, w: &mut W) -> io::R
     writeln!(w, "  bundled:     {} conversations, {} files", b.sessions, b.files)
 }
 
-/// The Gemini CLI conversations carried, as the snapshot summary shows them.
-pub fn gemini_lines<W: Write>(sessions: &[crate::agent::gemini::Session], w: &mut W) -> io::Result<()> {
-    writeln!(w, "  gemini:      {} conversations", sessions.len())
+/// One agent's conversations carried, as the snapshot summary shows them (`gemini:`).
+pub fn agent_line<W: Write>(id: &str, sessions: &[crate::agent::Session], w: &mut W) -> io::Result<()> {
+    let label = format!("{id}:");
+    writeln!(w, "  {label:<12} {} conversations", sessions.len())
 }
 
-/// The Gemini CLI conversations of a `gemini-project` element, as `inspect` lists them.
-pub fn gemini_sessions<W: Write>(sessions: &[crate::agent::gemini::Session], w: &mut W) -> io::Result<()> {
+/// One agent's conversations in its element, as `inspect` lists them.
+pub fn agent_sessions<W: Write>(name: &str, sessions: &[crate::agent::Session], w: &mut W) -> io::Result<()> {
     writeln!(w)?;
-    writeln!(w, "Gemini CLI conversations:")?;
+    writeln!(w, "{name} conversations:")?;
     if sessions.is_empty() {
         return writeln!(w, "  none");
     }

@@ -499,7 +499,7 @@ fn credentials_never_travel_and_chats_are_redacted_yet_valid() {
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     let element = doc["bundles"][0].as_object().expect("a gemini-project element");
     assert_eq!(element["kind"], "gemini-project");
-    let files = lokust::bundle::elements::gemini_files(element, 1 << 30).unwrap();
+    let files = lokust::agent::files(&gemini::Gemini, element, 1 << 30).unwrap();
     assert_eq!(files.len(), 1);
     let chat = String::from_utf8(files[0].data.clone()).unwrap();
     assert!(!chat.contains(token) && chat.contains("[REDACTED]"), "{chat}");

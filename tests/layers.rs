@@ -13,7 +13,9 @@ const LAYERS: &[&[&str]] = &[
     // Readers of the machine and the redactor; sealing of a finished file.
     &["capture", "redact", "seal"],
     // A snapshot, and the bundle format in both directions.
-    &["snapshot", "bundle", "agent", "worktree"],
+    &["snapshot", "bundle", "worktree"],
+    // The agents whose sessions travel, each behind one interface, in `bundles`.
+    &["agent"],
     // Putting a bundle back on disk.
     &["restore"],
     // What people and shells see: summaries, hooks, the newest file, tmux.

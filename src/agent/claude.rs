@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 
 use crate::sanitize::for_terminal as safe;
 
+/// The name `--agents` takes. Its project travels in the `.lok`'s top-level `bundle`.
+pub const NAME: &str = "claude";
+
 /// Keys of a project entry that neither run anything nor widen what the agent may do:
 /// the last session's pointer and statistics, onboarding counters. Anything not named
 /// here is withheld by default, including keys a newer Claude Code may add.

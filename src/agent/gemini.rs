@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -22,6 +22,7 @@ use anyhow::{Context, bail};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::{File, Session};
 use crate::fsutil;
 
 /// The kind of this payload in the `.lok`'s `bundles` array.
@@ -251,17 +252,6 @@ pub struct Carried {
     pub rel: String,
 }
 
-/// One conversation, as the summary and `inspect` show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Session {
-    pub id: String,
-    pub first_prompt: Option<String>,
-    pub turns: usize,
-    pub last_updated: Option<String>,
-    /// Paths inside the element of every file of this session.
-    pub files: Vec<String>,
-}
-
 #[derive(Debug, Default)]
 pub struct Collected {
     pub files: Vec<Carried>,
@@ -298,7 +288,7 @@ fn regular_files(dir: &Path, base: &Path, out: &mut Vec<(PathBuf, String)>) {
 
 fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     let mut buf = Vec::new();
-    File::open(path).ok()?.take(MAX_FILE + 1).read_to_end(&mut buf).ok()?;
+    fs::File::open(path).ok()?.take(MAX_FILE + 1).read_to_end(&mut buf).ok()?;
     (buf.len() as u64 <= MAX_FILE).then_some(buf)
 }
 
@@ -399,16 +389,9 @@ pub fn check_rel(rel: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One file of an element being restored.
-#[derive(Debug, Clone)]
-pub struct Incoming {
-    pub rel: String,
-    pub data: Vec<u8>,
-}
-
 /// Refuses the element whole unless every path is allowed, once, and every chat file is a
 /// chat the CLI can read.
-pub fn validate(files: &[Incoming]) -> anyhow::Result<()> {
+pub fn validate(files: &[File]) -> anyhow::Result<()> {
     let mut seen = BTreeSet::new();
     for f in files {
         check_rel(&f.rel)?;
@@ -672,7 +655,7 @@ fn write_new(dest: &Path, data: &[u8]) -> io::Result<bool> {
 /// Restores a validated element for `root` (a realpath that exists) under `gh`: registers
 /// the folder, fixes markers, keeps every session inside the retention window, and writes
 /// the files without replacing any the receiver has.
-pub fn restore(gh: &Path, root: &str, files: &[Incoming], now: SystemTime) -> anyhow::Result<Placed> {
+pub fn restore(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::Result<Placed> {
     validate(files)?;
     fsutil::create_private_dir(gh).with_context(|| format!("could not create {}", gh.display()))?;
     let _lock = RegistryLock::take(gh)?;
@@ -760,7 +743,7 @@ pub fn read_carried(c: &Carried) -> io::Result<Vec<u8>> {
 
 /// The sessions in a list of element files, oldest first: the summary and `inspect` show
 /// these, read from the (redacted) files themselves.
-pub fn summarize(files: &[Incoming]) -> Vec<Session> {
+pub fn summarize(files: &[File]) -> Vec<Session> {
     let mut groups: BTreeMap<String, Session> = BTreeMap::new();
     for f in files {
         let parts: Vec<&str> = f.rel.split('/').collect();
@@ -796,7 +779,7 @@ pub fn summarize(files: &[Incoming]) -> Vec<Session> {
 
 /// The files that travel for `root` (a realpath), unredacted, with its sessions; `None`
 /// when Gemini has no conversation there.
-pub fn carried_files(gh: &Path, root: &str) -> anyhow::Result<Option<Vec<Incoming>>> {
+pub fn carried_files(gh: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
     let collected = collect(gh, root);
     if collected.sessions.is_empty() {
         return Ok(None);
@@ -804,25 +787,98 @@ pub fn carried_files(gh: &Path, root: &str) -> anyhow::Result<Option<Vec<Incomin
     let mut files = Vec::new();
     for c in &collected.files {
         let data = read_carried(c).with_context(|| format!("could not read {}", c.source.display()))?;
-        files.push(Incoming { rel: c.rel.clone(), data });
+        files.push(File { rel: c.rel.clone(), data });
     }
     Ok(Some(files))
 }
 
-/// The fields of a `gemini-project` element beside its data: the old path and the
-/// sessions, for readers that list without inflating.
-pub fn element_fields(root: &str, sessions: &[Session]) -> Map<String, Value> {
-    let mut fields = Map::new();
-    fields.insert("project_dir".into(), root.into());
-    let list = sessions
-        .iter()
-        .map(|s| {
-            serde_json::json!({"id": s.id, "first_prompt": s.first_prompt, "turns": s.turns,
-                "last_updated": s.last_updated})
-        })
-        .collect();
-    fields.insert("sessions".into(), list);
-    fields
+/// Gemini CLI as an [`Agent`](super::Agent).
+pub struct Gemini;
+
+impl super::Agent for Gemini {
+    fn id(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn name(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn home(&self, probe: &crate::probe::Probe) -> Option<PathBuf> {
+        gemini_home(probe.var_os("GEMINI_CLI_HOME"), probe.home().as_deref())
+    }
+
+    fn never_carried(&self) -> &'static [&'static str] {
+        NEVER_CARRIED
+    }
+
+    fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+        carried_files(home, root)
+    }
+
+    fn sessions(&self, files: &[File]) -> Vec<Session> {
+        summarize(files)
+    }
+
+    fn validate(&self, files: &[File]) -> anyhow::Result<()> {
+        validate(files)
+    }
+
+    fn plan(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        _opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let target = plan_target(home, root)?;
+        let how = if target.existing { "merged into the existing folder" } else { "a new folder" };
+        let mut lines = vec![format!(
+            "Gemini CLI: {} conversations would go to {} ({how}); projects.json would map {} to it",
+            summarize(files).len(),
+            safe(&home.join("tmp").join(&target.id).join("chats").to_string_lossy()),
+            safe(root)
+        )];
+        for m in &target.fixed_markers {
+            lines.push(format!("  marker {} would be set to the new path", safe(&m.to_string_lossy())));
+        }
+        Ok(super::Restored { lines, resume: None })
+    }
+
+    fn restore(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let placed = restore(home, root, files, opts.now)?;
+        let mut lines = vec![format!(
+            "Gemini CLI: {} conversations in {} ({} files written, {} kept as they were)",
+            summarize(files).len(),
+            safe(&placed.folder.join("chats").to_string_lossy()),
+            placed.written.len(),
+            placed.kept.len()
+        )];
+        for m in &placed.fixed_markers {
+            lines.push(format!("  fixed the marker {} to name the new path", safe(&m.to_string_lossy())));
+        }
+        if !placed.refreshed.is_empty() {
+            lines.push(format!(
+                "  {} older conversations dated into Gemini's retention window, order kept",
+                placed.refreshed.len()
+            ));
+        }
+        Ok(super::Restored { lines, resume: placed.resume_command() })
+    }
+}
+
+fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::sanitize::for_terminal(s)
 }
 
 #[cfg(test)]

@@ -1,7 +1,180 @@
-//! The agents whose sessions lokust moves with a project, one module each: what may
-//! travel, and what of an agent's configuration a restore may install. Claude Code is
-//! the first; Codex, Gemini CLI, OpenCode, Droid and codeloops come next, each as one
-//! module here behind the interface they will share.
+//! The agents whose sessions lokust moves with a project, one module each.
+//!
+//! Every agent is an [`Agent`]: it says where it keeps its state, finds the sessions of one
+//! project, lists the files that may travel (an allowlist: credentials, settings and
+//! indexes never do), checks what a `.lok` offers before anything is written, places the
+//! files for the new path, and says how to resume. Its files travel as one element of the
+//! `.lok`'s `bundles` array (`docs/format.md`), written and read by
+//! [`crate::bundle::elements`] for every agent alike.
+//!
+//! Claude Code is the exception the format fixes: its project travels in the top-level
+//! `bundle`, streamed by `bundle/` and placed by `restore/`, because a
+//! reader that knows only the format spec must still restore it. What this module keeps of
+//! it ([`claude`]) is what a restore may install from its configuration.
+//!
+//! Adding an agent: a module here implementing [`Agent`], one line in [`AGENTS`], a row in
+//! `scripts/agent-clis` for its real CLI, and a test driving that CLI (see
+//! `ARCHITECTURE.md`).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context;
+use serde_json::{Map, Value};
+
+use crate::bundle::elements;
+use crate::probe::Probe;
+use crate::redact::Report;
 
 pub mod claude;
 pub mod gemini;
+
+pub use crate::bundle::elements::File;
+
+/// Every agent whose sessions travel in `bundles`, in the order the summary lists them.
+pub static AGENTS: &[&dyn Agent] = &[&gemini::Gemini];
+
+/// The names `--agents` accepts: Claude Code's and every [`AGENTS`] entry's.
+pub fn names() -> Vec<&'static str> {
+    std::iter::once(claude::NAME).chain(AGENTS.iter().map(|a| a.id())).collect()
+}
+
+/// The agent whose elements are of `kind`.
+pub fn by_kind(kind: &str) -> Option<&'static dyn Agent> {
+    AGENTS.iter().copied().find(|a| a.kind() == kind)
+}
+
+/// One conversation, as the summary and `inspect` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Session {
+    pub id: String,
+    pub first_prompt: Option<String>,
+    pub turns: usize,
+    /// When it was last written to (RFC 3339), when the agent records it.
+    pub last_updated: Option<String>,
+    /// Paths inside the element of every file of this session.
+    pub files: Vec<String>,
+}
+
+/// How a restore places an agent's files.
+#[derive(Debug, Clone)]
+pub struct PlaceOptions {
+    /// The project's path on the sending machine, as the element records it.
+    pub old_root: Option<String>,
+    /// Replace a session the receiver has with other content, keeping a backup.
+    pub force: bool,
+    pub now: SystemTime,
+}
+
+/// What a restore of one element did, for the report.
+#[derive(Debug, Clone, Default)]
+pub struct Restored {
+    /// One line per thing done (or, in a plan, to be done), terminal-safe.
+    pub lines: Vec<String>,
+    /// The command that resumes the newest session, run in the new directory.
+    pub resume: Option<String>,
+}
+
+/// An agent whose sessions lokust moves with a project.
+///
+/// `root` is always a realpath in UTF-8: the project directory on the sending machine when
+/// collecting, the new one when restoring. Files come in and go out unredacted by the
+/// agent; [`element`] redacts what it collects.
+pub trait Agent: Sync {
+    /// The name `--agents` takes (`gemini`).
+    fn id(&self) -> &'static str;
+    /// The name in messages (`Gemini CLI`).
+    fn name(&self) -> &'static str;
+    /// The `kind` of its element in `bundles`.
+    fn kind(&self) -> &'static str;
+    /// Where it keeps its state on this machine, from the environment; `None` when nowhere.
+    fn home(&self, probe: &Probe) -> Option<PathBuf>;
+    /// What of that state never travels and is never installed (credentials, settings
+    /// that can run commands, indexes), as names for docs and `--help`.
+    fn never_carried(&self) -> &'static [&'static str];
+    /// The files of `root`'s sessions that may travel; `None` when it has none there.
+    fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>>;
+    /// The sessions in a list of element files, oldest first.
+    fn sessions(&self, files: &[File]) -> Vec<Session>;
+    /// Refuses the whole element unless every file is one the agent allows, and reads.
+    fn validate(&self, files: &[File]) -> anyhow::Result<()>;
+    /// What [`Agent::restore`] would do, written nowhere (`--dry-run`).
+    fn plan(&self, home: &Path, root: &str, files: &[File], opts: &PlaceOptions) -> anyhow::Result<Restored>;
+    /// Places validated files for `root`, never replacing what the receiver has unless
+    /// `opts.force`; says what was done and how to resume.
+    fn restore(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &PlaceOptions,
+    ) -> anyhow::Result<Restored>;
+}
+
+/// `agent`'s element for `root`, its files redacted unless `redact` is off (the sessions
+/// are listed from the redacted files, so a prompt in the summary is redacted too); `None`
+/// when it has no session there.
+pub fn element(
+    agent: &dyn Agent,
+    home: &Path,
+    root: &str,
+    redact: bool,
+    report: &mut Report,
+) -> anyhow::Result<Option<(Value, Vec<Session>)>> {
+    let Some(mut files) = agent.collect(home, root)? else { return Ok(None) };
+    if redact {
+        for f in &mut files {
+            f.data = elements::redact_file(&f.rel, &f.data, report);
+        }
+    }
+    let sessions = agent.sessions(&files);
+    let fields = fields(root, &sessions);
+    Ok(Some((elements::encode(agent.kind(), &files, fields)?, sessions)))
+}
+
+/// The fields of an element beside its data: the old path and the sessions, for readers
+/// that list without inflating.
+fn fields(root: &str, sessions: &[Session]) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("project_dir".into(), root.into());
+    let list = sessions
+        .iter()
+        .map(|s| {
+            serde_json::json!({"id": s.id, "first_prompt": s.first_prompt, "turns": s.turns,
+                "last_updated": s.last_updated})
+        })
+        .collect();
+    fields.insert("sessions".into(), list);
+    fields
+}
+
+/// The files of an element of `agent`'s kind, refused whole unless every one is allowed.
+pub fn files(agent: &dyn Agent, element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Vec<File>> {
+    let files = elements::decode(element, max_bytes)?;
+    agent.validate(&files).with_context(|| format!("the {} element is refused", agent.kind()))?;
+    Ok(files)
+}
+
+/// The sending machine's project path an element records, when it is a plain string.
+pub fn old_root(element: &Map<String, Value>) -> Option<String> {
+    element.get("project_dir").and_then(Value::as_str).map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_has_its_own_name_and_kind() {
+        let mut ids = std::collections::BTreeSet::new();
+        let mut kinds = std::collections::BTreeSet::new();
+        for a in AGENTS {
+            assert!(ids.insert(a.id()), "{} twice", a.id());
+            assert!(kinds.insert(a.kind()), "{} twice", a.kind());
+            assert!(!a.never_carried().is_empty(), "{} says nothing of what never travels", a.id());
+            assert_eq!(by_kind(a.kind()).map(|b| b.id()), Some(a.id()));
+        }
+        assert!(!ids.contains(claude::NAME));
+        assert!(by_kind("no-such-kind").is_none());
+    }
+}

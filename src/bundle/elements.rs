@@ -12,7 +12,6 @@ use anyhow::{Context, bail};
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use crate::agent::gemini;
 use crate::redact::{self, Report};
 
 pub const FORMAT: &str = "tar.gz+base64";
@@ -147,37 +146,6 @@ pub fn decode(element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Ve
         entry.read_to_end(&mut data)?;
         files.push(File { rel, data });
     }
-    Ok(files)
-}
-
-/// The `gemini-project` element for `root` (a realpath), redacted unless `redact` is off;
-/// `None` when Gemini has no conversation there.
-pub fn gemini_element(
-    gh: &std::path::Path,
-    root: &str,
-    redact: bool,
-    report: &mut Report,
-) -> anyhow::Result<Option<(Value, Vec<gemini::Session>)>> {
-    let Some(mut files) = gemini::carried_files(gh, root)? else { return Ok(None) };
-    if redact {
-        for f in &mut files {
-            f.data = redact_file(&f.rel, &f.data, report);
-        }
-    }
-    // Listed from the redacted files, so a prompt in the summary is redacted too.
-    let sessions = gemini::summarize(&files);
-    let fields = gemini::element_fields(root, &sessions);
-    let files: Vec<File> = files.into_iter().map(|f| File { rel: f.rel, data: f.data }).collect();
-    Ok(Some((encode(gemini::KIND, &files, fields)?, sessions)))
-}
-
-/// The files of a `gemini-project` element, refused whole unless every one is allowed.
-pub fn gemini_files(element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Vec<gemini::Incoming>> {
-    let files: Vec<gemini::Incoming> = decode(element, max_bytes)?
-        .into_iter()
-        .map(|f| gemini::Incoming { rel: f.rel, data: f.data })
-        .collect();
-    gemini::validate(&files)?;
     Ok(files)
 }
 

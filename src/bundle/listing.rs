@@ -1,14 +1,13 @@
 //! What `inspect` shows of a bundle without extracting it: its conversations (id,
-//! first prompt, events, last time) and the carried settings a restore withholds.
+//! first prompt, events, last time) and the carried `.claude.json` entry.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::EXTRAS;
 use super::unpack::{self, Budget};
-use crate::agent::claude::{self as claude_agent, Withheld};
 
 /// The ceiling a listing applies to the decompressed size.
 const LISTING_CEILING: u64 = 4 << 30;
@@ -29,25 +28,26 @@ pub struct SessionInfo {
 #[derive(Debug, Clone, Default)]
 pub struct BundleListing {
     pub sessions: Vec<SessionInfo>,
-    /// Carried `.claude.json` keys a default restore would not install.
-    pub config_withheld: Vec<Withheld>,
+    /// The carried `.claude.json` project entry, for `inspect` to say what of it a
+    /// default restore would not install.
+    pub config_entry: Option<Map<String, Value>>,
 }
 
 /// Lists a bundle's conversations and withheld configuration without extracting
 /// anything: `data` is the base64 text of `bundle.data`.
 pub fn list_bundle(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Result<BundleListing> {
     let mut out = Vec::new();
-    let mut withheld = Vec::new();
+    let mut config_entry = None;
     let budget = Budget { declared, ceiling: LISTING_CEILING };
     let config = Path::new(EXTRAS).join("claude-project.json");
     unpack::unpack(data, budget, &mut |entry| {
         if entry.rel == config && entry.size <= MAX_CONFIG {
             let mut text = Vec::new();
             entry.reader.read_to_end(&mut text)?;
-            if let Some(e) = serde_json::from_slice::<Value>(&text).ok().and_then(|v| v.get("entry").cloned())
-                && let Some(e) = e.as_object()
+            if let Some(Value::Object(e)) =
+                serde_json::from_slice::<Value>(&text).ok().and_then(|v| v.get("entry").cloned())
             {
-                withheld = claude_agent::split(e).withheld;
+                config_entry = Some(e);
             }
             return Ok(());
         }
@@ -75,7 +75,7 @@ pub fn list_bundle(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Result
         out.push(info);
         Ok(())
     })?;
-    Ok(BundleListing { sessions: out, config_withheld: withheld })
+    Ok(BundleListing { sessions: out, config_entry })
 }
 
 /// `<id>.jsonl` at the top of the slot.

@@ -32,7 +32,12 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
                     let listing = bundle::list_bundle(&mut b.data.as_bytes(), Some(b.uncompressed_bytes))
                         .with_context(|| format!("could not read the bundle in {name}"))?;
                     summary::bundle_sessions(&listing.sessions, out)?;
-                    summary::withheld_config(&listing.config_withheld, out)?;
+                    let withheld = listing
+                        .config_entry
+                        .as_ref()
+                        .map(|e| crate::agent::claude::split(e).withheld)
+                        .unwrap_or_default();
+                    summary::withheld_config(&withheld, out)?;
                 }
                 inspect_elements(s, &crate::lok::display_name(&file), out)?;
             }
@@ -43,17 +48,17 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
     Ok(crate::exit::SUCCESS)
 }
 
-/// Every element of `bundles`: the Gemini conversations read from the data itself (so a
+/// Every element of `bundles`: an agent's conversations read from the data itself (so a
 /// hostile element shows as refused here too), any other kind named.
 fn inspect_elements(s: &crate::lok::ShellLok, name: &str, out: &mut impl Write) -> anyhow::Result<()> {
     let elements =
         crate::bundle::elements::elements(&s.extra).with_context(|| format!("{name}: bad bundles"))?;
     for element in elements {
         let kind = crate::bundle::elements::kind_of(element);
-        if kind == crate::agent::gemini::KIND {
-            match crate::bundle::elements::gemini_files(element, crate::restore::DEFAULT_MAX_SIZE) {
-                Ok(files) => summary::gemini_sessions(&crate::agent::gemini::summarize(&files), out)?,
-                Err(e) => writeln!(out, "\nGemini CLI conversations: refused ({e:#})")?,
+        if let Some(agent) = crate::agent::by_kind(&kind) {
+            match crate::agent::files(agent, element, crate::restore::DEFAULT_MAX_SIZE) {
+                Ok(files) => summary::agent_sessions(agent.name(), &agent.sessions(&files), out)?,
+                Err(e) => writeln!(out, "\n{} conversations: refused ({e:#})", agent.name())?,
             }
         } else {
             writeln!(out, "\nbundles: an element of kind {kind:?}, unknown to this lokust")?;

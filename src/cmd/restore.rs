@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use crate::agent::gemini;
+use crate::agent;
 use crate::cli::RestoreArgs;
 use crate::exit;
 use crate::human::size;
@@ -91,7 +91,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
             )
         }
     })?;
-    let elements_ok = restore_elements(&probe, &outcome, opts.max_size, &mut human)
+    let elements_ok = restore_elements(&probe, &outcome, &opts, &mut human)
         .with_context(|| format!("could not write the report to {stream}"))?;
     human.flush().ok();
     drop(human);
@@ -123,7 +123,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
 fn restore_elements(
     probe: &Probe,
     outcome: &RestoreOutcome,
-    max_size: u64,
+    opts: &RestoreOptions,
     w: &mut dyn Write,
 ) -> io::Result<bool> {
     let elements = match crate::bundle::elements::elements(&outcome.lok.extra) {
@@ -136,73 +136,54 @@ fn restore_elements(
     let mut all_ok = true;
     for element in elements {
         let kind = crate::bundle::elements::kind_of(element);
-        if kind != gemini::KIND {
+        let Some(agent) = agent::by_kind(&kind) else {
             exit::warn(&format!("this lokust does not know bundles of kind {kind:?}; left out"));
             continue;
-        }
-        match restore_gemini(probe, outcome, element, max_size) {
-            Ok(lines) => {
+        };
+        match restore_agent(agent, probe, outcome, element, opts) {
+            Ok(done) => {
                 writeln!(w)?;
-                for line in lines {
+                for line in &done.lines {
                     writeln!(w, "{line}")?;
+                }
+                if let Some(cmd) = &done.resume {
+                    let dir = posix_quote(&outcome.project_dir.to_string_lossy(), Quote::WhenNeeded);
+                    writeln!(w, "  resume: cd {dir} && {cmd}")?;
                 }
             }
             Err(e) => {
                 all_ok = false;
-                exit::warn(&format!("Gemini CLI conversations refused, nothing of them written: {e:#}"));
+                exit::warn(&format!(
+                    "{} conversations refused, nothing of them written: {e:#}",
+                    agent.name()
+                ));
             }
         }
     }
     Ok(all_ok)
 }
 
-fn restore_gemini(
+/// Restores one agent's element for the restored project's directory.
+fn restore_agent(
+    agent: &dyn agent::Agent,
     probe: &Probe,
     outcome: &RestoreOutcome,
     element: &serde_json::Map<String, serde_json::Value>,
-    max_size: u64,
-) -> anyhow::Result<Vec<String>> {
-    let files = crate::bundle::elements::gemini_files(element, max_size)?;
-    let sessions = gemini::summarize(&files);
-    let gh = gemini::gemini_home(probe.var_os("GEMINI_CLI_HOME"), probe.home().as_deref())
-        .context("no home for Gemini CLI (set HOME or GEMINI_CLI_HOME)")?;
+    opts: &RestoreOptions,
+) -> anyhow::Result<agent::Restored> {
+    let files = agent::files(agent, element, opts.max_size)?;
+    let home = agent.home(probe).with_context(|| format!("no home for {} (set HOME)", agent.name()))?;
     let root = outcome.project_dir.to_str().context("the target path is not valid UTF-8")?;
-    let mut lines = Vec::new();
+    let place = agent::PlaceOptions {
+        old_root: agent::old_root(element),
+        force: opts.force,
+        now: std::time::SystemTime::now(),
+    };
     if outcome.dry_run {
-        let target = gemini::plan_target(&gh, root)?;
-        let how = if target.existing { "merged into the existing folder" } else { "a new folder" };
-        lines.push(format!(
-            "Gemini CLI: {} conversations would go to {} ({how}); projects.json would map {} to it",
-            sessions.len(),
-            safe(&gh.join("tmp").join(&target.id).join("chats").to_string_lossy()),
-            safe(root)
-        ));
-        for m in &target.fixed_markers {
-            lines.push(format!("  marker {} would be set to the new path", safe(&m.to_string_lossy())));
-        }
-        return Ok(lines);
+        agent.plan(&home, root, &files, &place)
+    } else {
+        agent.restore(&home, root, &files, &place)
     }
-    let placed = gemini::restore(&gh, root, &files, std::time::SystemTime::now())?;
-    lines.push(format!(
-        "Gemini CLI: {} conversations in {} ({} files written, {} kept as they were)",
-        sessions.len(),
-        safe(&placed.folder.join("chats").to_string_lossy()),
-        placed.written.len(),
-        placed.kept.len()
-    ));
-    for m in &placed.fixed_markers {
-        lines.push(format!("  fixed the marker {} to name the new path", safe(&m.to_string_lossy())));
-    }
-    if !placed.refreshed.is_empty() {
-        lines.push(format!(
-            "  {} older conversations dated into Gemini's retention window, order kept",
-            placed.refreshed.len()
-        ));
-    }
-    if let Some(cmd) = placed.resume_command() {
-        lines.push(format!("  resume: cd {} && {cmd}", posix_quote(root, Quote::WhenNeeded)));
-    }
-    Ok(lines)
 }
 
 /// `--latest` on a snapshot without a bundle (a live file, most often): nothing to

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use crate::agent::gemini;
+use crate::agent;
 use crate::bundle;
 use crate::cli::SnapshotArgs;
 use crate::exit;
@@ -89,15 +89,15 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     if plan.is_some() {
         crate::interrupt::install_signal_handlers();
     }
-    let mut gemini_report = Report::default();
-    let gemini = match &plan {
-        Some(plan) => gemini_element(&probe, &snap, plan, !args.no_redact_bundle, &mut gemini_report)?,
-        None => None,
+    let mut agents_report = Report::default();
+    let carried = match &plan {
+        Some(plan) => agent_elements(&probe, &snap, plan, !args.no_redact_bundle, &mut agents_report)?,
+        None => Vec::new(),
     };
     let bundle_opts = bundle::BundleOptions {
         redact: !args.no_redact_bundle,
         progress: plan.as_ref().is_some_and(|p| p.total_bytes >= PROGRESS_FROM) && io::stderr().is_terminal(),
-        elements: gemini.iter().map(|(element, _)| element.clone()).collect(),
+        elements: carried.iter().map(|c| c.element.clone()).collect(),
         ..bundle::BundleOptions::default()
     };
     if plan.is_some() && args.no_redact_bundle {
@@ -152,7 +152,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             exit::warn(w);
         }
         snap.redactions.bundle = stats.redactions.clone();
-        snap.redactions.bundle.merge(&gemini_report);
+        snap.redactions.bundle.merge(&agents_report);
         snap.lok.bundle = Some(crate::lok::Bundle {
             kind: bundle::KIND.into(),
             format: bundle::FORMAT.into(),
@@ -167,8 +167,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             Destination::File(p) => p.display().to_string(),
         };
         let mut err = io::stderr().lock();
-        let sessions = gemini.as_ref().map(|(_, s)| s.as_slice());
-        print_summary(&snap, stats.as_ref(), sessions, &name, written, &mut err)?;
+        print_summary(&snap, stats.as_ref(), &carried, &name, written, &mut err)?;
         if let Some(to) = &sealed_to {
             writeln!(err, "Sealed:      with age, for {}", crate::sanitize::for_terminal(to))?;
         }
@@ -201,25 +200,37 @@ fn bundle_plan(probe: &Probe, snap: &Snapshot) -> anyhow::Result<Option<bundle::
     }
 }
 
-/// The Gemini CLI conversations of the snapshot's directory (else of the Claude project's),
-/// as a `gemini-project` element; none when Gemini has none there.
-fn gemini_element(
+/// One agent's sessions carried in `bundles`.
+struct CarriedAgent {
+    agent: &'static dyn agent::Agent,
+    element: serde_json::Value,
+    sessions: Vec<agent::Session>,
+}
+
+/// The elements of every agent with sessions for the snapshot's directory (else for the
+/// Claude project's, which may be a parent of it).
+fn agent_elements(
     probe: &Probe,
     snap: &Snapshot,
     plan: &bundle::Plan,
     redact: bool,
     report: &mut Report,
-) -> anyhow::Result<Option<(serde_json::Value, Vec<gemini::Session>)>> {
-    let Some(gh) = gemini::gemini_home(probe.var_os("GEMINI_CLI_HOME"), probe.home().as_deref()) else {
-        return Ok(None);
-    };
+) -> anyhow::Result<Vec<CarriedAgent>> {
     let here = std::fs::canonicalize(&snap.cwd).ok().and_then(|p| p.to_str().map(str::to_string));
-    for root in here.into_iter().chain([plan.project_dir.clone()]) {
-        if let Some(found) = crate::bundle::elements::gemini_element(&gh, &root, redact, report)? {
-            return Ok(Some(found));
+    let roots: Vec<String> = here.into_iter().chain([plan.project_dir.clone()]).collect();
+    let mut out = Vec::new();
+    for &agent in agent::AGENTS {
+        let Some(home) = agent.home(probe) else { continue };
+        for root in &roots {
+            let found = agent::element(agent, &home, root, redact, report)
+                .with_context(|| format!("--bundle: could not carry the {} sessions", agent.name()))?;
+            if let Some((element, sessions)) = found {
+                out.push(CarriedAgent { agent, element, sessions });
+                break;
+            }
         }
     }
-    Ok(None)
+    Ok(out)
 }
 
 fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
@@ -321,7 +332,7 @@ fn destination(args: &SnapshotArgs, probe: &Probe, sealed: bool) -> anyhow::Resu
 fn print_summary(
     snap: &Snapshot,
     bundle: Option<&bundle::BundleStats>,
-    gemini: Option<&[gemini::Session]>,
+    carried: &[CarriedAgent],
     name: &str,
     bytes: u64,
     w: &mut impl Write,
@@ -335,8 +346,8 @@ fn print_summary(
     if let Some(b) = bundle {
         summary::bundle_line(b, w)?;
     }
-    if let Some(sessions) = gemini {
-        summary::gemini_lines(sessions, w)?;
+    for c in carried {
+        summary::agent_line(c.agent.id(), &c.sessions, w)?;
     }
     let r = &snap.redactions;
     let sections: [(&str, &Report); 5] = [

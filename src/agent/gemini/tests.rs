@@ -191,14 +191,14 @@ fn hostile_paths_and_files_are_refused() {
         "chats//session-x.json",
         "",
     ] {
-        assert!(validate(&[Incoming { rel: rel.into(), data: ok.clone() }]).is_err(), "{rel:?} accepted");
+        assert!(validate(&[File { rel: rel.into(), data: ok.clone() }]).is_err(), "{rel:?} accepted");
     }
-    let twice = Incoming { rel: "chats/session-a.json".into(), data: ok.clone() };
+    let twice = File { rel: "chats/session-a.json".into(), data: ok.clone() };
     assert!(validate(&[twice.clone(), twice]).is_err());
     for data in [&b"not json"[..], br#"{"sessionId":"../../x"}"#, br#"{"messages":[]}"#] {
-        assert!(validate(&[Incoming { rel: "chats/session-a.json".into(), data: data.to_vec() }]).is_err());
+        assert!(validate(&[File { rel: "chats/session-a.json".into(), data: data.to_vec() }]).is_err());
     }
-    assert!(validate(&[Incoming { rel: "s1/plans/p.md".into(), data: b"plan".to_vec() }]).is_ok());
+    assert!(validate(&[File { rel: "s1/plans/p.md".into(), data: b"plan".to_vec() }]).is_ok());
 }
 
 #[test]
@@ -272,11 +272,11 @@ fn a_fresh_home_gets_a_folder_markers_and_registry_that_agree() {
     let root = "/x/re.named dir/ünïcödé 日本 😀";
     let now = SystemTime::now();
     let files = vec![
-        Incoming {
+        File {
             rel: "chats/session-2026-01-01T00-00-aaaaaaaa.jsonl".into(),
             data: chat("aaaaaaaa-1", &iso(now)),
         },
-        Incoming { rel: "aaaaaaaa-1/plans/p.md".into(), data: b"plan".to_vec() },
+        File { rel: "aaaaaaaa-1/plans/p.md".into(), data: b"plan".to_vec() },
     ];
     let placed = restore(&gh, root, &files, now).unwrap();
     assert_eq!(placed.folder, gh.join("tmp/n-c-d"));
@@ -305,11 +305,11 @@ fn an_existing_project_is_merged_into_and_a_disagreeing_marker_fixed() {
     fs::write(&mine, "receiver's own").unwrap();
     let now = SystemTime::now();
     let files = vec![
-        Incoming {
+        File {
             rel: "chats/session-2026-01-01T00-00-same0000.jsonl".into(),
             data: chat("same0000-x", &iso(now)),
         },
-        Incoming {
+        File {
             rel: "chats/session-2026-01-02T00-00-new00000.jsonl".into(),
             data: chat("new00000-x", &iso(now)),
         },
@@ -333,7 +333,7 @@ fn a_folder_another_registered_project_owns_is_not_taken() {
     fs::write(gh.path().join("projects.json"), r#"{"projects":{"/a/proj":"proj","/b/proj":"proj"}}"#)
         .unwrap();
     let now = SystemTime::now();
-    let files = vec![Incoming { rel: "chats/session-x.jsonl".into(), data: chat("s-1", &iso(now)) }];
+    let files = vec![File { rel: "chats/session-x.jsonl".into(), data: chat("s-1", &iso(now)) }];
     let placed = restore(gh.path(), "/b/proj", &files, now).unwrap();
     assert_eq!(placed.folder, gh.path().join("tmp/proj-1"));
     assert_eq!(fs::read_to_string(gh.path().join("tmp/proj").join(MARKER)).unwrap(), "/a/proj");
@@ -347,8 +347,8 @@ fn restored_sessions_are_refreshed_only_when_the_window_needs_it() {
     let now = SystemTime::now();
     let day = Duration::from_secs(86_400);
     let files = vec![
-        Incoming { rel: "chats/session-old.jsonl".into(), data: chat("old-1", &iso(now - day * 40)) },
-        Incoming { rel: "chats/session-new.jsonl".into(), data: chat("new-1", &iso(now - day)) },
+        File { rel: "chats/session-old.jsonl".into(), data: chat("old-1", &iso(now - day * 40)) },
+        File { rel: "chats/session-new.jsonl".into(), data: chat("new-1", &iso(now - day)) },
     ];
     let placed = restore(gh.path(), "/p", &files, now).unwrap();
     assert_eq!(placed.refreshed, ["old-1"]);
@@ -363,7 +363,7 @@ fn a_planted_link_in_the_target_folder_stops_the_restore() {
     let gh = home_with("/p", "p");
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), gh.path().join("tmp/p/s-1")).unwrap();
-    let files = vec![Incoming { rel: "s-1/plans/x.md".into(), data: b"x".to_vec() }];
+    let files = vec![File { rel: "s-1/plans/x.md".into(), data: b"x".to_vec() }];
     assert!(restore(gh.path(), "/p", &files, SystemTime::now()).is_err());
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
 }
@@ -376,8 +376,7 @@ fn concurrent_restores_lose_no_registry_entry() {
         .map(|i| {
             let gh = gh.path().to_path_buf();
             std::thread::spawn(move || {
-                let files =
-                    vec![Incoming { rel: "chats/session-a.jsonl".into(), data: chat("s-1", &iso(now)) }];
+                let files = vec![File { rel: "chats/session-a.jsonl".into(), data: chat("s-1", &iso(now)) }];
                 restore(&gh, &format!("/p/n{i}"), &files, now).unwrap();
             })
         })
@@ -395,7 +394,7 @@ fn a_registry_that_is_not_json_is_left_alone_and_nothing_is_written() {
     let gh = tempfile::tempdir().unwrap();
     fs::write(gh.path().join("projects.json"), "{ half written").unwrap();
     let now = SystemTime::now();
-    let files = vec![Incoming { rel: "chats/session-a.jsonl".into(), data: chat("s-1", &iso(now)) }];
+    let files = vec![File { rel: "chats/session-a.jsonl".into(), data: chat("s-1", &iso(now)) }];
     let err = restore(gh.path(), "/p", &files, now).unwrap_err();
     assert!(format!("{err:#}").contains("not valid JSON; left as it is"), "{err:#}");
     assert_eq!(fs::read_to_string(gh.path().join("projects.json")).unwrap(), "{ half written");
@@ -410,7 +409,7 @@ fn a_stale_lock_of_a_dead_process_is_taken_over() {
     let old = filetime::FileTime::from_unix_time(1_700_000_000, 0);
     filetime::set_file_mtime(&lock, old).unwrap();
     let now = SystemTime::now();
-    let files = vec![Incoming { rel: "chats/session-a.jsonl".into(), data: chat("s-1", &iso(now)) }];
+    let files = vec![File { rel: "chats/session-a.jsonl".into(), data: chat("s-1", &iso(now)) }];
     restore(gh.path(), "/p", &files, now).unwrap();
     assert!(!lock.exists());
     assert_eq!(find_project(gh.path(), "/p").as_deref(), Some("p"));
