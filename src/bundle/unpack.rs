@@ -17,30 +17,47 @@ pub enum Layer {
     Json,
     Base64,
     Gzip,
-    Size,
 }
 
-#[derive(Debug)]
-struct Tagged {
-    layer: Layer,
-    message: String,
+/// Why a bundle's data was refused. Raised inside readers, it travels wrapped in an
+/// `io::Error` through the gzip and tar layers; [`classify`] takes it back out.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UnpackError {
+    #[error("bundle.data is not valid base64: {0}")]
+    Base64(String),
+    #[error("the bundle is not valid gzip: {0}")]
+    Gzip(String),
+    /// The JSON string around the data (an escape where none may be, a cut file).
+    #[error("{0}")]
+    Json(String),
+    /// The stream inflates past its declared size or the ceiling.
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("the bundle is not a valid tar: {0}")]
+    Tar(String),
+    /// A hostile or malformed entry: a link, a device, a path outside the root.
+    #[error("{0}")]
+    Refused(String),
 }
 
-impl std::fmt::Display for Tagged {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
+/// Whether an io::Error already carries its reason (so an outer layer must not relabel it).
+fn is_classified(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|i| {
+        i.is::<UnpackError>() || i.is::<SyntaxError>() || i.is::<crate::interrupt::Interrupted>()
+    })
 }
-
-impl std::error::Error for Tagged {}
 
 fn tag(layer: Layer, e: io::Error) -> io::Error {
-    if e.get_ref()
-        .is_some_and(|i| i.is::<Tagged>() || i.is::<SyntaxError>() || i.is::<crate::interrupt::Interrupted>())
-    {
+    if is_classified(&e) {
         return e;
     }
-    io::Error::new(io::ErrorKind::InvalidData, Tagged { layer, message: e.to_string() })
+    let message = e.to_string();
+    let reason = match layer {
+        Layer::Json => UnpackError::Json(message),
+        Layer::Base64 => UnpackError::Base64(message),
+        Layer::Gzip => UnpackError::Gzip(message),
+    };
+    io::Error::new(io::ErrorKind::InvalidData, reason)
 }
 
 /// Wraps a reader so its errors are labelled with `layer`.
@@ -71,10 +88,7 @@ impl<R: Read> Read for Limit<R> {
         let n = self.inner.read(buf)?;
         self.count += n as u64;
         if self.count > self.limit {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                Tagged { layer: Layer::Size, message: self.why.clone() },
-            ));
+            return Err(io::Error::new(io::ErrorKind::InvalidData, UnpackError::TooLarge(self.why.clone())));
         }
         Ok(n)
     }
@@ -302,54 +316,33 @@ impl<R: BufRead> Read for Gunzip<R> {
     }
 }
 
-/// Turns a low-level error into the message the user sees.
+/// Takes the reason back out of the io::Error layers, so the message is the reason's own.
 fn classify(e: anyhow::Error) -> anyhow::Error {
     for cause in e.chain() {
-        let io = cause.downcast_ref::<io::Error>();
-        let inner = io.and_then(|i| i.get_ref());
-        if inner.is_some_and(|i| i.is::<crate::interrupt::Interrupted>()) {
+        let inner = cause.downcast_ref::<io::Error>().and_then(|i| i.get_ref());
+        if cause.is::<crate::interrupt::Interrupted>()
+            || inner.is_some_and(|i| i.is::<crate::interrupt::Interrupted>())
+        {
             return anyhow!(crate::interrupt::Interrupted);
         }
-        if let Some(t) =
-            cause.downcast_ref::<Tagged>().or_else(|| inner.and_then(|i| i.downcast_ref::<Tagged>()))
+        if let Some(u) = cause
+            .downcast_ref::<UnpackError>()
+            .or_else(|| inner.and_then(|i| i.downcast_ref::<UnpackError>()))
         {
-            return match t.layer {
-                Layer::Base64 => anyhow!("bundle.data is not valid base64: {}", t.message),
-                Layer::Gzip => anyhow!("the bundle is not valid gzip: {}", t.message),
-                Layer::Size => anyhow!("{}", t.message),
-                Layer::Json => anyhow!("{}", t.message),
-            };
+            return anyhow!(u.clone());
         }
         if let Some(s) = cause
             .downcast_ref::<SyntaxError>()
             .or_else(|| inner.and_then(|i| i.downcast_ref::<SyntaxError>()))
         {
-            return anyhow!("not valid JSON: {s}");
-        }
-        if cause.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
-            return anyhow!(crate::interrupt::Interrupted);
-        }
-        if cause.downcast_ref::<Refused>().is_some() {
-            return e;
+            return anyhow!(UnpackError::Json(format!("not valid JSON: {s}")));
         }
     }
     e
 }
 
-/// A hostile or malformed entry.
-#[derive(Debug)]
-pub struct Refused(pub String);
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refused {}
-
 fn refuse(msg: String) -> anyhow::Error {
-    anyhow!(Refused(msg))
+    anyhow!(UnpackError::Refused(msg))
 }
 
 fn entries<R: Read>(
@@ -439,12 +432,10 @@ fn entries<R: Read>(
 }
 
 fn tar_error(e: io::Error) -> anyhow::Error {
-    if e.get_ref()
-        .is_some_and(|i| i.is::<Tagged>() || i.is::<SyntaxError>() || i.is::<crate::interrupt::Interrupted>())
-    {
+    if is_classified(&e) {
         return anyhow::Error::from(e);
     }
-    anyhow!("the bundle is not a valid tar: {e}")
+    anyhow!(UnpackError::Tar(e.to_string()))
 }
 
 #[cfg(test)]

@@ -61,7 +61,8 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         // A signal can surface as another error (a pipe closed by the same Ctrl-C).
         Err(e)
             if crate::interrupt::interrupted()
-                || e.chain().any(|c| c.is::<crate::interrupt::Interrupted>()) =>
+                || e.chain().any(|c| c.is::<crate::interrupt::Interrupted>())
+                || matches!(e.downcast_ref(), Some(restore::RestoreError::Interrupted(_))) =>
         {
             eprintln!("lokust: interrupted; nothing was changed");
             return Ok(exit::INTERRUPTED);

@@ -11,6 +11,7 @@
 //! the temp dirs of runs that were killed. See: docs/claude-code.md.
 
 pub mod claude_config;
+mod error;
 mod history;
 mod paths;
 pub mod shell_env;
@@ -33,6 +34,7 @@ use crate::lok::{Lok, ShellLok};
 
 pub use crate::bundle::unpack::Budget;
 use crate::bundle::{scan, unpack};
+pub use error::RestoreError;
 pub use paths::PathMap;
 
 /// The default `--max-size`: 4 GiB of decompressed tar.
@@ -188,38 +190,42 @@ struct Doc {
 fn validate(doc: Value, name: &str, data_len: u64) -> anyhow::Result<Doc> {
     let lok = match Lok::from_value(doc, name)? {
         Lok::Shell(s) => *s,
-        Lok::Coordination(_) => bail!(
-            "{name} is a coordination session, which holds no terminal or Claude Code project to restore; \
+        Lok::Coordination(_) => {
+            return Err(not_restorable(format!(
+                "{name} is a coordination session, which holds no terminal or Claude Code project to restore; \
              read it with `lokust-shell inspect {name}`"
-        ),
+            )));
+        }
     };
     let Some(b) = &lok.bundle else {
-        bail!("{name} has no bundle to restore (it was captured without --bundle)");
+        return Err(not_restorable(format!(
+            "{name} has no bundle to restore (it was captured without --bundle)"
+        )));
     };
     check_bundle_header(b.kind.as_str(), b.format.as_str(), name)?;
     if b.base64_bytes != data_len {
-        bail!(
+        return Err(not_restorable(format!(
             "{name}: bundle.data is {data_len} characters long but base64_bytes says {} (truncated?)",
             b.base64_bytes
-        );
+        )));
     }
     Ok(Doc { lok })
 }
 
 fn check_bundle_header(kind: &str, format: &str, name: &str) -> anyhow::Result<()> {
     if kind != bundle::KIND {
-        bail!(
+        return Err(not_restorable(format!(
             "{name}: bundle.kind is {:?}; this lokust restores {:?}",
             crate::sanitize::for_terminal(kind),
             bundle::KIND
-        );
+        )));
     }
     if format != bundle::FORMAT {
-        bail!(
+        return Err(not_restorable(format!(
             "{name}: bundle.format is {:?}; this lokust reads {:?}",
             crate::sanitize::for_terminal(format),
             bundle::FORMAT
-        );
+        )));
     }
     Ok(())
 }
@@ -243,10 +249,10 @@ fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<O
     if let Some(session) = probe.get("session") {
         let kind = session.get("kind");
         if kind.is_none() || kind == Some(&Value::Null) {
-            bail!(
+            return Err(not_restorable(format!(
                 "{name} is a coordination session, which holds no terminal or Claude Code project to restore; \
                  read it with `lokust-shell inspect {name}`"
-            );
+            )));
         }
     }
     if complete {
@@ -372,47 +378,35 @@ fn stream(
     };
     if !ran {
         job.abort();
-        bail!("{name} has no bundle.data");
+        return Err(not_restorable(format!("{name} has no bundle.data")));
     }
     let declared = doc.lok.bundle.as_ref().map(|b| b.uncompressed_bytes).unwrap_or(0);
     let allowed = declared.saturating_add(declared / 4).saturating_add(1 << 20);
     if job.tar_bytes > allowed {
         job.abort();
-        bail!(
-            "{name}: the bundle inflates past its declared uncompressed_bytes ({declared}); refusing a decompression bomb"
-        );
+        return Err(RestoreError::Data {
+            name: name.into(),
+            reason: format!(
+                "the bundle inflates past its declared uncompressed_bytes ({declared}); refusing a decompression bomb"
+            ),
+        }
+        .into());
     }
     job.lok = Some(doc.lok.clone());
     job.map_from_lok();
     job.finish(doc.lok, cleaned)
 }
 
+fn not_restorable(message: String) -> anyhow::Error {
+    RestoreError::NotRestorable(message).into()
+}
+
 fn doc_error(e: anyhow::Error, name: &str) -> anyhow::Error {
-    if e.downcast_ref::<Interrupted>().is_some() || e.chain().any(|c| c.is::<Interrupted>()) {
-        return anyhow!(Interrupted);
-    }
-    for cause in e.chain() {
-        let inner = cause.downcast_ref::<io::Error>().and_then(|i| i.get_ref());
-        if let Some(s) =
-            cause.downcast_ref::<scan::SyntaxError>().or_else(|| inner.and_then(|i| i.downcast_ref()))
-        {
-            return anyhow!("{name} is not valid JSON: {s}");
-        }
-    }
-    if e.chain().any(|c| c.is::<crate::lok::LokError>()) || e.to_string().starts_with(name) {
-        return e;
-    }
-    e.context(format!("could not read {name}"))
+    error::reading(e, name).into()
 }
 
 fn data_error(e: anyhow::Error, name: &str) -> anyhow::Error {
-    if e.chain().any(|c| c.is::<Interrupted>()) {
-        return anyhow!(Interrupted);
-    }
-    if e.to_string().starts_with(name) {
-        return e;
-    }
-    anyhow!("{name}: {e:#}")
+    error::data(e, name).into()
 }
 
 /// Reads the base64 characters from a file positioned at the start of `bundle.data`.
@@ -626,7 +620,7 @@ impl<'a> Job<'a> {
             };
             if let Some(slot) = in_memory {
                 if entry.size > MAX_CARRIED_TEXT {
-                    return Err(anyhow!(unpack::Refused(format!(
+                    return Err(anyhow!(unpack::UnpackError::Refused(format!(
                         "{} is larger than {}",
                         entry.rel.display(),
                         crate::human::size(MAX_CARRIED_TEXT)
@@ -660,7 +654,7 @@ impl<'a> Job<'a> {
                         Ok(()) => {}
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dest.is_dir() => {}
                         Err(e) => {
-                            return Err(anyhow!(unpack::Refused(format!(
+                            return Err(anyhow!(unpack::UnpackError::Refused(format!(
                                 "could not create {}: {e}",
                                 entry.rel.display()
                             ))));
@@ -1047,7 +1041,7 @@ fn write_new(dest: &Path, src: &mut dyn Read) -> anyhow::Result<()> {
 fn write_new_with(dest: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
     let file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(dest).map_err(|e| {
         if e.kind() == io::ErrorKind::AlreadyExists {
-            anyhow!(unpack::Refused(format!("the bundle holds {} twice", dest.display())))
+            anyhow!(unpack::UnpackError::Refused(format!("the bundle holds {} twice", dest.display())))
         } else {
             anyhow!("could not write {}: {e}", dest.display())
         }
