@@ -818,65 +818,48 @@ impl<'a> Job<'a> {
             lok,
         };
 
-        // What goes where: the slot's own files, then the carried extras.
-        let mut placements: Vec<(PathBuf, PathBuf, u64, u64)> = Vec::new(); // (rel in tree, dest, size, mtime)
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        let extras = Path::new(EXTRAS);
-        for (rel, size, mtime, is_dir) in &self.entries {
-            let dest = if let Ok(inner) = rel.strip_prefix(extras) {
-                let mut comps = inner.components();
-                let Some(first) = comps.next().and_then(|c| c.as_os_str().to_str()) else { continue };
-                let rest: PathBuf = comps.collect();
-                match first {
-                    "file-history" | "tasks" | "todos" if !rest.as_os_str().is_empty() => {
-                        self.opts.claude_dir.join(first).join(rest)
-                    }
-                    _ => continue,
-                }
-            } else if rel.as_os_str().is_empty() {
-                continue;
-            } else {
-                slot_dir.join(rel)
-            };
-            if *is_dir {
-                dirs.push(dest);
-            } else {
-                placements.push((rel.clone(), dest, *size, *mtime));
-            }
-        }
-
+        let layout = layout(&self.entries, &slot_dir, &self.opts.claude_dir);
         let tree = self.staging.as_ref().map(|s| s.join("tree"));
-        // A new slot whose files are all new goes in with one rename.
-        let fresh = !slot_dir.exists() && !self.opts.dry_run;
-        for (rel, dest, size, mtime) in &placements {
-            let staged = tree.as_ref().map(|t| t.join(rel));
-            let action = match fs::symlink_metadata(dest) {
-                Err(_) => Action::Add,
-                Ok(_) => match &staged {
-                    Some(s) if same_content(s, dest)? => Action::Same,
-                    None if self.opts.dry_run && self.fingerprints.get(rel) == fingerprint(dest).as_ref() => {
-                        Action::Same
-                    }
-                    _ if self.opts.force => Action::Replace,
-                    _ => Action::Refuse,
-                },
-            };
+        for p in &layout.files {
+            let staged = tree.as_ref().map(|t| t.join(&p.rel));
+            let exists = fs::symlink_metadata(&p.dest).is_ok();
+            let same = exists
+                && match &staged {
+                    Some(s) => same_content(s, &p.dest)?,
+                    None => self.fingerprints.get(&p.rel) == fingerprint(&p.dest).as_ref(),
+                };
             let bytes = match &staged {
-                Some(s) => fs::metadata(s).map(|m| m.len()).unwrap_or(*size),
-                None => self.fingerprints.get(rel).map_or(*size, |f| f.0),
+                Some(s) => fs::metadata(s).map(|m| m.len()).unwrap_or(p.size),
+                None => self.fingerprints.get(&p.rel).map_or(p.size, |f| f.0),
             };
             if let Some(s) = &staged {
-                set_times(s, times.map(*mtime));
+                set_times(s, times.map(p.mtime));
             }
-            outcome.files.push(Placed { path: dest.clone(), bytes, action });
+            outcome.files.push(Placed {
+                path: p.dest.clone(),
+                bytes,
+                action: action(exists, same, self.opts.force),
+            });
         }
-        if self.opts.dry_run {
-            self.apply_outside_slot(&mut outcome);
-            return Ok(outcome);
+        if !self.opts.dry_run {
+            self.apply(&layout, &slot_dir, &mut outcome)?;
         }
-        let tree = tree.context("no staging dir")?;
-        // The slot itself.
-        if fresh {
+        self.apply_outside_slot(&mut outcome);
+        Ok(outcome)
+    }
+
+    /// Puts the staged tree in place as `outcome.files` planned it, recording what each
+    /// file's action became.
+    fn apply(
+        &mut self,
+        layout: &Layout,
+        slot_dir: &Path,
+        outcome: &mut RestoreOutcome,
+    ) -> anyhow::Result<()> {
+        let tree = self.staging.as_ref().map(|s| s.join("tree")).context("no staging dir")?;
+        let extras = Path::new(EXTRAS);
+        // A new slot goes in with one rename: its files are all new.
+        if !slot_dir.exists() {
             if let Some(parent) = slot_dir.parent() {
                 fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
             }
@@ -885,7 +868,7 @@ impl<'a> Job<'a> {
             if tree.join(EXTRAS).exists() {
                 fs::rename(tree.join(EXTRAS), &stage_extras)?;
             }
-            match fs::rename(&tree, &slot_dir) {
+            match fs::rename(&tree, slot_dir) {
                 Ok(()) => {}
                 // Another restore created the slot since this one looked: nothing of
                 // this run was placed, and running again merges file by file.
@@ -899,25 +882,24 @@ impl<'a> Job<'a> {
                 Err(e) => return Err(e).with_context(|| format!("could not create {}", slot_dir.display())),
             }
             self.created.clear();
-            // Extras now live in the staging dir's `extras`.
-            for (i, (rel, dest, _, _)) in placements.iter().enumerate() {
-                if let Ok(inner) = rel.strip_prefix(extras) {
+            for (i, p) in layout.files.iter().enumerate() {
+                if let Ok(inner) = p.rel.strip_prefix(extras) {
                     let file = &mut outcome.files[i];
-                    file.action = place(&stage_extras.join(inner), dest, file.action, &mut outcome.backups)?;
+                    file.action =
+                        place(&stage_extras.join(inner), &p.dest, file.action, &mut outcome.backups)?;
                 }
             }
         } else {
-            fs::DirBuilder::new().recursive(true).mode(0o700).create(&slot_dir)?;
-            for dir in &dirs {
+            fs::DirBuilder::new().recursive(true).mode(0o700).create(slot_dir)?;
+            for dir in &layout.dirs {
                 fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
             }
-            for (i, (rel, dest, _, _)) in placements.iter().enumerate() {
+            for (i, p) in layout.files.iter().enumerate() {
                 let file = &mut outcome.files[i];
-                file.action = place(&tree.join(rel), dest, file.action, &mut outcome.backups)?;
+                file.action = place(&tree.join(&p.rel), &p.dest, file.action, &mut outcome.backups)?;
             }
         }
-        self.apply_outside_slot(&mut outcome);
-        Ok(outcome)
+        Ok(())
     }
 
     /// Rewrites the staged memory notes' absolute paths, as plain text.
@@ -993,6 +975,64 @@ impl<'a> Job<'a> {
 }
 
 /// Whether `path` is strictly below `dir`, on component boundaries.
+/// Where one staged file goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Placement {
+    /// Its path in the bundle (and the staging tree).
+    rel: PathBuf,
+    dest: PathBuf,
+    size: u64,
+    mtime: u64,
+}
+
+/// Where every entry of the bundle goes: the slot's own files into `slot_dir`, and of the
+/// carried extras only the per-session folders Claude Code reads (`file-history`, `tasks`,
+/// `todos`) into `claude_dir`. Anything else in the extras is not placed.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Layout {
+    files: Vec<Placement>,
+    dirs: Vec<PathBuf>,
+}
+
+fn layout(entries: &[(PathBuf, u64, u64, bool)], slot_dir: &Path, claude_dir: &Path) -> Layout {
+    let mut out = Layout::default();
+    let extras = Path::new(EXTRAS);
+    for (rel, size, mtime, is_dir) in entries {
+        let dest = if let Ok(inner) = rel.strip_prefix(extras) {
+            let mut comps = inner.components();
+            let Some(first) = comps.next().and_then(|c| c.as_os_str().to_str()) else { continue };
+            let rest: PathBuf = comps.collect();
+            match first {
+                "file-history" | "tasks" | "todos" if !rest.as_os_str().is_empty() => {
+                    claude_dir.join(first).join(rest)
+                }
+                _ => continue,
+            }
+        } else if rel.as_os_str().is_empty() {
+            continue;
+        } else {
+            slot_dir.join(rel)
+        };
+        if *is_dir {
+            out.dirs.push(dest);
+        } else {
+            out.files.push(Placement { rel: rel.clone(), dest, size: *size, mtime: *mtime });
+        }
+    }
+    out
+}
+
+/// What becomes of one file: new, already there, or there with other content (replaced
+/// only with `--force`, which keeps a backup).
+fn action(exists: bool, same: bool, force: bool) -> Action {
+    match (exists, same, force) {
+        (false, _, _) => Action::Add,
+        (true, true, _) => Action::Same,
+        (true, false, true) => Action::Replace,
+        (true, false, false) => Action::Refuse,
+    }
+}
+
 fn is_below(path: &str, dir: &str) -> bool {
     path.strip_prefix(dir.trim_end_matches('/')).is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'))
 }
@@ -1206,4 +1246,55 @@ fn clean_stale(projects: &Path) -> Vec<PathBuf> {
         }
     }
     cleaned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_places_the_slot_and_only_the_session_folders_of_the_extras() {
+        let e = |rel: &str, is_dir: bool| (PathBuf::from(rel), 10, 1_700_000_000, is_dir);
+        let entries = [
+            e("", true),
+            e("abc.jsonl", false),
+            e("abc/subagents", true),
+            e("abc/subagents/agent-1.jsonl", false),
+            e(".lokust/manifest.json", false),
+            e(".lokust/claude-project.json", false),
+            e(".lokust/history.jsonl", false),
+            e(".lokust/todos", true),
+            e(".lokust/todos/abc-agent-abc.json", false),
+            e(".lokust/file-history/abc/f@v1", false),
+            e(".lokust/tasks/abc/1.json", false),
+            // Only three folders of the extras are Claude Code's own; nothing else is placed.
+            e(".lokust/settings.json", false),
+            e(".lokust/commands/x.md", false),
+            e(".lokust/file-history", false),
+        ];
+        let got = layout(&entries, Path::new("/c/projects/-new"), Path::new("/c"));
+        let files: Vec<(&str, &str)> =
+            got.files.iter().map(|p| (p.rel.to_str().unwrap(), p.dest.to_str().unwrap())).collect();
+        assert_eq!(
+            files,
+            [
+                ("abc.jsonl", "/c/projects/-new/abc.jsonl"),
+                ("abc/subagents/agent-1.jsonl", "/c/projects/-new/abc/subagents/agent-1.jsonl"),
+                (".lokust/todos/abc-agent-abc.json", "/c/todos/abc-agent-abc.json"),
+                (".lokust/file-history/abc/f@v1", "/c/file-history/abc/f@v1"),
+                (".lokust/tasks/abc/1.json", "/c/tasks/abc/1.json"),
+            ]
+        );
+        assert_eq!(got.dirs, [PathBuf::from("/c/projects/-new/abc/subagents")]);
+    }
+
+    #[test]
+    fn a_file_with_other_content_is_replaced_only_with_force() {
+        assert_eq!(action(false, false, false), Action::Add);
+        assert_eq!(action(false, false, true), Action::Add);
+        assert_eq!(action(true, true, false), Action::Same);
+        assert_eq!(action(true, true, true), Action::Same);
+        assert_eq!(action(true, false, false), Action::Refuse);
+        assert_eq!(action(true, false, true), Action::Replace);
+    }
 }
