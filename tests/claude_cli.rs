@@ -311,10 +311,10 @@ fn real_transcripts_resume_after_a_move() {
         return;
     }
     let api = MessagesApi::start();
-    for file in crate::restore::real_transcripts(&root) {
+    for file in crate::util::claude::real_transcripts(&root) {
         let env = TestEnv::new();
         let project = env.root.path().join("orig/cli");
-        let (id, slot) = crate::restore::place_real_transcript(&env, &file, &project);
+        let (id, slot) = crate::util::claude::place_real_transcript(&env, &file, &project);
         let lok = snapshot_and_wipe(&env, &project, &slot);
         let target = env.root.path().join("elsewhere/a.b c/ü");
         env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();

@@ -255,7 +255,7 @@ fn resume(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, id: &str, prompt
 /// `lokust-shell-snapshot --bundle` in `project` (which also gets a Claude Code project,
 /// since `--bundle` starts from one), as the user runs it.
 fn snapshot(env: &TestEnv, home: &Home, project: &Path) -> PathBuf {
-    crate::bundle::make_project(env, project);
+    crate::util::claude::make_project(env, project);
     let lok = env.root.path().join("moved.lok");
     let mut cmd = env.cmd("lokust-shell-snapshot");
     if let Some(h) = &home.cli_home {
@@ -525,14 +525,14 @@ fn with_bundles(lok: &Path, bundles: serde_json::Value, name: &str) -> PathBuf {
 
 fn element_of(tar: &[u8], uncompressed: u64) -> serde_json::Value {
     use base64::Engine;
-    let data = base64::engine::general_purpose::STANDARD.encode(crate::restore::gzip(tar));
+    let data = base64::engine::general_purpose::STANDARD.encode(crate::util::archive::gzip(tar));
     serde_json::json!({"kind": "gemini-project", "format": "tar.gz+base64", "uncompressed_bytes": uncompressed,
         "base64_bytes": data.len(), "data": data})
 }
 
 #[test]
 fn hostile_gemini_elements_are_refused_whole_and_nothing_is_written() {
-    use crate::restore::{raw, raw_tar};
+    use crate::util::archive::{raw, raw_tar};
     let (env, home) = setup(false);
     let line = r#"{"id":"m1","type":"user","content":"hi"}"#;
     let lok = chat_and_snapshot(&env, &home, &env.root.path().join("p"), line);

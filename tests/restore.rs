@@ -4,46 +4,21 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 
-use crate::bundle::{OLDER, SESSION, make_project, snapshot};
+use crate::util::archive::{Raw, gzip, lok_doc, lok_of_tar, raw, raw_tar};
+use crate::util::claude::{
+    OLDER, SESSION, make_project, moved, new_slot, place_real_transcript, real_transcripts, snapshot,
+};
 use crate::util::{TestEnv, shared};
+use crate::util::{stderr, stdout};
 
 fn restore(env: &TestEnv, lok: &Path, to: &Path) -> assert_cmd::assert::Assert {
     env.cmd("lokust-shell-restore").arg(lok).arg("--to").arg(to).assert()
-}
-
-pub fn stdout(a: &assert_cmd::assert::Assert) -> String {
-    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
-}
-
-pub fn stderr(a: &assert_cmd::assert::Assert) -> String {
-    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
-}
-
-pub fn new_slot(env: &TestEnv, target: &Path) -> PathBuf {
-    let real = fs::canonicalize(target).unwrap();
-    env.home.join(".claude/projects").join(lokust::capture::claude::slot_name(real.to_str().unwrap()))
-}
-
-/// Bundles the standard project and wipes it, as on a machine that never had it.
-pub fn moved(env: &TestEnv) -> (PathBuf, PathBuf) {
-    let project = env.root.path().join("old/proj");
-    let slot = make_project(env, &project);
-    let (lok, _) = snapshot(env, &project, &[]);
-    for kind in ["projects", "file-history", "todos", "tasks"] {
-        let _ = fs::remove_dir_all(env.home.join(".claude").join(kind));
-    }
-    fs::remove_file(env.home.join(".claude/history.jsonl")).unwrap();
-    fs::write(env.home.join(".claude.json"), r#"{"userID":"u","projects":{}}"#).unwrap();
-    fs::create_dir_all(env.home.join(".claude/projects")).unwrap();
-    let _ = slot;
-    (lok, project)
 }
 
 #[test]
@@ -278,60 +253,6 @@ fn tree(root: &Path) -> BTreeMap<PathBuf, (u64, u32, u32)> {
     }
     walk(root, &mut out);
     out
-}
-
-/// A tar entry written byte by byte, so names a careful writer refuses can be made.
-pub struct Raw<'a> {
-    pub name: &'a [u8],
-    pub kind: u8,
-    pub data: &'a [u8],
-    pub link: &'a [u8],
-}
-
-pub fn raw<'a>(name: &'a [u8], kind: u8, data: &'a [u8]) -> Raw<'a> {
-    Raw { name, kind, data, link: b"" }
-}
-
-pub fn raw_tar(entries: &[Raw<'_>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for e in entries {
-        let mut h = tar::Header::new_ustar();
-        h.as_old_mut().name[..e.name.len()].copy_from_slice(e.name);
-        h.as_old_mut().linkname[..e.link.len()].copy_from_slice(e.link);
-        h.set_mode(0o600);
-        h.set_size(e.data.len() as u64);
-        h.set_mtime(1_700_000_000);
-        h.set_entry_type(tar::EntryType::new(e.kind));
-        h.set_cksum();
-        out.extend_from_slice(h.as_bytes());
-        out.extend_from_slice(e.data);
-        out.resize(out.len().div_ceil(512) * 512, 0);
-    }
-    out.resize(out.len() + 1024, 0);
-    out
-}
-
-pub fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    enc.write_all(data).unwrap();
-    enc.finish().unwrap()
-}
-
-/// A shell .lok around `data` (base64 text), with the sizes given.
-pub fn lok_doc(data: &str, uncompressed: u64) -> serde_json::Value {
-    serde_json::json!({
-        "format_version": 1,
-        "session": {"id": "shell-x", "status": "snapshot", "kind": "shell", "created_at_ms": 1},
-        "shell": {"cwd": "/old/proj"},
-        "bundle": {"kind": "claude-code-project", "format": "tar.gz+base64",
-                   "uncompressed_bytes": uncompressed, "base64_bytes": data.len(), "data": data},
-        "created_by": "x", "captured_via": "test",
-    })
-}
-
-pub fn lok_of_tar(tar: &[u8]) -> serde_json::Value {
-    let data = base64::engine::general_purpose::STANDARD.encode(gzip(tar));
-    lok_doc(&data, tar.len() as u64)
 }
 
 const GOOD: &[u8] = b"{\"cwd\":\"/old/proj\"}\n";
@@ -601,43 +522,6 @@ fn a_restore_killed_at_any_moment_leaves_old_or_new_state() {
 
 // ---------------------------------------------------------------------------
 // Real transcripts
-
-/// The captured Claude Code transcripts in shared/fixtures-real (not the hand-made ones).
-pub fn real_transcripts(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                if e.file_name() != "handmade" {
-                    walk(&p, out);
-                }
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    walk(root, &mut out);
-    out.sort();
-    out
-}
-
-/// Puts a real transcript in the slot of `project` as if it had been recorded there
-/// (its recorded cwd replaced by `project`); returns its session id and the slot.
-pub fn place_real_transcript(env: &TestEnv, file: &Path, project: &Path) -> (String, PathBuf) {
-    fs::create_dir_all(project).unwrap();
-    let real = fs::canonicalize(project).unwrap();
-    let text = fs::read_to_string(file).unwrap();
-    let events: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let id = events.iter().find_map(|e| e["sessionId"].as_str()).unwrap().to_string();
-    let cwd = events.iter().find_map(|e| e["cwd"].as_str()).unwrap().to_string();
-    let text = text.replace(&format!("\"{cwd}\""), &format!("\"{}\"", real.display()));
-    let slot =
-        env.home.join(".claude/projects").join(lokust::capture::claude::slot_name(real.to_str().unwrap()));
-    fs::create_dir_all(&slot).unwrap();
-    fs::write(slot.join(format!("{id}.jsonl")), text).unwrap();
-    (id, slot)
-}
 
 #[test]
 fn real_transcripts_survive_the_move_byte_for_byte() {

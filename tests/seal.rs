@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::bundle::{SESSION, make_project};
+use crate::util::claude::{SESSION, make_project};
 use crate::util::{TestEnv, have, run_ok};
 
 /// Everything these tests drive; missing ones fail in CI (see `have`).

@@ -308,7 +308,7 @@ fn a_bundled_export_is_restored_by_import() {
     }
     let env = TestEnv::new();
     let project = env.root.path().join("proj");
-    crate::bundle::make_project(&env, &project);
+    crate::util::claude::make_project(&env, &project);
     let tmux = Tmux::start("work", &project, &env.home, "sh");
     let sock = tmux.socket.to_str().unwrap().to_string();
     let out = env
@@ -323,7 +323,7 @@ fn a_bundled_export_is_restored_by_import() {
     let saved = json(&std::fs::read(env.cwd.join("b.lok")).unwrap());
     assert_valid(&saved, "export --bundle");
     assert_eq!(saved["bundle"]["kind"], "claude-code-project");
-    let (_, gh) = crate::bundle::secrets();
+    let (_, gh) = crate::util::claude::secrets();
     assert!(!std::fs::read_to_string(env.cwd.join("b.lok")).unwrap().contains(&gh));
 
     let target = env.root.path().join("moved.d/my dir");
@@ -350,7 +350,7 @@ fn a_bundled_export_is_restored_by_import() {
     assert_eq!(cwd.trim(), real.to_str().unwrap());
     let slot = lokust::capture::claude::slot_name(real.to_str().unwrap());
     let restored =
-        env.home.join(".claude/projects").join(slot).join(format!("{}.jsonl", crate::bundle::SESSION));
+        env.home.join(".claude/projects").join(slot).join(format!("{}.jsonl", crate::util::claude::SESSION));
     let text = std::fs::read_to_string(&restored).unwrap();
     assert!(text.contains(&format!("\"cwd\":\"{}\"", real.display())), "cwd not rewritten: {text}");
 }

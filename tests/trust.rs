@@ -10,9 +10,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::bundle::{SESSION, make_project, snapshot};
-use crate::restore::{lok_of_tar, moved, new_slot, raw, raw_tar, stderr, stdout};
+use crate::util::archive::{lok_of_tar, raw, raw_tar};
+use crate::util::claude::{SESSION, make_project, snapshot};
+use crate::util::claude::{moved, new_slot};
 use crate::util::{TestEnv, have};
+use crate::util::{stderr, stdout};
 
 fn global(env: &TestEnv) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(env.home.join(".claude.json")).unwrap()).unwrap()
@@ -175,14 +177,14 @@ fn r10_5_conversations_40_days_apart_all_come_back_inside_the_cleanup_window() {
         filetime::set_file_mtime(slot.join(name), filetime::FileTime::from_unix_time(t, 0)).unwrap()
     };
     set(&format!("{SESSION}.jsonl"), now - 2 * day);
-    set(&format!("{}.jsonl", crate::bundle::OLDER), now - 42 * day);
+    set(&format!("{}.jsonl", crate::util::claude::OLDER), now - 42 * day);
     let (lok, _) = snapshot(&env, &project, &[]);
     let target = env.root.path().join("t");
     restore_with(&env, &lok, &target, &[]).success();
     let new = new_slot(&env, &target);
     let mtime = |name: String| fs::metadata(new.join(name)).unwrap().mtime();
     let (newest, older) =
-        (mtime(format!("{SESSION}.jsonl")), mtime(format!("{}.jsonl", crate::bundle::OLDER)));
+        (mtime(format!("{SESSION}.jsonl")), mtime(format!("{}.jsonl", crate::util::claude::OLDER)));
     assert!(older < newest, "order lost: {older} !< {newest}");
     assert!(now - older < 30 * day, "the older conversation is {} days old", (now - older) / day);
 
@@ -191,7 +193,7 @@ fn r10_5_conversations_40_days_apart_all_come_back_inside_the_cleanup_window() {
     let target = env.root.path().join("t2");
     restore_with(&env, &lok, &target, &[]).success();
     let new = new_slot(&env, &target);
-    let older = fs::metadata(new.join(format!("{}.jsonl", crate::bundle::OLDER))).unwrap().mtime();
+    let older = fs::metadata(new.join(format!("{}.jsonl", crate::util::claude::OLDER))).unwrap().mtime();
     assert!(now - older < 7 * day, "the older conversation is {} days old", (now - older) / day);
 }
 
@@ -517,7 +519,7 @@ fn r10_property_a_default_restore_of_a_random_lok_stays_inside_its_bounds() {
         let entries: Vec<_> = names
             .iter()
             .zip(&datas)
-            .map(|(n, (k, d))| crate::restore::Raw { name: n, kind: *k, data: d, link: b"/etc" })
+            .map(|(n, (k, d))| crate::util::archive::Raw { name: n, kind: *k, data: d, link: b"/etc" })
             .collect();
         let mut doc = lok_of_tar(&raw_tar(&entries));
         doc["shell"]["env"] = serde_json::Value::Object(shell_env);

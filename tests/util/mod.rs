@@ -4,6 +4,9 @@
 
 #![allow(dead_code)]
 
+pub mod archive;
+pub mod claude;
+
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -189,4 +192,12 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
             .env("GIT_COMMITTER_NAME", "lokust test")
             .env("GIT_COMMITTER_EMAIL", "test@lokust.invalid"),
     )
+}
+/// What a finished command wrote, as text.
+pub fn stdout(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}
+
+pub fn stderr(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
 }
