@@ -150,6 +150,21 @@ pub struct SnapshotArgs {
     #[arg(long, requires = "bundle", hide_short_help = true)]
     pub no_redact_bundle: bool,
 
+    /// With --bundle: carry only these agents' sessions (claude,gemini)
+    ///
+    /// A comma-separated list from claude (Claude Code) and gemini (Gemini CLI). By
+    /// default every agent with sessions for this directory goes in, each redacted like
+    /// the transcripts.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        requires = "bundle",
+        value_parser = agent_names(),
+        hide_possible_values = true
+    )]
+    pub agents: Option<Vec<String>>,
+
     /// Print no summary on standard error.
     #[arg(short, long)]
     pub quiet: bool,
@@ -447,6 +462,20 @@ pub struct ExportArgs {
     #[arg(long)]
     pub bundle: bool,
 
+    /// With --bundle: carry only these agents' sessions (claude,gemini)
+    ///
+    /// A comma-separated list from claude (Claude Code) and gemini (Gemini CLI); by
+    /// default every agent with sessions for the pane's directory.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        requires = "bundle",
+        value_parser = agent_names(),
+        hide_possible_values = true
+    )]
+    pub agents: Option<Vec<String>>,
+
     /// Write the .lok to FILE (- for standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -574,6 +603,11 @@ pub fn man_pages() -> Vec<(String, clap::Command)> {
         pages.push((name.clone(), sub.clone().name(name).version(env!("CARGO_PKG_VERSION"))));
     }
     pages
+}
+
+/// The names `--agents` accepts, from the agents lokust knows.
+fn agent_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(crate::agent::names())
 }
 
 #[cfg(test)]

@@ -189,6 +189,8 @@ fn file_safe(name: &str) -> String {
 pub struct ExportOptions {
     pub target: Option<String>,
     pub bundle: bool,
+    /// With `bundle`: the agents whose sessions go in.
+    pub agents: crate::agent::Chosen,
     pub deadline: Duration,
 }
 
@@ -197,6 +199,8 @@ pub struct Exported {
     pub snapshot: Snapshot,
     /// With `--bundle`: the Claude Code project to stream into the file as it is written.
     pub bundle: Option<crate::bundle::Plan>,
+    /// With `--bundle`: other agents' sessions of the pane's directory, redacted.
+    pub carried: Vec<crate::agent::Carried>,
 }
 
 /// Snapshots the shell in a pane and adds the pane's scrollback.
@@ -223,14 +227,28 @@ pub fn export(probe: &Probe, server: &Server, opts: &ExportOptions) -> anyhow::R
     let text =
         capture_scrollback(server, &pane.id, opts.deadline).context("could not read the scrollback")?;
     snap.lok.shell.tmux_scrollback = Some(encode_scrollback(&text, &mut snap.redactions.scrollback));
-    let bundle = if opts.bundle { bundle_plan(&probe, &mut snap)? } else { None };
-    Ok(Exported { pane, snapshot: snap, bundle })
+    if !opts.bundle {
+        return Ok(Exported { pane, snapshot: snap, bundle: None, carried: Vec::new() });
+    }
+    let bundle =
+        if opts.agents.has(crate::agent::claude::NAME) { bundle_plan(&probe, &mut snap)? } else { None };
+    let here = fs::canonicalize(&snap.cwd).ok().and_then(|p| p.to_str().map(str::to_string));
+    let roots: Vec<String> = here.into_iter().chain(bundle.as_ref().map(|p| p.project_dir.clone())).collect();
+    let mut report = crate::redact::Report::default();
+    let carried = crate::agent::carry(&probe, &roots, &opts.agents, true, &mut report).context("--bundle")?;
+    snap.redactions.bundle.merge(&report);
+    if bundle.is_none() && !carried.is_empty() {
+        // Only other agents' sessions: small, carried in memory beside the snapshot.
+        snap.lok.extra.insert("bundles".into(), carried.iter().map(|c| c.element.clone()).collect());
+    }
+    Ok(Exported { pane, snapshot: snap, bundle, carried })
 }
 
 /// The Claude Code project of the pane's directory; a warning when there is none.
 fn bundle_plan(probe: &Probe, snap: &mut Snapshot) -> anyhow::Result<Option<crate::bundle::Plan>> {
     let Some(config) = crate::capture::claude::config_dir(probe) else {
-        snap.warnings.push("--bundle: no Claude Code config directory; nothing bundled".into());
+        snap.warnings
+            .push("--bundle: no Claude Code config directory; its conversations are not bundled".into());
         return Ok(None);
     };
     let cwd = snap.cwd.as_path();
@@ -281,6 +299,8 @@ pub struct Imported {
     pub cwd: PathBuf,
     pub scrollback_bytes: usize,
     pub warnings: Vec<String>,
+    /// What was restored of other agents' sessions, and how to resume them.
+    pub restored_agents: Vec<String>,
 }
 
 /// Restores the bundle of `lok` (when it has one), as lokust-shell-restore does, and
@@ -292,8 +312,10 @@ fn restore_bundle(
     to: Option<&Path>,
     keys: &crate::seal::Keys,
     warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
 ) -> anyhow::Result<Option<PathBuf>> {
-    if lok.bundle.is_none() {
+    let carries_elements = lok.extra.get("bundles").and_then(|b| b.as_array()).is_some_and(|b| !b.is_empty());
+    if lok.bundle.is_none() && !carries_elements {
         return Ok(None);
     }
     let to = match to {
@@ -323,6 +345,27 @@ fn restore_bundle(
         ));
     }
     warnings.extend(outcome.warnings.iter().cloned());
+    // Other agents' sessions, each on its own, as lokust-shell-restore places them.
+    use crate::restore::elements::{self, Outcome};
+    let element_opts = elements::Options { dry_run: false, force: false, max_size: opts.max_size };
+    match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, element_opts) {
+        Ok(done) => {
+            for element in done {
+                match element {
+                    Outcome::Done(d) => {
+                        notes.extend(d.lines.into_iter().chain(d.resume.map(|r| format!("  resume: {r}"))))
+                    }
+                    Outcome::Refused { what, why } => {
+                        warnings.push(format!("{what} refused, nothing of them written: {why}"))
+                    }
+                    Outcome::Unknown(kind) => {
+                        warnings.push(format!("this lokust does not know bundles of kind {kind:?}; left out"))
+                    }
+                }
+            }
+        }
+        Err(e) => warnings.push(format!("{e}; the further payloads were not restored")),
+    }
     Ok(Some(outcome.project_dir))
 }
 
@@ -345,7 +388,9 @@ pub fn import(
         }
     };
     let mut warnings = Vec::new();
-    let restored = restore_bundle(probe, &lok, source, opts.to.as_deref(), keys, &mut warnings)?;
+    let mut restored_agents = Vec::new();
+    let restored =
+        restore_bundle(probe, &lok, source, opts.to.as_deref(), keys, &mut warnings, &mut restored_agents)?;
     let cwd = match (restored, &opts.to) {
         (Some(dir), _) => dir,
         (None, Some(to)) => {
@@ -395,7 +440,7 @@ pub fn import(
         let _ = fs::remove_file(r);
     }
     let session = result?;
-    Ok(Imported { session, cwd, scrollback_bytes: text.len(), warnings })
+    Ok(Imported { session, cwd, scrollback_bytes: text.len(), warnings, restored_agents })
 }
 
 /// tmux session names cannot hold `:` or `.`; control characters have no business there.

@@ -674,3 +674,95 @@ fn real_published_chats_resume_after_a_move() {
     }
     assert!(resumed >= 5, "only {resumed} published chats were tried");
 }
+
+/// A project where only Gemini CLI was used: `--bundle` carries its conversations without
+/// a Claude Code project, and the restore puts them back and says how to resume.
+#[test]
+fn a_project_with_only_gemini_conversations_bundles_and_resumes() {
+    let Some(bin) = gemini_bin() else { return };
+    let (env, home) = setup(false);
+    let api = GeminiApi::start();
+    let project = env.root.path().join("only-gemini");
+    std::fs::create_dir_all(&project).unwrap();
+    let id = new_conversation(&bin, &api, &home, &project, "remember the word OTTER-7");
+    let lok = env.root.path().join("g.lok");
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(&project)
+        .env("PWD", &project)
+        .args(["--bundle", "-o"])
+        .arg(&lok)
+        .assert()
+        .success();
+    let summary = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(summary.contains("gemini:      1 conversations") && !summary.contains("bundled:"), "{summary}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&lok).unwrap()).unwrap();
+    assert!(doc.get("bundle").is_none_or(serde_json::Value::is_null), "a Claude bundle out of nothing");
+    assert_eq!(doc["bundles"][0]["kind"], "gemini-project");
+    home.wipe_keeping_settings();
+    std::fs::remove_dir_all(&project).unwrap();
+
+    let target = env.root.path().join("elsewhere/only gemini");
+    let dry = env
+        .cmd("lokust-shell-restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .arg("--dry-run")
+        .assert()
+        .success();
+    let plan = String::from_utf8_lossy(&dry.get_output().stdout).into_owned();
+    assert!(plan.contains("no Claude Code project in this file") && plan.contains("would go to"), "{plan}");
+    assert!(!target.exists(), "a dry run created the target");
+
+    let said = restore(&env, &home, &lok, &target);
+    assert!(said.contains("no Claude Code project in this file"), "{said}");
+    assert!(said.contains(&format!("gemini --resume {id}")), "{said}");
+    let sent = resume(&bin, &api, &home, &target, &id, "which animal?");
+    assert!(sent.contains("OTTER-7"), "earlier turn missing: {sent}");
+}
+
+/// `--agents` chooses what goes in: one agent's sessions without the other's, and a name
+/// lokust does not know is refused before anything is written.
+#[test]
+fn agents_chooses_which_sessions_go_in() {
+    let (env, home) = setup(false);
+    let project = env.root.path().join("proj");
+    let lok =
+        chat_and_snapshot(&env, &home, &project, r#"{"id":"m1","type":"user","content":[{"text":"hi"}]}"#);
+    let both: serde_json::Value = serde_json::from_slice(&std::fs::read(&lok).unwrap()).unwrap();
+    assert!(both["bundle"].is_object() && both["bundles"][0]["kind"] == "gemini-project");
+    let take = |agents: &str| -> serde_json::Value {
+        let out = env.root.path().join(format!("{agents}.lok"));
+        env.cmd("lokust-shell-snapshot")
+            .current_dir(&project)
+            .env("PWD", &project)
+            .args(["--bundle", "--agents", agents, "-o"])
+            .arg(&out)
+            .assert()
+            .success();
+        serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+    };
+    let gemini_only = take("gemini");
+    assert!(gemini_only.get("bundle").is_none_or(serde_json::Value::is_null), "Claude's project went in");
+    assert_eq!(gemini_only["bundles"][0]["kind"], "gemini-project");
+    let claude_only = take("claude");
+    assert!(claude_only["bundle"].is_object());
+    assert!(
+        claude_only.get("bundles").is_none_or(|b| b.as_array().is_none_or(Vec::is_empty)),
+        "{}",
+        claude_only["bundles"]
+    );
+
+    let bad = env.root.path().join("bad.lok");
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(&project)
+        .args(["--bundle", "--agents", "claude,nope", "-o"])
+        .arg(&bad)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("nope") && err.contains("gemini"), "{err}");
+    assert!(!bad.exists());
+}

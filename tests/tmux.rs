@@ -299,8 +299,9 @@ fn export_from_the_command_line_and_snapshot_tmux_session() {
     assert!(saved.get("bundle").is_none());
 }
 
-/// `export --bundle` carries the pane's Claude Code project; `import --to` elsewhere
-/// restores it and starts the session there, as lokust-shell-restore would.
+/// `export --bundle` carries the pane's Claude Code project and the directory's Gemini CLI
+/// conversations; `import --to` elsewhere restores both and starts the session there, as
+/// lokust-shell-restore would.
 #[test]
 fn a_bundled_export_is_restored_by_import() {
     if !have("tmux") {
@@ -309,6 +310,7 @@ fn a_bundled_export_is_restored_by_import() {
     let env = TestEnv::new();
     let project = env.root.path().join("proj");
     crate::util::claude::make_project(&env, &project);
+    crate::util::gemini::make_chat(&env.home.join(".gemini"), &project, "9e11-ab", "the tmux prompt");
     let tmux = Tmux::start("work", &project, &env.home, "sh");
     let sock = tmux.socket.to_str().unwrap().to_string();
     let out = env
@@ -323,6 +325,8 @@ fn a_bundled_export_is_restored_by_import() {
     let saved = json(&std::fs::read(env.cwd.join("b.lok")).unwrap());
     assert_valid(&saved, "export --bundle");
     assert_eq!(saved["bundle"]["kind"], "claude-code-project");
+    assert_eq!(saved["bundles"][0]["kind"], "gemini-project");
+    std::fs::remove_dir_all(env.home.join(".gemini")).unwrap();
     let (_, gh) = crate::util::claude::secrets();
     assert!(!std::fs::read_to_string(env.cwd.join("b.lok")).unwrap().contains(&gh));
 
@@ -353,6 +357,10 @@ fn a_bundled_export_is_restored_by_import() {
         env.home.join(".claude/projects").join(slot).join(format!("{}.jsonl", crate::util::claude::SESSION));
     let text = std::fs::read_to_string(&restored).unwrap();
     assert!(text.contains(&format!("\"cwd\":\"{}\"", real.display())), "cwd not rewritten: {text}");
+    // The Gemini conversation is back, registered for the new path.
+    assert!(err.contains("gemini --resume 9e11-ab"), "{err}");
+    let registry = std::fs::read_to_string(env.home.join(".gemini/projects.json")).unwrap();
+    assert!(registry.contains(&serde_json::to_string(real.to_str().unwrap()).unwrap()), "{registry}");
 }
 
 #[test]

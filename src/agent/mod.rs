@@ -111,6 +111,61 @@ pub trait Agent: Sync {
     ) -> anyhow::Result<Restored>;
 }
 
+/// Which agents `--agents` chose: every one (the default), or those named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Chosen {
+    #[default]
+    All,
+    Only(Vec<String>),
+}
+
+impl Chosen {
+    pub fn from_list(list: Option<&[String]>) -> Chosen {
+        match list {
+            None => Chosen::All,
+            Some(names) => Chosen::Only(names.to_vec()),
+        }
+    }
+
+    pub fn has(&self, id: &str) -> bool {
+        match self {
+            Chosen::All => true,
+            Chosen::Only(names) => names.iter().any(|n| n == id),
+        }
+    }
+}
+
+/// One agent's sessions, ready for `bundles`.
+pub struct Carried {
+    pub agent: &'static dyn Agent,
+    pub element: Value,
+    pub sessions: Vec<Session>,
+}
+
+/// The elements of every chosen agent with sessions for the first of `roots` (realpaths,
+/// most specific first) where it has any.
+pub fn carry(
+    probe: &Probe,
+    roots: &[String],
+    chosen: &Chosen,
+    redact: bool,
+    report: &mut Report,
+) -> anyhow::Result<Vec<Carried>> {
+    let mut out = Vec::new();
+    for &agent in AGENTS.iter().filter(|a| chosen.has(a.id())) {
+        let Some(home) = agent.home(probe) else { continue };
+        for root in roots {
+            let found = element(agent, &home, root, redact, report)
+                .with_context(|| format!("could not carry the {} sessions", agent.name()))?;
+            if let Some((element, sessions)) = found {
+                out.push(Carried { agent, element, sessions });
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// `agent`'s element for `root`, its files redacted unless `redact` is off (the sessions
 /// are listed from the redacted files, so a prompt in the summary is redacted too); `None`
 /// when it has no session there.

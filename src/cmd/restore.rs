@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use crate::agent;
 use crate::cli::RestoreArgs;
 use crate::exit;
 use crate::human::size;
@@ -37,7 +36,9 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
                 bail!("{} is a coordination session; see lokust-shell inspect", file.display())
             }
         };
-        if lok.bundle.is_none() {
+        let carries_elements =
+            lok.extra.get("bundles").and_then(|b| b.as_array()).is_some_and(|b| !b.is_empty());
+        if lok.bundle.is_none() && !carries_elements {
             return where_was_i(&lok, args.print_shell);
         }
         let to = args.to.clone().unwrap_or_else(|| PathBuf::from(&lok.shell.cwd));
@@ -127,22 +128,19 @@ fn restore_elements(
     opts: &RestoreOptions,
     w: &mut dyn Write,
 ) -> io::Result<bool> {
-    let elements = match crate::bundle::elements::elements(&outcome.lok.extra) {
-        Ok(e) => e,
+    use restore::elements::{self, Outcome};
+    let options = elements::Options { dry_run: outcome.dry_run, force: opts.force, max_size: opts.max_size };
+    let done = match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, options) {
+        Ok(done) => done,
         Err(e) => {
             exit::warn(&format!("{e}; the further payloads were not restored"));
             return Ok(false);
         }
     };
     let mut all_ok = true;
-    for element in elements {
-        let kind = crate::bundle::elements::kind_of(element);
-        let Some(agent) = agent::by_kind(&kind) else {
-            exit::warn(&format!("this lokust does not know bundles of kind {kind:?}; left out"));
-            continue;
-        };
-        match restore_agent(agent, probe, outcome, element, opts) {
-            Ok(done) => {
+    for element in done {
+        match element {
+            Outcome::Done(done) => {
                 writeln!(w)?;
                 for line in &done.lines {
                     writeln!(w, "{line}")?;
@@ -152,39 +150,16 @@ fn restore_elements(
                     writeln!(w, "  resume: cd {dir} && {cmd}")?;
                 }
             }
-            Err(e) => {
+            Outcome::Refused { what, why } => {
                 all_ok = false;
-                exit::warn(&format!(
-                    "{} conversations refused, nothing of them written: {e:#}",
-                    agent.name()
-                ));
+                exit::warn(&format!("{what} refused, nothing of them written: {why}"));
+            }
+            Outcome::Unknown(kind) => {
+                exit::warn(&format!("this lokust does not know bundles of kind {kind:?}; left out"))
             }
         }
     }
     Ok(all_ok)
-}
-
-/// Restores one agent's element for the restored project's directory.
-fn restore_agent(
-    agent: &dyn agent::Agent,
-    probe: &Probe,
-    outcome: &RestoreOutcome,
-    element: &serde_json::Map<String, serde_json::Value>,
-    opts: &RestoreOptions,
-) -> anyhow::Result<agent::Restored> {
-    let files = agent::files(agent, element, opts.max_size)?;
-    let home = agent.home(probe).with_context(|| format!("no home for {} (set HOME)", agent.name()))?;
-    let root = outcome.project_dir.to_str().context("the target path is not valid UTF-8")?;
-    let place = agent::PlaceOptions {
-        old_root: agent::old_root(element),
-        force: opts.force,
-        now: std::time::SystemTime::now(),
-    };
-    if outcome.dry_run {
-        agent.plan(&home, root, &files, &place)
-    } else {
-        agent.restore(&home, root, &files, &place)
-    }
 }
 
 /// `--latest` on a snapshot without a bundle (a live file, most often): nothing to
@@ -241,6 +216,9 @@ fn print_plan(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "Restore plan (dry run: nothing written)")?;
     writeln!(w)?;
     writeln!(w, "  to:        {}", safe(&o.project_dir.to_string_lossy()))?;
+    if !o.claude_bundle {
+        return writeln!(w, "  claude:    no Claude Code project in this file");
+    }
     writeln!(w, "  slot:      {} (was {})", safe(&o.slot), safe(&o.old_slot))?;
     for (old, new) in &o.path_map {
         writeln!(w, "  paths:     {} -> {}", safe(old), safe(new))?;
@@ -304,6 +282,21 @@ fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
             }
         }
         writeln!(w)?;
+    }
+    if !o.claude_bundle {
+        // Only other agents' sessions: each says what it did, and how to resume, below.
+        writeln!(
+            w,
+            "Restored into {} (no Claude Code project in this file)",
+            safe(&o.project_dir.to_string_lossy())
+        )?;
+        writeln!(w)?;
+        writeln!(w, "Next:")?;
+        writeln!(w, "  cd {}", posix_quote(&o.project_dir.to_string_lossy(), Quote::WhenNeeded))?;
+        for line in git_advice(&o.project_dir, &o.lok) {
+            writeln!(w, "  {line}")?;
+        }
+        return Ok(());
     }
     writeln!(w, "Restored into {}", safe(&o.slot_dir.to_string_lossy()))?;
     writeln!(

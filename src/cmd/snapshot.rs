@@ -85,15 +85,20 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             eprintln!("lokust: debug: {capturer} took {:.2} ms", took.as_secs_f64() * 1000.0);
         }
     }
-    let plan = if args.bundle { bundle_plan(&probe, &snap)? } else { None };
+    let mut agents_report = Report::default();
+    let (plan, carried) = if args.bundle {
+        let chosen = agent::Chosen::from_list(args.agents.as_deref());
+        bundle_payloads(&probe, &snap, &chosen, !args.no_redact_bundle, &mut agents_report)?
+    } else {
+        (None, Vec::new())
+    };
     if plan.is_some() {
         crate::interrupt::install_signal_handlers();
     }
-    let mut agents_report = Report::default();
-    let carried = match &plan {
-        Some(plan) => agent_elements(&probe, &snap, plan, !args.no_redact_bundle, &mut agents_report)?,
-        None => Vec::new(),
-    };
+    if plan.is_none() && !carried.is_empty() {
+        // Only other agents' sessions: small, carried in memory beside the snapshot.
+        snap.lok.extra.insert("bundles".into(), carried.iter().map(|c| c.element.clone()).collect());
+    }
     let bundle_opts = bundle::BundleOptions {
         redact: !args.no_redact_bundle,
         progress: plan.as_ref().is_some_and(|p| p.total_bytes >= PROGRESS_FROM) && io::stderr().is_terminal(),
@@ -152,7 +157,6 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             exit::warn(w);
         }
         snap.redactions.bundle = stats.redactions.clone();
-        snap.redactions.bundle.merge(&agents_report);
         snap.lok.bundle = Some(crate::lok::Bundle {
             kind: bundle::KIND.into(),
             format: bundle::FORMAT.into(),
@@ -161,6 +165,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             ..Default::default()
         });
     }
+    snap.redactions.bundle.merge(&agents_report);
     if !args.quiet {
         let name = match &destination {
             Destination::Stdout => "standard output".to_string(),
@@ -178,59 +183,54 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
 /// Projects smaller than this bundle too fast for a progress bar to help.
 const PROGRESS_FROM: u64 = 32 * 1024 * 1024;
 
-/// The Claude Code project of the snapshot's directory (or of a parent: see
-/// [`bundle::find_project`]); an error when there is none, since `--bundle` was asked.
-fn bundle_plan(probe: &Probe, snap: &Snapshot) -> anyhow::Result<Option<bundle::Plan>> {
-    let config = crate::capture::claude::config_dir(probe).context(
-        "--bundle: no Claude Code config directory (set HOME or CLAUDE_CONFIG_DIR); nothing bundled",
-    )?;
+/// What `--bundle` carries: the Claude Code project of the snapshot's directory or of a
+/// parent (see [`bundle::find_project`]) unless `--agents` leaves it out, and the sessions
+/// of every chosen agent there. An error when there is nothing, since `--bundle` was asked.
+fn bundle_payloads(
+    probe: &Probe,
+    snap: &Snapshot,
+    chosen: &agent::Chosen,
+    redact: bool,
+    report: &mut Report,
+) -> anyhow::Result<(Option<bundle::Plan>, Vec<agent::Carried>)> {
+    let config = crate::capture::claude::config_dir(probe);
     let cwd = snap.cwd.as_path();
-    match bundle::find_project(&config, probe.home().as_deref(), cwd)? {
-        Some(found) => {
-            if let Some(note) = found.note(cwd) {
-                exit::warn(&note);
-            }
-            Ok(Some(found.plan))
+    let mut plan = None;
+    if chosen.has(agent::claude::NAME)
+        && let Some(config) = &config
+        && let Some(found) = bundle::find_project(config, probe.home().as_deref(), cwd)?
+    {
+        if let Some(note) = found.note(cwd) {
+            exit::warn(&note);
         }
-        None => bail!(
-            "--bundle: Claude Code has no project for {} or any directory above it under {}; nothing to bundle",
+        plan = Some(found.plan);
+    }
+    let here = std::fs::canonicalize(cwd).ok().and_then(|p| p.to_str().map(str::to_string));
+    let roots: Vec<String> = here.into_iter().chain(plan.as_ref().map(|p| p.project_dir.clone())).collect();
+    let carried = agent::carry(probe, &roots, chosen, redact, report).context("--bundle")?;
+    if plan.is_some() || !carried.is_empty() {
+        return Ok((plan, carried));
+    }
+    let others = if agent::AGENTS.iter().any(|a| chosen.has(a.id())) {
+        ", and no other agent has sessions there"
+    } else {
+        ""
+    };
+    match (&config, chosen.has(agent::claude::NAME)) {
+        (_, false) => bail!(
+            "--bundle: none of the agents chosen with --agents has sessions for {}; nothing to bundle",
+            crate::sanitize::for_terminal(&snap.lok.shell.cwd)
+        ),
+        (None, true) => bail!(
+            "--bundle: no Claude Code config directory (set HOME or CLAUDE_CONFIG_DIR){others}; nothing to bundle"
+        ),
+        (Some(config), true) => bail!(
+            "--bundle: Claude Code has no project for {} or any directory above it under {}{others}; \
+             nothing to bundle",
             crate::sanitize::for_terminal(&snap.lok.shell.cwd),
             config.display()
         ),
     }
-}
-
-/// One agent's sessions carried in `bundles`.
-struct CarriedAgent {
-    agent: &'static dyn agent::Agent,
-    element: serde_json::Value,
-    sessions: Vec<agent::Session>,
-}
-
-/// The elements of every agent with sessions for the snapshot's directory (else for the
-/// Claude project's, which may be a parent of it).
-fn agent_elements(
-    probe: &Probe,
-    snap: &Snapshot,
-    plan: &bundle::Plan,
-    redact: bool,
-    report: &mut Report,
-) -> anyhow::Result<Vec<CarriedAgent>> {
-    let here = std::fs::canonicalize(&snap.cwd).ok().and_then(|p| p.to_str().map(str::to_string));
-    let roots: Vec<String> = here.into_iter().chain([plan.project_dir.clone()]).collect();
-    let mut out = Vec::new();
-    for &agent in agent::AGENTS {
-        let Some(home) = agent.home(probe) else { continue };
-        for root in &roots {
-            let found = agent::element(agent, &home, root, redact, report)
-                .with_context(|| format!("--bundle: could not carry the {} sessions", agent.name()))?;
-            if let Some((element, sessions)) = found {
-                out.push(CarriedAgent { agent, element, sessions });
-                break;
-            }
-        }
-    }
-    Ok(out)
 }
 
 fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
@@ -332,7 +332,7 @@ fn destination(args: &SnapshotArgs, probe: &Probe, sealed: bool) -> anyhow::Resu
 fn print_summary(
     snap: &Snapshot,
     bundle: Option<&bundle::BundleStats>,
-    carried: &[CarriedAgent],
+    carried: &[agent::Carried],
     name: &str,
     bytes: u64,
     w: &mut impl Write,

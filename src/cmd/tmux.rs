@@ -64,6 +64,7 @@ fn export_to(
     let opts = ExportOptions {
         target: args.target.clone(),
         bundle: args.bundle,
+        agents: crate::agent::Chosen::from_list(args.agents.as_deref()),
         deadline: exec::default_deadline(),
     };
     let exported = tmux::export(probe, server, &opts)?;
@@ -74,12 +75,16 @@ fn export_to(
         }
     }
     let lok = Lok::Shell(Box::new(snap.lok.clone()));
+    let bundle_opts = bundle::BundleOptions {
+        elements: exported.carried.iter().map(|c| c.element.clone()).collect(),
+        ..bundle::BundleOptions::default()
+    };
     // The bundle streams into the file (through the sealer, when sealing) as it is
     // written, never whole in memory.
     let write = |out: &mut dyn Write, sealer: Option<seal::Sealer>| -> io::Result<u64> {
         let mut out = seal::Output::new(out, sealer)?;
         let secrets = match &exported.bundle {
-            Some(plan) => bundle::write_lok(&snap.lok, plan, &bundle::BundleOptions::default(), &mut out)
+            Some(plan) => bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut out)
                 .map(|stats| stats.redactions.values)
                 .map_err(|e| io::Error::other(format!("{e:#}")))?,
             None => lok.write_to(&mut out).map(|()| 0)?,
@@ -109,7 +114,12 @@ fn export_to(
     }
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let r = &snap.redactions;
-    let secrets = r.history.values + r.env.values + r.git.values + r.scrollback.values + bundle_secrets;
+    let secrets = r.history.values
+        + r.env.values
+        + r.git.values
+        + r.scrollback.values
+        + r.bundle.values
+        + bundle_secrets;
     Ok(Some((path, bytes, secrets)))
 }
 
@@ -125,6 +135,9 @@ pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
     let imported = tmux::import(&probe, &server, &args.file, &opts, &keys)?;
     for w in &imported.warnings {
         exit::warn(w);
+    }
+    for line in &imported.restored_agents {
+        eprintln!("lokust: {line}");
     }
     println!("{}", imported.session);
     // The hint names the same server the session was made on.

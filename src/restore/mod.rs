@@ -11,6 +11,7 @@
 //! the temp dirs of runs that were killed. See: docs/claude-code.md.
 
 pub mod claude_config;
+pub mod elements;
 mod error;
 mod history;
 mod paths;
@@ -136,6 +137,9 @@ pub struct RestoreOutcome {
     pub dry_run: bool,
     /// The new working directory (its real path).
     pub project_dir: PathBuf,
+    /// Whether the `.lok` held a Claude Code project (the top-level `bundle`); without
+    /// one it carries only other agents' sessions and the fields below are empty.
+    pub claude_bundle: bool,
     /// The new slot's name and directory.
     pub slot: String,
     pub slot_dir: PathBuf,
@@ -198,6 +202,9 @@ fn validate(doc: Value, name: &str, data_len: u64) -> anyhow::Result<Doc> {
         }
     };
     let Some(b) = &lok.bundle else {
+        if carries_elements(&lok) {
+            return Ok(Doc { lok });
+        }
         return Err(not_restorable(format!(
             "{name} has no bundle to restore (it was captured without --bundle)"
         )));
@@ -210,6 +217,12 @@ fn validate(doc: Value, name: &str, data_len: u64) -> anyhow::Result<Doc> {
         )));
     }
     Ok(Doc { lok })
+}
+
+/// Whether the snapshot carries other agents' sessions in `bundles` (checked element by
+/// element when they are restored).
+fn carries_elements(lok: &ShellLok) -> bool {
+    lok.extra.get("bundles").and_then(Value::as_array).is_some_and(|list| !list.is_empty())
 }
 
 fn check_bundle_header(kind: &str, format: &str, name: &str) -> anyhow::Result<()> {
@@ -321,6 +334,9 @@ pub fn restore(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreO
             let mut scanner = scan::Scanner::new(BufReader::with_capacity(256 * 1024, file), 0);
             let scanned = scanner.scan(None).map_err(|e| doc_error(e, &name))?;
             let doc = validate(scanned.doc, &name, scanned.data_len)?;
+            if doc.lok.bundle.is_none() {
+                return elements_only(opts, &new_dir, doc.lok, cleaned);
+            }
             let offset = scanned.data_offset.context("no bundle.data")?;
             let mut file = File::open(&path).with_context(|| format!("could not read {name}"))?;
             file.seek(SeekFrom::Start(offset))?;
@@ -378,6 +394,9 @@ fn stream(
     };
     if !ran {
         job.abort();
+        if doc.lok.bundle.is_none() {
+            return elements_only(opts, new_dir, doc.lok, cleaned);
+        }
         return Err(not_restorable(format!("{name} has no bundle.data")));
     }
     let declared = doc.lok.bundle.as_ref().map(|b| b.uncompressed_bytes).unwrap_or(0);
@@ -395,6 +414,44 @@ fn stream(
     job.lok = Some(doc.lok.clone());
     job.map_from_lok();
     job.finish(doc.lok, cleaned)
+}
+
+/// A `.lok` that carries only other agents' sessions, no Claude Code project: nothing of
+/// Claude Code's is placed, and the target directory is made for the agents' restores.
+fn elements_only(
+    opts: &RestoreOptions,
+    new_dir: &Path,
+    lok: ShellLok,
+    cleaned: Vec<PathBuf>,
+) -> anyhow::Result<RestoreOutcome> {
+    let project_dir = if opts.dry_run {
+        new_dir.to_path_buf()
+    } else {
+        fs::create_dir_all(&opts.to).with_context(|| format!("could not create {}", opts.to.display()))?;
+        fs::canonicalize(&opts.to).with_context(|| format!("could not resolve {}", opts.to.display()))?
+    };
+    Ok(RestoreOutcome {
+        dry_run: opts.dry_run,
+        project_dir,
+        claude_bundle: false,
+        slot: String::new(),
+        slot_dir: PathBuf::new(),
+        old_slot: String::new(),
+        path_map: Vec::new(),
+        sessions: Vec::new(),
+        newest_session: None,
+        files: Vec::new(),
+        duplicates: Vec::new(),
+        history_lines: 0,
+        history_refused: 0,
+        claude_json: None,
+        config_withheld: Vec::new(),
+        config_trusted: false,
+        backups: Vec::new(),
+        cleaned,
+        warnings: Vec::new(),
+        lok,
+    })
 }
 
 fn not_restorable(message: String) -> anyhow::Error {
@@ -799,6 +856,7 @@ impl<'a> Job<'a> {
         let mut outcome = RestoreOutcome {
             dry_run: self.opts.dry_run,
             project_dir: project_dir.clone(),
+            claude_bundle: true,
             slot: slot.clone(),
             slot_dir: slot_dir.clone(),
             old_slot: self.old_slot.clone(),

@@ -6,6 +6,7 @@
 
 pub mod archive;
 pub mod claude;
+pub mod gemini;
 
 use std::ffi::OsStr;
 use std::fs;
