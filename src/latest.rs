@@ -66,7 +66,7 @@ pub fn find_for_user(probe: &Probe) -> anyhow::Result<PathBuf> {
     use anyhow::Context;
     let found = find(probe, Some(std::os::unix::process::parent_id()))
         .context("no snapshot found: no export, snapshot or live file in $XDG_STATE_HOME/lokust")?;
-    let ms = found.modified.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let ms = crate::clock::since_epoch(found.modified).as_millis() as u64;
     eprintln!(
         "lokust: latest is {} ({}, {})",
         found.path.display(),

@@ -7,7 +7,7 @@
 //! - Leaves: [`lok`] the format's types and schema · [`probe`] the environment, clock and
 //!   cwd as read once · [`exec`] subprocesses with deadlines · [`fsutil`] private, atomic
 //!   writes · [`sanitize`] text from a file made safe for a terminal · [`human`] sizes,
-//!   times and counts as people read them · [`interrupt`] the Ctrl-C flag · [`shell`] zsh,
+//!   times and counts as people read them · [`clock`] time since the epoch · [`interrupt`] the Ctrl-C flag · [`shell`] zsh,
 //!   bash, fish and quoting · [`exit`] exit statuses and the one error printer.
 //! - Readers: [`capture`] one module per section of a snapshot (env, history, terminal,
 //!   multiplexer, git, Claude Code) · [`redact`] the redactor every text passes through
@@ -28,6 +28,7 @@ pub mod agent;
 pub mod bundle;
 pub mod capture;
 pub mod cli;
+pub mod clock;
 pub mod cmd;
 pub mod exec;
 pub mod exit;

@@ -212,7 +212,7 @@ pub fn plan(config: &Path, home: Option<&Path>, cwd: &Path) -> anyhow::Result<Op
         "slot": slot,
         "sessions": plan.sessions,
     });
-    let now = now_secs();
+    let now = crate::clock::now().as_secs();
     plan.items.push(Item::Dir { path: format!("{slot}/{EXTRAS}"), mtime: now });
     plan.items.push(Item::Data {
         path: format!("{slot}/{EXTRAS}/manifest.json"),
@@ -362,17 +362,9 @@ fn walk(
 }
 
 fn mtime_meta(meta: &fs::Metadata) -> u64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    meta.modified().map(|t| crate::clock::since_epoch(t).as_secs()).unwrap_or(0)
 }
 
 fn mtime_of(path: &Path) -> u64 {
     fs::metadata(path).map(|m| mtime_meta(&m)).unwrap_or(0)
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }

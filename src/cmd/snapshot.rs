@@ -265,10 +265,7 @@ fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
 /// `--live PID`, for the prompt hook: never prints, never fails loudly; what goes wrong
 /// goes to the hook log.
 fn live(args: &SnapshotArgs, pid: u32) -> u8 {
-    let started_us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0);
+    let started_us = crate::clock::now().as_micros() as u64;
     let as_of_us = args.as_of.as_deref().and_then(hook::parse_epoch).unwrap_or(started_us);
     let probe = match Probe::from_process() {
         // The directory is gone: nothing true can be said about it, keep the old file.

@@ -843,10 +843,7 @@ impl<'a> Job<'a> {
             claude::find_slot_dir(&self.projects, &slot).unwrap_or_else(|| self.projects.join(&slot));
         let slot = slot_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(slot);
 
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
+        let now = crate::clock::now().as_secs();
         let times = times::Retimer::new(
             transcripts.iter().map(|(m, _)| *m),
             now,
@@ -1225,13 +1222,7 @@ fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>)
             }
         }
         Action::Replace => {
-            let stamp = crate::human::utc(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_millis() as u64)
-                    .unwrap_or(0),
-            )
-            .replace([':', '-'], "");
+            let stamp = crate::human::utc(crate::clock::now().as_millis() as u64).replace([':', '-'], "");
             let mut name = dest.file_name().unwrap_or_default().to_os_string();
             name.push(format!(".lokust-backup-{stamp}"));
             let backup = dest.with_file_name(name);

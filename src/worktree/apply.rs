@@ -561,7 +561,5 @@ fn check_remote(remote: &str) -> Result<()> {
 }
 
 fn stamp() -> String {
-    let secs =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    secs.to_string()
+    crate::clock::now().as_secs().to_string()
 }
