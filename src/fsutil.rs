@@ -4,7 +4,92 @@
 use std::fs::{self, DirBuilder, File};
 use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// Where a finished `.lok` goes: standard output, or a file written atomically, 0600.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Destination {
+    /// `-` is standard output.
+    pub fn from_arg(path: &Path) -> Destination {
+        if path == Path::new("-") { Destination::Stdout } else { Destination::File(path.to_path_buf()) }
+    }
+
+    /// The name messages use.
+    pub fn name(&self) -> String {
+        match self {
+            Destination::Stdout => "standard output".into(),
+            Destination::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// Writes what `fill` produces, buffered, and returns the number of bytes that
+    /// landed. A file appears whole or not at all, in a directory that must exist; on
+    /// standard output a closed pipe stays an io error of its kind, for the caller.
+    pub fn write(&self, fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>) -> anyhow::Result<u64> {
+        match self {
+            Destination::Stdout => {
+                let mut out = Counted {
+                    inner: io::BufWriter::with_capacity(256 * 1024, io::stdout().lock()),
+                    count: 0,
+                };
+                fill(&mut out)?;
+                out.flush()?;
+                Ok(out.count)
+            }
+            Destination::File(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                    && !dir.is_dir()
+                {
+                    anyhow::bail!(
+                        "cannot write {}: the directory {} does not exist",
+                        path.display(),
+                        dir.display()
+                    );
+                }
+                let mut failed = None;
+                let written = write_private_atomic(path, |f| {
+                    let mut out = io::BufWriter::with_capacity(256 * 1024, f);
+                    if let Err(e) = fill(&mut out) {
+                        let message = format!("{e:#}");
+                        failed = Some(e);
+                        return Err(io::Error::other(message));
+                    }
+                    out.flush()
+                });
+                match (written, failed) {
+                    (Ok(()), _) => Ok(fs::metadata(path).map(|m| m.len()).unwrap_or(0)),
+                    (Err(_), Some(e)) => Err(e.context(format!("could not write {}", path.display()))),
+                    (Err(e), None) => Err(e).with_context(|| format!("could not write {}", path.display())),
+                }
+            }
+        }
+    }
+}
+
+/// Counts the bytes that pass through.
+pub struct Counted<W> {
+    pub inner: W,
+    pub count: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
 
 /// Writes `path` through `fill`, atomically and with mode 0600. On error nothing is left
 /// behind and an existing file at `path` is untouched.

@@ -33,7 +33,7 @@ pub mod unpack;
 mod write;
 
 pub use gz::ParallelGz;
-pub use write::{Counting, write_lok};
+pub use write::write_lok;
 
 pub use listing::{BundleListing, SessionInfo, list_bundle, top_level_transcript};
 

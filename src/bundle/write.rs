@@ -23,7 +23,7 @@ pub fn write_lok<W: Write>(
     )?;
     let mut stats = BundleStats::default();
     let (count, total) = {
-        let counted = Counting { inner: &mut out, count: 0 };
+        let counted = crate::fsutil::Counted { inner: &mut out, count: 0 };
         let b64 = base64::write::EncoderWriter::new(counted, &base64::engine::general_purpose::STANDARD);
         let gz = ParallelGz::new(b64, opts.level, threads(opts.threads));
         let gz = write_tar(plan, opts, gz, &mut stats)?;
@@ -164,21 +164,4 @@ fn write_tar<W: Write>(
         bar.finish_and_clear();
     }
     Ok(tar.into_inner()?)
-}
-
-/// Counts what passes through.
-pub struct Counting<W> {
-    pub inner: W,
-    pub count: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
 }

@@ -1,7 +1,6 @@
 //! `lokust-shell-snapshot` / `lokust-shell snapshot`: capture, write, summarise.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
@@ -9,7 +8,7 @@ use crate::agent;
 use crate::bundle;
 use crate::cli::SnapshotArgs;
 use crate::exit;
-use crate::fsutil;
+use crate::fsutil::{self, Destination};
 use crate::hook;
 use crate::lok::Lok;
 use crate::probe::Probe;
@@ -18,12 +17,6 @@ use crate::seal;
 use crate::snapshot::{self, Options, Snapshot};
 use crate::summary;
 use crate::tmux;
-
-/// Where the finished `.lok` goes.
-enum Destination {
-    Stdout,
-    File(PathBuf),
-}
 
 pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     if let Some(pid) = args.live {
@@ -127,31 +120,10 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             out.finish()?;
             Ok(stats)
         };
-    let written = match &destination {
-        Destination::Stdout => {
-            let mut counted = bundle::Counting {
-                inner: io::BufWriter::with_capacity(256 * 1024, io::stdout().lock()),
-                count: 0,
-            };
-            stats = fill(&mut counted, sealer)?;
-            counted.flush()?;
-            counted.count
-        }
-        Destination::File(path) => {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-                && !dir.is_dir()
-            {
-                bail!("cannot write {}: the directory {} does not exist", path.display(), dir.display());
-            }
-            fsutil::write_private_atomic(path, |f| {
-                let mut out = io::BufWriter::with_capacity(256 * 1024, f);
-                stats = fill(&mut out, sealer).map_err(|e| io::Error::other(format!("{e:#}")))?;
-                out.flush()
-            })
-            .with_context(|| format!("could not write {}", path.display()))?;
-            std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
-        }
-    };
+    let written = destination.write(|out| {
+        stats = fill(out, sealer)?;
+        Ok(())
+    })?;
     if let Some(stats) = &stats {
         for w in &stats.warnings {
             exit::warn(w);
@@ -167,10 +139,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     snap.redactions.bundle.merge(&agents_report);
     if !args.quiet {
-        let name = match &destination {
-            Destination::Stdout => "standard output".to_string(),
-            Destination::File(p) => p.display().to_string(),
-        };
+        let name = destination.name();
         let mut err = io::stderr().lock();
         print_summary(&snap, stats.as_ref(), &carried, &name, written, &mut err)?;
         if let Some(to) = &sealed_to {
@@ -305,8 +274,7 @@ fn live(args: &SnapshotArgs, pid: u32) -> u8 {
 
 fn destination(args: &SnapshotArgs, probe: &Probe, sealed: bool) -> anyhow::Result<Destination> {
     match args.output.as_ref().or(args.file.as_ref()) {
-        Some(p) if p == Path::new("-") => Ok(Destination::Stdout),
-        Some(p) => Ok(Destination::File(p.clone())),
+        Some(p) => Ok(Destination::from_arg(p)),
         None if !io::stdout().is_terminal() => Ok(Destination::Stdout),
         // JSON on a terminal helps nobody: keep it where `--latest` will find it.
         None => {

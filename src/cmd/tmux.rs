@@ -9,7 +9,7 @@ use crate::bundle;
 use crate::cli::{BindArgs, ExportArgs, ImportArgs, TmuxCli};
 use crate::exec;
 use crate::exit;
-use crate::fsutil;
+use crate::fsutil::Destination;
 use crate::lok::Lok;
 use crate::probe::Probe;
 use crate::seal;
@@ -81,38 +81,24 @@ fn export_to(
     };
     // The bundle streams into the file (through the sealer, when sealing) as it is
     // written, never whole in memory.
-    let write = |out: &mut dyn Write, sealer: Option<seal::Sealer>| -> io::Result<u64> {
+    let destination = match &args.output {
+        Some(p) => Destination::from_arg(p),
+        None => Destination::File(tmux::export_path(probe, &exported.pane, sealer.is_some())?),
+    };
+    let mut bundle_secrets = 0;
+    let bytes = destination.write(|out| {
         let mut out = seal::Output::new(out, sealer)?;
-        let secrets = match &exported.bundle {
-            Some(plan) => bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut out)
-                .map(|stats| stats.redactions.values)
-                .map_err(|e| io::Error::other(format!("{e:#}")))?,
+        bundle_secrets = match &exported.bundle {
+            Some(plan) => bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut out)?.redactions.values,
             None => lok.write_to(&mut out).map(|()| 0)?,
         };
         out.finish()?;
-        Ok(secrets)
-    };
-    let path = match &args.output {
-        Some(p) if p == Path::new("-") => {
-            let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
-            write(&mut out, sealer)?;
-            out.flush()?;
-            return Ok(None);
-        }
-        Some(p) => p.clone(),
-        None => tmux::export_path(probe, &exported.pane, sealer.is_some())?,
-    };
-    let mut bundle_secrets = 0;
-    fsutil::write_private_atomic(&path, |f| {
-        let mut out = io::BufWriter::with_capacity(256 * 1024, f);
-        bundle_secrets = write(&mut out, sealer)?;
-        out.flush()
-    })
-    .with_context(|| format!("could not write {}", path.display()))?;
+        Ok(())
+    })?;
+    let Destination::File(path) = destination else { return Ok(None) };
     if !args.quiet {
         println!("{}", path.display());
     }
-    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let r = &snap.redactions;
     let secrets = r.history.values
         + r.env.values

@@ -18,22 +18,6 @@ pub struct ElementStats {
     pub base64_bytes: u64,
 }
 
-struct Counting<W> {
-    inner: W,
-    count: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
 /// Writes the element as one JSON object to `out`; `data` is streamed and its sizes follow
 /// it (JSON key order is free), so the payload is never held in memory.
 pub fn write_element<W: Write>(capture: &Capture, mut out: W) -> Result<ElementStats> {
@@ -48,10 +32,10 @@ pub fn write_element<W: Write>(capture: &Capture, mut out: W) -> Result<ElementS
         beside(&m.remote)
     )?;
     let (base64_bytes, uncompressed_bytes) = {
-        let counted = Counting { inner: &mut out, count: 0 };
+        let counted = crate::fsutil::Counted { inner: &mut out, count: 0 };
         let b64 = base64::write::EncoderWriter::new(counted, &base64::engine::general_purpose::STANDARD);
         let gz = flate2::write::GzEncoder::new(b64, flate2::Compression::new(6));
-        let tar_counted = capture.write_tar(Counting { inner: gz, count: 0 })?;
+        let tar_counted = capture.write_tar(crate::fsutil::Counted { inner: gz, count: 0 })?;
         let total = tar_counted.count;
         let mut b64 = tar_counted.inner.finish()?;
         (b64.finish()?.count, total)
