@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// The environment and exit statuses, listed at the end of every `--help`.
 macro_rules! env_help {
@@ -396,6 +396,24 @@ pub struct RedactArgs {
     /// Print the rules that fired, with counts, on standard error.
     #[arg(long)]
     pub explain: bool,
+
+    /// What the input is: auto, text or transcript
+    ///
+    /// transcript reads JSON Lines (a Claude Code, Codex or Gemini CLI transcript) the way
+    /// --bundle does: each record stays valid JSON, its strings are redacted where they lie
+    /// (escapes decoded, a key read as the context of its value) and every other byte is
+    /// kept. text reads lines of shell history, scrollback, config files or prose. auto
+    /// (the default) picks transcript when the first line is a JSON object or array.
+    #[arg(long = "as", value_name = "KIND", value_enum, default_value_t = RedactAs::Auto, hide_possible_values = true)]
+    pub kind: RedactAs,
+}
+
+/// `lokust-shell redact --as`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RedactAs {
+    Auto,
+    Text,
+    Transcript,
 }
 
 #[derive(Debug, Clone, Subcommand)]

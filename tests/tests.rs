@@ -19,6 +19,8 @@ mod tmux;
 mod hooks;
 // The redactor over the corpus: recall and false-positive rate, and the filter.
 mod redact;
+// lokust-shell redact on real transcripts: valid JSON out, only secrets changed.
+mod redact_transcript;
 // lokust-shell-snapshot --bundle: the Claude Code project inside the .lok, redacted.
 mod bundle;
 // lokust-shell-restore: paths rewritten, extras placed, merges, hostile input, interruptions.

@@ -13,6 +13,79 @@ use std::io::{self, BufRead, Write};
 use super::Report;
 use super::scan::{LineScanner, keyword_lines};
 
+/// What a stream holds, which decides how it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A transcript when the first line is a JSON object or array, else text.
+    Auto,
+    /// Lines of text: shell history, scrollback, config files, prose.
+    Text,
+    /// JSON Lines (Claude Code, Codex, Gemini transcripts): every line stays valid JSON
+    /// with only its secret strings changed; a line that is not JSON is read as text.
+    Transcript,
+}
+
+/// Copies `input` to `output` redacting secrets as `kind` says; returns what was redacted.
+pub fn run_as<R: BufRead, W: Write>(kind: Kind, mut input: R, output: W) -> io::Result<Report> {
+    let kind = match kind {
+        Kind::Auto => sniff(&mut input)?,
+        k => k,
+    };
+    match kind {
+        Kind::Transcript => transcript(input, output),
+        _ => run(input, output),
+    }
+}
+
+/// A transcript when the first non-blank line starts a JSON object or array that parses
+/// (as far as the reader's buffer holds it; a longer first line is judged by its start).
+fn sniff<R: BufRead>(input: &mut R) -> io::Result<Kind> {
+    let buf = input.fill_buf()?;
+    let start = buf.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(buf.len());
+    let rest = &buf[start..];
+    if !matches!(rest.first(), Some(b'{' | b'[')) {
+        return Ok(Kind::Text);
+    }
+    let Some(end) = memchr::memchr(b'\n', rest) else { return Ok(Kind::Transcript) };
+    let first = rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]);
+    Ok(if serde_json::from_slice::<serde::de::IgnoredAny>(first).is_ok() {
+        Kind::Transcript
+    } else {
+        Kind::Text
+    })
+}
+
+/// JSON Lines, one record at a time, with no line-length limit.
+fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Report> {
+    let mut report = Report::default();
+    let mut line = Vec::new();
+    let mut sc = LineScanner::default();
+    let mut out = Vec::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let body_len =
+            line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
+        let (body, eol) = line.split_at(body_len);
+        match std::str::from_utf8(body) {
+            Ok(text) => output.write_all(super::redact_json_line(text, &mut report).as_bytes())?,
+            // Not UTF-8, so not JSON: read as text, bytes kept.
+            Err(_) => {
+                out.clear();
+                output.write_all(if sc.line(body, &mut out, &mut report) { &out } else { body })?;
+            }
+        }
+        output.write_all(eol)?;
+        // Out before the next read may wait, so `tail -f | lokust-shell redact` shows each
+        // record as it comes (records are large: a flush each costs little).
+        output.flush()?;
+    }
+    output.flush()?;
+    Ok(report)
+}
+
 /// Copies `input` to `output`, redacting secrets; returns what was redacted.
 pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Report> {
     let mut report = Report::default();

@@ -1,0 +1,238 @@
+//! Redaction and `--bundle` on real Claude Code transcripts (`shared/fixtures-real/
+//! claude-code/`, written by other people's sessions), replicated to the size asked for,
+//! not on generated text:
+//!
+//!   redact:  what `--bundle` does to every line (one core), in MB/s
+//!   filter:  `lokust-shell redact --as transcript` over the same JSONL, in MB/s
+//!   bundle:  `lokust-shell-snapshot --bundle` of a project made of those transcripts, with
+//!            redaction and without, against `tar czf - DIR | base64 -w0`
+//!
+//! `cargo bench --bench transcripts` runs 100 MB; `-- 1000` adds 1 GB (sizes in MB).
+//! `LOKUST_SHARED` names the reference material when it is not `../shared`.
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+// Only `measure` is used here; the project generator is for the other benchmarks.
+#[allow(dead_code)]
+#[path = "common/rng.rs"]
+mod rng;
+
+#[allow(dead_code)]
+#[path = "common/project.rs"]
+mod project;
+use project::measure;
+
+fn shared() -> PathBuf {
+    std::env::var_os("LOKUST_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+/// Every line of every real transcript, in a fixed order.
+fn real_lines() -> Vec<String> {
+    let root = shared().join("fixtures-real/claude-code");
+    let mut files = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut lines = Vec::new();
+    for f in files {
+        for line in BufReader::new(File::open(&f).unwrap()).lines() {
+            let line = line.unwrap();
+            if !line.trim().is_empty() {
+                lines.push(line);
+            }
+        }
+    }
+    assert!(!lines.is_empty(), "no transcripts under {}", root.display());
+    lines
+}
+
+/// The real lines repeated to `bytes`, split into files of about 8 MB as sessions are.
+/// Each repetition gets its own session id, so that no cache sees the same bytes twice
+/// more often than a real project would.
+fn write_project(dir: &Path, lines: &[String], bytes: u64) -> u64 {
+    fs::create_dir_all(dir).unwrap();
+    let mut written = 0u64;
+    let mut n = 0;
+    while written < bytes {
+        let id = format!("00000000-0000-4000-8000-{n:012}");
+        let mut out = BufWriter::new(File::create(dir.join(format!("{id}.jsonl"))).unwrap());
+        let mut in_file = 0u64;
+        'fill: loop {
+            for line in lines {
+                let line = line.replace("\"sessionId\":\"", &format!("\"sessionId\":\"{id}-"));
+                out.write_all(line.as_bytes()).unwrap();
+                out.write_all(b"\n").unwrap();
+                in_file += line.len() as u64 + 1;
+                if in_file >= 8 << 20 || written + in_file >= bytes {
+                    break 'fill;
+                }
+            }
+        }
+        written += in_file;
+        n += 1;
+    }
+    written
+}
+
+fn mbps(bytes: u64, took: Duration) -> f64 {
+    bytes as f64 / 1e6 / took.as_secs_f64()
+}
+
+fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let path = dir.join(name);
+    assert!(path.exists(), "{} is not built: run cargo build --release first", path.display());
+    path
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn run(mb: u64, work: &Path, lines: &[String]) {
+    let home = work.join(format!("home-{mb}"));
+    let project = work.join(format!("proj-{mb}"));
+    fs::create_dir_all(&project).unwrap();
+    let real = fs::canonicalize(&project).unwrap();
+    let slot = home.join(".claude/projects").join(lokust::capture::claude::slot_name(real.to_str().unwrap()));
+    let bytes = write_project(&slot, lines, mb << 20);
+
+    // What --bundle does to each line, on this thread alone.
+    let mut files: Vec<PathBuf> = fs::read_dir(&slot).unwrap().flatten().map(|e| e.path()).collect();
+    files.sort();
+    let mut report = lokust::redact::Report::default();
+    let started = Instant::now();
+    let mut changed = 0u64;
+    for f in &files {
+        for line in BufReader::with_capacity(1 << 20, File::open(f).unwrap()).lines() {
+            let line = line.unwrap();
+            if let std::borrow::Cow::Owned(_) = lokust::redact::redact_json_line(&line, &mut report) {
+                changed += 1;
+            }
+        }
+    }
+    let took = started.elapsed();
+    println!(
+        "transcripts {mb} MB ({} real lines repeated): redact_json_line {:.0} MB/s on one core, {changed} lines changed, {} values",
+        lines.len(),
+        mbps(bytes, took),
+        report.values
+    );
+
+    // For a profiler: LOKUST_BENCH_ONLY=redact stops here.
+    if std::env::var_os("LOKUST_BENCH_ONLY").is_some_and(|v| v == "redact") {
+        let _ = fs::remove_dir_all(&home);
+        return;
+    }
+    // lokust-shell redact --as transcript, the filter by hand.
+    let all = work.join(format!("all-{mb}.jsonl"));
+    {
+        let mut out = BufWriter::new(File::create(&all).unwrap());
+        for f in &files {
+            std::io::copy(&mut File::open(f).unwrap(), &mut out).unwrap();
+        }
+    }
+    let filter = |args: &[&str]| {
+        let started = Instant::now();
+        let status = Command::new(bin("lokust-shell"))
+            .arg("redact")
+            .args(args)
+            .stdin(File::open(&all).unwrap())
+            .stdout(File::create(work.join("out.jsonl")).unwrap())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        started.elapsed()
+    };
+    if Command::new(bin("lokust-shell"))
+        .args(["redact", "--help"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--as"))
+    {
+        println!(
+            "  lokust-shell redact --as transcript: {:.0} MB/s",
+            mbps(bytes, filter(&["--as", "transcript"]))
+        );
+    } else {
+        println!("  lokust-shell redact (as text): {:.0} MB/s", mbps(bytes, filter(&[])));
+    }
+
+    // --bundle with and without redaction against the shell pipeline, 3 rounds each.
+    let out = work.join("b.lok");
+    let b64 = work.join("b.b64");
+    let mut lok_times = Vec::new();
+    let mut raw_times = Vec::new();
+    let mut pipe_times = Vec::new();
+    let mut rss = (0, 0);
+    for _ in 0..3 {
+        let mut cmd = Command::new(bin("lokust-shell-snapshot"));
+        cmd.current_dir(&real).env("HOME", &home).env("PWD", &real).args(["--bundle", "-q", "-o"]).arg(&out);
+        let (t, r) = measure(&mut cmd);
+        lok_times.push(t);
+        rss.0 = rss.0.max(r);
+        let mut cmd = Command::new(bin("lokust-shell-snapshot"));
+        cmd.current_dir(&real)
+            .env("HOME", &home)
+            .env("PWD", &real)
+            .args(["--bundle", "--no-redact-bundle", "-q", "-o"])
+            .arg(&out);
+        raw_times.push(measure(&mut cmd).0);
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!("tar czf - -C '{}' . | base64 -w0 > '{}'", slot.display(), b64.display()));
+        let (t, r) = measure(&mut cmd);
+        pipe_times.push(t);
+        rss.1 = rss.1.max(r);
+    }
+    let (lok, raw, pipe) = (median(lok_times), median(raw_times), median(pipe_times));
+    let lok_size = fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    let pipe_size = fs::metadata(&b64).map(|m| m.len()).unwrap_or(1);
+    println!(
+        "  --bundle {:.2} s ({:.2}x of tar czf | base64, size {:.3}x, {} MB RSS); without redaction {:.2} s ({:.2}x); pipeline {:.2} s",
+        lok.as_secs_f64(),
+        lok.as_secs_f64() / pipe.as_secs_f64(),
+        lok_size as f64 / pipe_size as f64,
+        rss.0 / 1024,
+        raw.as_secs_f64(),
+        raw.as_secs_f64() / pipe.as_secs_f64(),
+        pipe.as_secs_f64()
+    );
+    for p in [&out, &b64, &all, &work.join("out.jsonl")] {
+        let _ = fs::remove_file(p);
+    }
+    let _ = fs::remove_dir_all(&home);
+    let _ = fs::remove_dir_all(&project);
+}
+
+fn main() {
+    let mut sizes: Vec<u64> = vec![100];
+    for arg in std::env::args().skip(1) {
+        if let Ok(mb) = arg.parse() {
+            sizes.push(mb);
+        }
+    }
+    let lines = real_lines();
+    let work: PathBuf = std::env::var_os("LOKUST_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("lokust-bench-transcripts"));
+    fs::create_dir_all(&work).unwrap();
+    for mb in sizes {
+        run(mb, &work, &lines);
+    }
+}

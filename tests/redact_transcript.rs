@@ -1,0 +1,129 @@
+//! `lokust-shell redact` on transcripts, as SECURITY.md tells users to check a file: real
+//! Claude Code transcripts from shared/fixtures-real with secrets planted inside their
+//! JSON strings. Read as a transcript (the default for JSON Lines), every line stays
+//! valid JSON, only the planted strings change, escapes stay, signatures stay.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::util::{TestEnv, shared, stdout};
+
+const PLANTED: &[&str] =
+    &["ghp_R7c2Qm9XvLp4Tn8Ws1Yd6Hb3Kf5Jg0Ae2Zx9", "Tz5Rm8Kp1Wq4Ln7Xb2Vc9Hd3Js6Fg0Ya5Ue8Io2P", "Hx4kq9Wz2Lm7"];
+
+/// Appends a secret to the first long string of a record: a shell line, a config line,
+/// or serialised JSON one level of escapes deeper, each after a newline.
+fn plant(v: &mut Value, what: &str) -> bool {
+    match v {
+        Value::String(s) if s.len() > 40 => {
+            s.push_str(what);
+            true
+        }
+        Value::Array(a) => a.iter_mut().any(|x| plant(x, what)),
+        Value::Object(o) => o.iter_mut().filter(|(k, _)| *k != "signature").any(|(_, x)| plant(x, what)),
+        _ => false,
+    }
+}
+
+/// Where two records differ: (path, before, after) of each string that changed.
+fn diff(a: &Value, b: &Value, path: &str, out: &mut Vec<(String, String, String)>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(x.keys().collect::<Vec<_>>(), y.keys().collect::<Vec<_>>(), "keys changed at {path}");
+            for (k, v) in x {
+                diff(v, &y[k], &format!("{path}/{k}"), out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "array length changed at {path}");
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                diff(v, w, &format!("{path}/{i}"), out);
+            }
+        }
+        (Value::String(x), Value::String(y)) if x != y => out.push((path.into(), x.clone(), y.clone())),
+        _ => assert_eq!(a, b, "changed at {path}"),
+    }
+}
+
+#[test]
+fn a_real_transcript_stays_valid_json_and_loses_only_the_planted_secrets() {
+    let env = TestEnv::new();
+    let src = shared().join("fixtures-real/claude-code/entireio-cli/37/995ebed6e4/0/full.jsonl");
+    let text = fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    let plants = [
+        format!("\nexport GITHUB_TOKEN={}\nnext line", PLANTED[0]),
+        format!("\n[default]\naws_secret_access_key = {}\n", PLANTED[1]),
+        format!("\n{}", serde_json::json!({"user": "app", "password": PLANTED[2]})),
+    ];
+    let mut records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut planted = 0;
+    for (i, r) in records.iter_mut().enumerate() {
+        if plant(r, &plants[i % plants.len()]) {
+            planted += 1;
+        }
+    }
+    assert!(planted >= 6, "only {planted} records had a string to plant in");
+    let input: String = records.iter().map(|r| format!("{r}\n")).collect();
+    let file = env.cwd.join("session.jsonl");
+    fs::write(&file, &input).unwrap();
+
+    for args in [&[][..], &["--as", "transcript"][..]] {
+        let out = stdout(&env.cmd("lokust-shell").arg("redact").args(args).arg(&file).assert().success());
+        for secret in PLANTED {
+            assert!(!out.contains(secret), "{args:?}: {secret} survived");
+        }
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), records.len(), "{args:?}: records added or lost");
+        for (line, before) in lines.iter().zip(&records) {
+            let after: Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {line}"));
+            let mut changed = Vec::new();
+            diff(before, &after, "", &mut changed);
+            for (path, was, now) in changed {
+                assert!(
+                    now.contains("[REDACTED]"),
+                    "{path}: changed without a redaction: {was:?} -> {now:?}"
+                );
+                assert!(!path.ends_with("/signature"), "a thinking block's signature was changed");
+                // What was kept of the text, escapes and lines included, is all there.
+                let kept = now.split("[REDACTED]").next().unwrap();
+                assert!(was.starts_with(kept), "{path}: text before the redaction altered");
+            }
+        }
+    }
+    // A signature is an integrity tag the API checks on resume: it is never rewritten.
+    assert!(input.contains("\"signature\""), "the fixture has no thinking block");
+}
+
+#[test]
+fn plain_text_is_still_read_as_text_and_a_transcript_streams_record_by_record() {
+    let env = TestEnv::new();
+    let mut cmd = env.cmd("lokust-shell");
+    let text = stdout(
+        &cmd.arg("redact").write_stdin(format!("export GITHUB_TOKEN={}\n", PLANTED[0])).assert().success(),
+    );
+    assert_eq!(text, "export GITHUB_TOKEN=[REDACTED]\n");
+
+    let bin = assert_cmd::cargo::cargo_bin("lokust-shell");
+    let mut child = Command::new(bin)
+        .args(["redact", "--as", "transcript"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for i in 0..3 {
+        writeln!(stdin, "{}", serde_json::json!({"n": i, "content": format!("token={}", PLANTED[0])}))
+            .unwrap();
+        stdin.flush().unwrap();
+        // Read back before the next record is written: nothing waits for the end.
+        let got: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        assert_eq!(got, serde_json::json!({"n": i, "content": "token=[REDACTED]"}));
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
