@@ -127,3 +127,30 @@ fn plain_text_is_still_read_as_text_and_a_transcript_streams_record_by_record() 
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// An MCP server's entry (in `.claude.json`, carried in a bundle, or read by the agent)
+/// holds its credential as an HTTP header in JSON: the credential goes, the scheme and a
+/// `${VAR}` reference stay.
+#[test]
+fn an_authorization_header_inside_json_loses_its_credential_only() {
+    let env = TestEnv::new();
+    let cases = [
+        (
+            r#"{"mcpServers":{"x":{"type":"http","url":"https://mcp.example.com","headers":{"Authorization":"Bearer mcp_9fKq2Lw8Zr1Tn5Vb7Xc3Md6Pj0Hs4Gy2"}}}}"#,
+            r#"{"mcpServers":{"x":{"type":"http","url":"https://mcp.example.com","headers":{"Authorization":"Bearer [REDACTED]"}}}}"#,
+        ),
+        (
+            r#"{"headers":{"proxy-authorization":"Basic YWRtaW46aHVudGVyMjAyNA=="}}"#,
+            r#"{"headers":{"proxy-authorization":"Basic [REDACTED]"}}"#,
+        ),
+        (
+            r#"{"headers":{"Authorization":"Bearer ${GITHUB_TOKEN}"}}"#,
+            r#"{"headers":{"Authorization":"Bearer ${GITHUB_TOKEN}"}}"#,
+        ),
+        (r#"{"Authorization":"see the docs"}"#, r#"{"Authorization":"see the docs"}"#),
+    ];
+    let input: String = cases.iter().map(|(i, _)| format!("{i}\n")).collect();
+    let want: String = cases.iter().map(|(_, o)| format!("{o}\n")).collect();
+    let mut cmd = env.cmd("lokust-shell");
+    assert_eq!(stdout(&cmd.arg("redact").write_stdin(input).assert().success()), want);
+}

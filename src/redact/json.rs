@@ -32,6 +32,9 @@ const MAX_DEPTH: usize = 128;
 /// is altered. Their values are still scanned as text.
 const INTEGRITY_KEYS: &[&str] = &["signature", "sig"];
 
+/// Keys whose value is an HTTP credential with its scheme (`Bearer …`, `Basic …`).
+const AUTH_HEADERS: &[&str] = &["authorization", "proxy-authorization"];
+
 /// Redacts every string of the JSON text `line` (keys as text; values as text and with
 /// their key as context). `Ok(None)` when nothing changed; counts go to `report`.
 pub(crate) fn redact_strings(line: &str, report: &mut Report) -> Result<Option<String>, NotJson> {
@@ -246,6 +249,24 @@ impl<'a> Walker<'a, '_> {
     }
 
     fn string_value(&mut self, lit: &Literal, key: Option<(&str, Option<Class>)>) -> Result<(), NotJson> {
+        // `"headers": {"Authorization": "Bearer …"}` (an MCP server's entry, a request in a
+        // tool call): the value is read as the header line it stands for, so the scheme
+        // stays and the credential goes, as on a `curl -H` line.
+        if let Some((name, _)) = key
+            && AUTH_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h))
+        {
+            let text = self.decode(lit)?;
+            let line = format!("Authorization: {text}");
+            let mut counts = Report::default();
+            if let Cow::Owned(red) = super::redact_report(&line, &mut counts)
+                && let Some(value) = red.strip_prefix("Authorization: ")
+            {
+                let quoted = serde_json::to_string(value).map_err(|_| NotJson)?;
+                self.replace(lit, quoted.as_bytes());
+                self.report.merge(&counts);
+                return Ok(());
+            }
+        }
         // `{"password": "hunter2"}`: the key is context for a bare string value.
         if let Some((name, Some(class))) = key
             && !INTEGRITY_KEYS.contains(&name)
