@@ -274,3 +274,158 @@ fn r10_13_a_secret_written_by_a_substitution_is_redacted() {
         assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), format!("{want}\n"), "{line}");
     }
 }
+
+/// Real file formats and prompts, in the syntax their documentation gives, with secrets
+/// planted, read the ways an agent reads them: plain, numbered by Claude Code's `Read`
+/// (`     3→`), by `cat -n` and `nl` (`     3\t`), by `grep -n` (`path:3:`), as the added
+/// side of a unified diff, and each of those inside the JSON string of a `tool_result`.
+/// The values are made up here, away from the rules' own examples.
+mod forms {
+    use lokust::redact::{self, Report};
+
+    /// An OpenSSH private key block: the format's magic, then made-up base64.
+    fn openssh_key() -> (String, Vec<String>) {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut body =
+            vec!["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW".to_string()];
+        for _ in 0..5 {
+            let line: String = (0..70)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    alphabet[(s % 64) as usize] as char
+                })
+                .collect();
+            body.push(line);
+        }
+        body.push("Qm9iQGxhcHRvcAECAwQFBgc=".to_string());
+        let text = format!(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----\n",
+            body.join("\n")
+        );
+        (text, body)
+    }
+
+    fn gcp_service_account() -> (String, Vec<String>) {
+        let (pem, body) = openssh_key();
+        let pem = pem.replace("OPENSSH PRIVATE KEY", "PRIVATE KEY");
+        let doc = serde_json::json!({
+            "type": "service_account",
+            "project_id": "acme-prod-4821",
+            "private_key_id": "5e1f0c9a7b3d2e8f6a4c1b9d7e3f5a2c8b6d4e1f",
+            "private_key": pem,
+            "client_email": "deployer@acme-prod-4821.iam.gserviceaccount.com",
+            "client_id": "104857263918475620193",
+            "token_uri": "https://oauth2.googleapis.com/token"
+        });
+        // `private_key_id` names the key, as an access key id does; it is not asked for.
+        (serde_json::to_string_pretty(&doc).unwrap(), body)
+    }
+
+    /// (path, content, secrets)
+    fn files() -> Vec<(&'static str, String, Vec<String>)> {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let (key, key_body) = openssh_key();
+        let (sa, sa_secrets) = gcp_service_account();
+        vec![
+            (
+                ".aws/credentials",
+                "[default]\naws_access_key_id = AKIAQ7XMPLV3KD2RTW5N\naws_secret_access_key = 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\n\n[prod]\naws_access_key_id=AKIAR3HNV5QW2KXZTY4M\naws_secret_access_key=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\n".into(),
+                s(&["AKIAQ7XMPLV3KD2RTW5N", "9fKq2Lw8Zr1Tn5Vb7Xc3Md6Pj0Hs4Gy2Ue8Ia1Ob", "AKIAR3HNV5QW2KXZTY4M", "Tz5Rm8Kp1Wq4Ln7Xb2Vc9Hd3Js6Fg0Ya5Ue8Io2P"]),
+            ),
+            (
+                ".netrc",
+                "machine api.example.org\n  login deploy\n  password Vq7Lm2Nx9Rt4\nmachine ftp.example.net login anon password Hp3Ws8Kd1Zq6\n".into(),
+                s(&["Vq7Lm2Nx9Rt4", "Hp3Ws8Kd1Zq6"]),
+            ),
+            (".my.cnf", "[client]\nuser = app\npassword = \"Rk4mQ9zTw2x\"\nhost = db.internal\n".into(), s(&["Rk4mQ9zTw2x"])),
+            (
+                "wg0.conf",
+                "[Interface]\nAddress = 10.0.0.2/24\nPrivateKey = cK9mW2xQ7vR4tL8nB3zH6jF1dS5aG0pY+eU2iO7wXkM=\nListenPort = 51820\n\n[Peer]\nPublicKey = Hq1Zx8Lm3Vn6Rt9Wk2Pd5Fs7Jb0Gc4Ya8Ue1Io3Nw5A=\nPresharedKey = Pn4Xk7Lq2Vz9Rw1Tm6Hd3Fs8Jb5Gc0Ya2Ue7Io4Nw1E=\nEndpoint = vpn.example.org:51820\nAllowedIPs = 0.0.0.0/0\n".into(),
+                s(&["cK9mW2xQ7vR4tL8nB3zH6jF1dS5aG0pY+eU2iO7wXkM=", "Pn4Xk7Lq2Vz9Rw1Tm6Hd3Fs8Jb5Gc0Ya2Ue7Io4Nw1E="]),
+            ),
+            (
+                "mysite/settings.py",
+                "DEBUG = False\nSECRET_KEY = 'x7#k@q2m!v9z$w4p&r8t*n3b^h6j(l1d)f5g'\nDATABASES = {\n    'default': {\n        'ENGINE': 'django.db.backends.postgresql',\n        'NAME': 'shop',\n        'PASSWORD': 'Pg7Wn2Qx5Lr8',\n    }\n}\n".into(),
+                s(&["x7#k@q2m!v9z$w4p&r8t*n3b^h6j(l1d)f5g", "Pg7Wn2Qx5Lr8"]),
+            ),
+            (
+                "src/main/resources/application.properties",
+                "spring.datasource.url=jdbc:postgresql://db:5432/app\nspring.datasource.username=app\nspring.datasource.password=Jd4Kw9Vn2Hx7\n".into(),
+                s(&["Jd4Kw9Vn2Hx7"]),
+            ),
+            ("terraform.tfvars", "region      = \"eu-west-1\"\ndb_password = \"Tf6Rq3Wz8Mn1\"\n".into(), s(&["Tf6Rq3Wz8Mn1"])),
+            (
+                "wp-config.php",
+                "define( 'DB_NAME', 'wordpress' );\ndefine( 'DB_PASSWORD', 'Wp5Ln8Qr2Xt6' );\ndefine( 'AUTH_KEY',         'Gq3#Vm8@Zk1!Rw6$Tp9%Lx4^' );\n".into(),
+                s(&["Wp5Ln8Qr2Xt6", "Gq3#Vm8@Zk1!Rw6$Tp9%Lx4^"]),
+            ),
+            ("datadog.yaml", "site: datadoghq.eu\napi_key: 4f9c2e7a1b8d3f6e0a5c9b2d7e1f4a8c\n".into(), s(&["4f9c2e7a1b8d3f6e0a5c9b2d7e1f4a8c"])),
+            ("service-account.json", sa, sa_secrets),
+            (".ssh/id_ed25519", key, key_body),
+        ]
+    }
+
+    /// Secrets given in words, as typed in a prompt.
+    fn prose() -> Vec<(&'static str, String, Vec<String>)> {
+        vec![
+            (
+                "prompt",
+                "the staging db password is Xk9mQ2vR7tLw, use it for the migration".into(),
+                vec!["Xk9mQ2vR7tLw".into()],
+            ),
+            ("prompt", "my password is Lr5Tz8Wq3Nm6".into(), vec!["Lr5Tz8Wq3Nm6".into()]),
+        ]
+    }
+
+    fn views(path: &str, text: &str) -> Vec<(&'static str, String)> {
+        let numbered = |f: &dyn Fn(usize, &str) -> String| -> String {
+            text.lines().enumerate().map(|(i, l)| f(i + 1, l)).collect::<Vec<_>>().join("\n")
+        };
+        vec![
+            ("plain", text.to_string()),
+            ("read", numbered(&|n, l| format!("{n:>6}\u{2192}{l}"))),
+            ("cat -n", numbered(&|n, l| format!("{n:>6}\t{l}"))),
+            ("grep -n", numbered(&|n, l| format!("{path}:{n}:{l}"))),
+            (
+                "diff",
+                format!("--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n{}", numbered(&|_, l| format!("+{l}"))),
+            ),
+        ]
+    }
+
+    /// Every (case, view, form) whose secret survives.
+    fn misses(cases: &[(&'static str, String, Vec<String>)]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (path, text, secrets) in cases {
+            for (view, shown) in views(path, text) {
+                let plain = redact::redact(&shown).into_owned();
+                let line = serde_json::json!({"type": "user", "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_01", "content": shown}]}})
+                .to_string();
+                let json = redact::redact_json_line(&line, &mut Report::default()).into_owned();
+                let decoded: serde_json::Value = serde_json::from_str(&json)
+                    .unwrap_or_else(|e| panic!("{path} {view}: not JSON after redaction ({e}): {json}"));
+                let decoded = decoded["message"]["content"][0]["content"].as_str().unwrap().to_string();
+                for secret in secrets {
+                    for (form, got) in [("text", &plain), ("json", &decoded)] {
+                        if got.contains(secret.as_str()) {
+                            out.push(format!("{path} | {view} | {form} | {secret}"));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn no_planted_secret_survives_in_any_view() {
+        let mut cases = files();
+        cases.extend(prose());
+        let misses = misses(&cases);
+        assert!(misses.is_empty(), "{} secrets survived:\n{}", misses.len(), misses.join("\n"));
+    }
+}

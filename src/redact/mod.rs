@@ -18,6 +18,7 @@ mod rules;
 mod scan;
 mod shell;
 mod value;
+mod view;
 
 pub mod filter;
 

@@ -39,6 +39,10 @@ pub enum Engine {
     AwsPrompt,
     /// `.netrc`: `machine … login … password X`.
     Netrc,
+    /// PHP's `define('DB_PASSWORD', 'x')`.
+    PhpDefine,
+    /// A secret given in words: "the staging db password is X".
+    Prose,
 }
 
 /// One rule of the catalogue.
@@ -851,5 +855,46 @@ pub static RULES: &[Rule] = &[
             "echo 'machine github.com login me password ⟦h‹a20›⟧' > ~/.netrc",
         ],
         negatives: &["machine api.heroku.com login me@example.com", "the machine password policy"],
+    },
+    Rule {
+        id: "netrc-line",
+        what: "a .netrc entry written over several lines: its `password X` line",
+        keywords: &["password"],
+        matcher: Matcher::Context(Engine::Netrc),
+        positives: &["  password ⟦Qz7‹a10›⟧", "login deploy password ⟦w4‹a14›⟧"],
+        negatives: &[
+            "password reset",
+            "  password",
+            "password = $PW",
+            "the password is wrong",
+            // Prose wrapped in a docstring, from this Python's standard library.
+            "                                  password combination.",
+        ],
+    },
+    Rule {
+        id: "php-define",
+        what: "PHP constants named like a secret: define('DB_PASSWORD', 'x')",
+        keywords: &["define"],
+        matcher: Matcher::Context(Engine::PhpDefine),
+        positives: &["define( 'DB_PASSWORD', '⟦Wq‹a10›⟧' );", "define('SECURE_AUTH_KEY', '⟦‹b40›⟧');"],
+        negatives: &["define( 'DB_NAME', 'wordpress' );", "define('DB_PASSWORD', getenv('DB_PASSWORD'));"],
+    },
+    Rule {
+        id: "prose",
+        what: "a secret given in words: \"my password is X\", \"the API token is X\"",
+        keywords: &["password", "passphrase", "token", "secret"],
+        matcher: Matcher::Context(Engine::Prose),
+        positives: &[
+            "the staging db password is ⟦Hx4‹a9›⟧, use it",
+            "My password is ⟦r7‹a8›⟧.",
+            "the API token is ⟦‹b40›⟧",
+        ],
+        negatives: &[
+            "the password is wrong",
+            "the token is None",
+            "the token is valid for 10 minutes",
+            "the secret is out",
+            "if the password is empty, ask",
+        ],
     },
 ];

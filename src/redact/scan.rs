@@ -197,7 +197,7 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
 type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords.
-const READERS: [(Engine, Reader); 7] = [
+const READERS: [(Engine, Reader); 9] = [
     (Engine::Colon, colon),
     (Engine::Url, url),
     (Engine::Header, header),
@@ -205,6 +205,8 @@ const READERS: [(Engine, Reader); 7] = [
     (Engine::Pem, pem_inline),
     (Engine::AwsPrompt, aws_prompt),
     (Engine::Netrc, netrc),
+    (Engine::PhpDefine, php_define),
+    (Engine::Prose, prose),
 ];
 
 macro_rules! lazy_re {
@@ -507,13 +509,72 @@ fn aws_prompt(line: &[u8], out: &mut Vec<Span>) {
 
 lazy_re!(NETRC, r"\bmachine[ \t]+\S+.*?\bpassword[ \t]+([^\s'\x22]+)");
 
+// `.netrc` allows an entry over several lines, so a line can be only `password X`, or
+// `login me password X`: the whole line, so that prose ("password reset") is left alone.
+lazy_re!(NETRC_LINE, r"(?:^|[;:])[ \t]*(?:login[ \t]+\S+[ \t]+)?password[ \t]+([^\s'\x22=:]+)[ \t]*$");
+
 fn netrc(line: &[u8], out: &mut Vec<Span>) {
+    if let Some(c) = NETRC_LINE.captures(line) {
+        let m = c.get(1).unwrap();
+        // A lone word is prose ("password reset"); a netrc password in a file of its own
+        // shape has a digit, a symbol or mixed case.
+        if should_redact(Class::Password, m.as_bytes()) && looks_typed(m.as_bytes()) {
+            out.push(Span { start: m.start(), end: m.end(), rule: "netrc-line" });
+        }
+    }
     for c in NETRC.captures_iter(line) {
         let m = c.get(1).unwrap();
         if should_redact(Class::Password, m.as_bytes()) {
             out.push(Span { start: m.start(), end: m.end(), rule: "netrc" });
         }
     }
+}
+
+lazy_re!(
+    PHP_DEFINE,
+    r#"(?i)\bdefine\s*\(\s*['"]([A-Za-z0-9_]+)['"]\s*,\s*'([^'\\]*)'|(?i)\bdefine\s*\(\s*['"]([A-Za-z0-9_]+)['"]\s*,\s*"([^"\\$]*)""#
+);
+
+fn php_define(line: &[u8], out: &mut Vec<Span>) {
+    for c in PHP_DEFINE.captures_iter(line) {
+        let (name, value) = match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+            (Some(n), Some(v), ..) | (_, _, Some(n), Some(v)) => (n, v),
+            _ => continue,
+        };
+        if let Some(class) = name_class(name.as_bytes(), Form::Env)
+            && should_redact(class, value.as_bytes())
+        {
+            out.push(Span { start: value.start(), end: value.end(), rule: "php-define" });
+        }
+    }
+}
+
+// "the staging db password is X", "my API token: X". The value must look typed, not
+// be a word: "the password is wrong" is a sentence, not a secret.
+lazy_re!(
+    PROSE,
+    r"(?i)\b(?:password|passphrase|passwd|token|secret)\s+(?:is|was)\s+[`'\x22]?([^\s`'\x22]+?)[`'\x22]?[.,;:!)]?(?:\s|$)"
+);
+
+fn prose(line: &[u8], out: &mut Vec<Span>) {
+    for c in PROSE.captures_iter(line) {
+        let m = c.get(1).unwrap();
+        if m.len() >= 6 && should_redact(Class::Password, m.as_bytes()) && looks_typed(m.as_bytes()) {
+            out.push(Span { start: m.start(), end: m.end(), rule: "prose" });
+        }
+    }
+}
+
+/// A value someone typed or generated rather than a word of a sentence: it mixes
+/// letters with digits or symbols, or has capitals after its first letter.
+fn looks_typed(v: &[u8]) -> bool {
+    // A sentence's own punctuation ("the password combination.") says nothing.
+    let end = v.iter().rposition(|b| !b".,;:!?)".contains(b)).map_or(0, |i| i + 1);
+    let v = &v[..end];
+    let letters = v.iter().any(u8::is_ascii_alphabetic);
+    let others = v.iter().any(|b| !b.is_ascii_alphabetic());
+    let inner_caps = v.iter().skip(1).any(u8::is_ascii_uppercase) && v.iter().any(u8::is_ascii_lowercase);
+    (letters && others) || inner_caps
 }
 
 /// Merges overlapping spans (the first one's rule wins) and keeps them on UTF-8
@@ -589,6 +650,10 @@ impl LineScanner {
         let body_len =
             line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
         let (body, eol) = line.split_at(body_len);
+        // A continuation line's leading `-` is an option of the carried command, not a diff.
+        let cut =
+            if self.carry.is_empty() || !body.starts_with(b"-") { super::view::prefix(body) } else { 0 };
+        let (view, body) = body.split_at(cut);
         if self.in_pem {
             let long_enough = !self.pem_first || body.trim_ascii().len() >= 16;
             if long_enough && pem_body_line(body) {
@@ -598,6 +663,7 @@ impl LineScanner {
                     self.pem_first = false;
                 }
                 let indent = body.len() - body.trim_ascii_start().len();
+                out.extend_from_slice(view);
                 out.extend_from_slice(&body[..indent]);
                 out.extend_from_slice(REDACTED.as_bytes());
                 // A line-continuation backslash is shell syntax, not key material.
@@ -648,6 +714,7 @@ impl LineScanner {
             return false;
         }
         let spans = merge(body, spans);
+        out.extend_from_slice(view);
         apply(body, &spans, out, report);
         out.extend_from_slice(eol);
         report.lines += 1;

@@ -181,6 +181,8 @@ const SECRET_SEG: &[&str] = &[
 
 /// Segments that, before `key`, make it an API key rather than a sort key or a key file.
 const KEY_QUALIFIER: &[&str] = &[
+    // WireGuard's `PresharedKey`.
+    "preshared",
     "api",
     "access",
     "secret",
