@@ -165,6 +165,27 @@ pub struct SnapshotArgs {
     )]
     pub agents: Option<Vec<String>>,
 
+    /// With --bundle: leave the git work of this checkout behind
+    ///
+    /// By default --bundle also carries what the remotes do not have: unpushed commits (as
+    /// a git bundle), staged and unstaged changes and untracked files that are not ignored,
+    /// so lokust-shell-restore can lay them on a checkout elsewhere. A file holding a
+    /// secret is left out, not redacted, and named in the summary.
+    #[arg(long, requires = "bundle", hide_short_help = true)]
+    pub no_worktree: bool,
+
+    /// With --bundle: carry at most SIZE of git work (e.g. 50M, 1G); the rest stays behind,
+    /// named in a warning
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "50M",
+        value_parser = parse_size,
+        requires = "bundle",
+        hide_short_help = true
+    )]
+    pub max_worktree: u64,
+
     /// Print no summary on standard error.
     #[arg(short, long)]
     pub quiet: bool,
@@ -301,6 +322,18 @@ pub struct RestoreArgs {
     #[arg(long)]
     pub trust_config: bool,
 
+    /// Clone the snapshot's remote into TO first, when TO is missing or empty
+    ///
+    /// The git work a snapshot carries (unpushed commits, staged and unstaged changes,
+    /// untracked files) is laid on a checkout of the same repository at TO. When there is
+    /// none, --clone makes one with git's own transport and credentials (lokust stores
+    /// none); without it the restore says the command to run. What is there already is
+    /// never overwritten: a checkout with changes of its own, a branch the carried one
+    /// would move away from, or a file in the way is refused unless --force, which saves
+    /// it first (a stash, a backup branch, a file moved aside) and names it.
+    #[arg(long)]
+    pub clone: bool,
+
     #[command(flatten)]
     pub keys: crate::seal::args::KeyArgs,
 }
@@ -418,7 +451,7 @@ pub enum RedactAs {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum ShellCommand {
-    Snapshot(SnapshotArgs),
+    Snapshot(Box<SnapshotArgs>),
     Restore(RestoreArgs),
     Inspect(InspectArgs),
     Redact(RedactArgs),
@@ -493,6 +526,27 @@ pub struct ExportArgs {
         hide_possible_values = true
     )]
     pub agents: Option<Vec<String>>,
+
+    /// With --bundle: leave the git work of this checkout behind
+    ///
+    /// By default --bundle also carries what the remotes do not have: unpushed commits (as
+    /// a git bundle), staged and unstaged changes and untracked files that are not ignored,
+    /// so lokust-shell-restore can lay them on a checkout elsewhere. A file holding a
+    /// secret is left out, not redacted, and named in the summary.
+    #[arg(long, requires = "bundle", hide_short_help = true)]
+    pub no_worktree: bool,
+
+    /// With --bundle: carry at most SIZE of git work (e.g. 50M, 1G); the rest stays behind,
+    /// named in a warning
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "50M",
+        value_parser = parse_size,
+        requires = "bundle",
+        hide_short_help = true
+    )]
+    pub max_worktree: u64,
 
     /// Write the .lok to FILE (- for standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]

@@ -80,6 +80,18 @@ pub fn bundle_line<W: Write>(b: &crate::bundle::BundleStats, w: &mut W) -> io::R
     writeln!(w, "  bundled:     {} conversations, {} files", b.sessions, b.files)
 }
 
+/// The git work carried, as the snapshot summary shows it.
+pub fn worktree_line<W: Write>(m: &crate::worktree::Meta, w: &mut W) -> io::Result<()> {
+    let left =
+        if m.left_out.is_empty() { String::new() } else { format!(", {} left behind", m.left_out.len()) };
+    writeln!(
+        w,
+        "  git work:    {} unpushed, {} changed or new{left}",
+        crate::human::count(m.commits.len() as u64, "commit"),
+        crate::human::count(m.files.len() as u64, "file")
+    )
+}
+
 /// One agent's conversations carried, as the snapshot summary shows them (`gemini:`).
 pub fn agent_line<W: Write>(id: &str, sessions: &[crate::agent::Session], w: &mut W) -> io::Result<()> {
     let label = format!("{id}:");

@@ -191,6 +191,8 @@ pub struct ExportOptions {
     pub bundle: bool,
     /// With `bundle`: the agents whose sessions go in.
     pub agents: crate::agent::Chosen,
+    /// With `bundle`: carry the git work, up to this many bytes (`None`: leave it behind).
+    pub worktree: Option<u64>,
     pub deadline: Duration,
 }
 
@@ -201,6 +203,8 @@ pub struct Exported {
     pub bundle: Option<crate::bundle::Plan>,
     /// With `--bundle`: other agents' sessions of the pane's directory, redacted.
     pub carried: Vec<crate::agent::Carried>,
+    /// With `--bundle`: the git work the remotes do not have.
+    pub work: Option<crate::worktree::Capture>,
 }
 
 /// Snapshots the shell in a pane and adds the pane's scrollback.
@@ -228,7 +232,7 @@ pub fn export(probe: &Probe, server: &Server, opts: &ExportOptions) -> anyhow::R
         capture_scrollback(server, &pane.id, opts.deadline).context("could not read the scrollback")?;
     snap.lok.shell.tmux_scrollback = Some(encode_scrollback(&text, &mut snap.redactions.scrollback));
     if !opts.bundle {
-        return Ok(Exported { pane, snapshot: snap, bundle: None, carried: Vec::new() });
+        return Ok(Exported { pane, snapshot: snap, bundle: None, carried: Vec::new(), work: None });
     }
     let bundle =
         if opts.agents.has(crate::agent::claude::NAME) { bundle_plan(&probe, &mut snap)? } else { None };
@@ -237,11 +241,9 @@ pub fn export(probe: &Probe, server: &Server, opts: &ExportOptions) -> anyhow::R
     let mut report = crate::redact::Report::default();
     let carried = crate::agent::carry(&probe, &roots, &opts.agents, true, &mut report).context("--bundle")?;
     snap.redactions.bundle.merge(&report);
-    if bundle.is_none() && !carried.is_empty() {
-        // Only other agents' sessions: small, carried in memory beside the snapshot.
-        snap.lok.extra.insert("bundles".into(), carried.iter().map(|c| c.element.clone()).collect());
-    }
-    Ok(Exported { pane, snapshot: snap, bundle, carried })
+    let cwd = snap.cwd.clone();
+    let work = opts.worktree.and_then(|max| crate::worktree::carry(&cwd, max, &mut snap.warnings));
+    Ok(Exported { pane, snapshot: snap, bundle, carried, work })
 }
 
 /// The Claude Code project of the pane's directory; a warning when there is none.
@@ -347,7 +349,8 @@ fn restore_bundle(
     warnings.extend(outcome.warnings.iter().cloned());
     // Other agents' sessions, each on its own, as lokust-shell-restore places them.
     use crate::restore::elements::{self, Outcome};
-    let element_opts = elements::Options { dry_run: false, force: false, max_size: opts.max_size };
+    let element_opts =
+        elements::Options { dry_run: false, force: false, clone: false, max_size: opts.max_size };
     match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, element_opts) {
         Ok(done) => {
             for element in done {
@@ -355,9 +358,7 @@ fn restore_bundle(
                     Outcome::Done(d) => {
                         notes.extend(d.lines.into_iter().chain(d.resume.map(|r| format!("  resume: {r}"))))
                     }
-                    Outcome::Refused { what, why } => {
-                        warnings.push(format!("{what} refused, nothing of them written: {why}"))
-                    }
+                    Outcome::Refused(message) => warnings.push(message),
                     Outcome::Unknown(kind) => {
                         warnings.push(format!("this lokust does not know bundles of kind {kind:?}; left out"))
                     }

@@ -35,3 +35,5 @@ mod seal;
 mod gemini_cli;
 // Issue 14: unpushed commits, index, working tree and untracked files carried and laid back.
 mod worktree;
+// Issue 14 through the binaries: snapshot --bundle carries the work, restore lays it.
+mod worktree_cli;

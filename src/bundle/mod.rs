@@ -33,7 +33,7 @@ pub mod unpack;
 mod write;
 
 pub use gz::ParallelGz;
-pub use write::write_lok;
+pub use write::{StreamedElement, write_lok};
 
 pub use listing::{BundleListing, SessionInfo, list_bundle, top_level_transcript};
 
@@ -55,7 +55,6 @@ const WINDOW: usize = 32 * 1024;
 const CHUNK: usize = 256 * 1024;
 
 /// How to bundle.
-#[derive(Debug, Clone)]
 pub struct BundleOptions {
     /// Redact the transcripts and every other file (the default).
     pub redact: bool,
@@ -67,11 +66,20 @@ pub struct BundleOptions {
     pub progress: bool,
     /// Further payloads, written as the `bundles` array after `bundle` ([`elements`]).
     pub elements: Vec<Value>,
+    /// Further payloads too large to hold, streamed after `elements`.
+    pub streamed: Vec<Box<dyn write::StreamedElement>>,
 }
 
 impl Default for BundleOptions {
     fn default() -> Self {
-        BundleOptions { redact: true, threads: 0, level: 6, progress: false, elements: Vec::new() }
+        BundleOptions {
+            redact: true,
+            threads: 0,
+            level: 6,
+            progress: false,
+            elements: Vec::new(),
+            streamed: Vec::new(),
+        }
     }
 }
 

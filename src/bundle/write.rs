@@ -5,28 +5,64 @@ use super::gz::ParallelGz;
 use super::source::*;
 use super::*;
 
-/// Writes `lok` with the bundle of `plan` as pretty JSON to `out`, streaming the bundle.
-/// The bundle's sizes follow `data` (JSON key order is free), so nothing is held back.
+/// A payload of `bundles` written straight into the document, never whole in memory.
+pub trait StreamedElement {
+    /// Writes the element as one JSON object.
+    fn write_to(&self, out: &mut dyn Write) -> anyhow::Result<()>;
+}
+
+/// Writes `lok` as pretty JSON to `out` with the Claude Code project of `plan` (when there
+/// is one) streamed into `bundle`, and the further payloads of `opts` in `bundles`. The
+/// bundle's sizes follow `data` (JSON key order is free), so nothing is held back.
 pub fn write_lok<W: Write>(
     lok: &ShellLok,
-    plan: &Plan,
+    plan: Option<&Plan>,
     opts: &BundleOptions,
     mut out: W,
 ) -> anyhow::Result<BundleStats> {
     let mut lok = lok.clone();
     lok.bundle = None;
+    lok.extra.remove("bundles");
     let head = serde_json::to_string_pretty(&lok).context("could not serialise the snapshot")?;
     let head = head.strip_suffix("\n}").context("unexpected JSON layout")?;
+    let mut stats = BundleStats::default();
+    match plan {
+        Some(plan) => write_bundle(head, plan, opts, &mut out, &mut stats)?,
+        None => write!(out, "{head}")?,
+    }
+    if !opts.elements.is_empty() || !opts.streamed.is_empty() {
+        write!(out, ",\n  \"bundles\": [")?;
+        for (i, element) in opts.elements.iter().enumerate() {
+            let text = serde_json::to_string(element).context("could not serialise bundles")?;
+            write!(out, "{}{text}", if i == 0 { "" } else { ", " })?;
+        }
+        for (i, element) in opts.streamed.iter().enumerate() {
+            write!(out, "{}", if i == 0 && opts.elements.is_empty() { "" } else { ", " })?;
+            element.write_to(&mut out)?;
+        }
+        write!(out, "]")?;
+    }
+    writeln!(out, "\n}}")?;
+    out.flush()?;
+    Ok(stats)
+}
+
+fn write_bundle<W: Write>(
+    head: &str,
+    plan: &Plan,
+    opts: &BundleOptions,
+    mut out: W,
+    stats: &mut BundleStats,
+) -> anyhow::Result<()> {
     write!(
         out,
         "{head},\n  \"bundle\": {{\n    \"kind\": \"{KIND}\",\n    \"format\": \"{FORMAT}\",\n    \"data\": \""
     )?;
-    let mut stats = BundleStats::default();
     let (count, total) = {
         let counted = crate::fsutil::Counted { inner: &mut out, count: 0 };
         let b64 = base64::write::EncoderWriter::new(counted, &base64::engine::general_purpose::STANDARD);
         let gz = ParallelGz::new(b64, opts.level, threads(opts.threads));
-        let gz = write_tar(plan, opts, gz, &mut stats)?;
+        let gz = write_tar(plan, opts, gz, stats)?;
         let (mut b64, total) = gz.finish()?;
         (b64.finish()?.count, total)
     };
@@ -37,13 +73,7 @@ pub fn write_lok<W: Write>(
         "\",\n    \"uncompressed_bytes\": {},\n    \"base64_bytes\": {}\n  }}",
         stats.uncompressed_bytes, stats.base64_bytes
     )?;
-    if !opts.elements.is_empty() {
-        let elements = serde_json::to_string(&opts.elements).context("could not serialise bundles")?;
-        write!(out, ",\n  \"bundles\": {elements}")?;
-    }
-    writeln!(out, "\n}}")?;
-    out.flush()?;
-    Ok(stats)
+    Ok(())
 }
 
 fn threads(n: usize) -> usize {

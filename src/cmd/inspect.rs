@@ -55,7 +55,17 @@ fn inspect_elements(s: &crate::lok::ShellLok, name: &str, out: &mut impl Write) 
         crate::bundle::elements::elements(&s.extra).with_context(|| format!("{name}: bad bundles"))?;
     for element in elements {
         let kind = crate::bundle::elements::kind_of(element);
-        if let Some(agent) = crate::agent::by_kind(&kind) {
+        if kind == crate::worktree::KIND {
+            match crate::worktree::read_element(element, crate::restore::DEFAULT_MAX_SIZE) {
+                Ok(carried) => {
+                    writeln!(out)?;
+                    for line in crate::worktree::describe(&carried.meta) {
+                        writeln!(out, "{line}")?;
+                    }
+                }
+                Err(e) => writeln!(out, "\ngit work: refused ({e:#})")?,
+            }
+        } else if let Some(agent) = crate::agent::by_kind(&kind) {
             match crate::agent::files(agent, element, crate::restore::DEFAULT_MAX_SIZE) {
                 Ok(files) => summary::agent_sessions(agent.name(), &agent.sessions(&files), out)?,
                 Err(e) => writeln!(out, "\n{} conversations: refused ({e:#})", agent.name())?,

@@ -93,7 +93,8 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
             )
         }
     })?;
-    let elements_ok = restore_elements(&probe, &outcome, &opts, &mut human)
+    let elements_ok = restore_elements(&probe, &outcome, &opts, args.clone, &mut human)
+        .and_then(|ok| if outcome.dry_run { Ok(ok) } else { print_next(&outcome, &mut human).map(|()| ok) })
         .with_context(|| format!("could not write the report to {stream}"))?;
     human.flush().ok();
     drop(human);
@@ -126,10 +127,16 @@ fn restore_elements(
     probe: &Probe,
     outcome: &RestoreOutcome,
     opts: &RestoreOptions,
+    args_clone: bool,
     w: &mut dyn Write,
 ) -> io::Result<bool> {
     use restore::elements::{self, Outcome};
-    let options = elements::Options { dry_run: outcome.dry_run, force: opts.force, max_size: opts.max_size };
+    let options = elements::Options {
+        dry_run: outcome.dry_run,
+        force: opts.force,
+        clone: args_clone,
+        max_size: opts.max_size,
+    };
     let done = match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, options) {
         Ok(done) => done,
         Err(e) => {
@@ -150,9 +157,9 @@ fn restore_elements(
                     writeln!(w, "  resume: cd {dir} && {cmd}")?;
                 }
             }
-            Outcome::Refused { what, why } => {
+            Outcome::Refused(message) => {
                 all_ok = false;
-                exit::warn(&format!("{what} refused, nothing of them written: {why}"));
+                exit::warn(&message);
             }
             Outcome::Unknown(kind) => {
                 exit::warn(&format!("this lokust does not know bundles of kind {kind:?}; left out"))
@@ -290,12 +297,6 @@ fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
             "Restored into {} (no Claude Code project in this file)",
             safe(&o.project_dir.to_string_lossy())
         )?;
-        writeln!(w)?;
-        writeln!(w, "Next:")?;
-        writeln!(w, "  cd {}", posix_quote(&o.project_dir.to_string_lossy(), Quote::WhenNeeded))?;
-        for line in git_advice(&o.project_dir, &o.lok) {
-            writeln!(w, "  {line}")?;
-        }
         return Ok(());
     }
     writeln!(w, "Restored into {}", safe(&o.slot_dir.to_string_lossy()))?;
@@ -328,12 +329,19 @@ fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
     for d in &o.cleaned {
         writeln!(w, "  cleaned:   {} (left by an interrupted run)", safe(&d.to_string_lossy()))?;
     }
-    print_sessions(o, w)?;
+    print_sessions(o, w)
+}
+
+/// Where to go and how to resume, once everything (the git work included) is in place.
+fn print_next(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w)?;
     writeln!(w, "Next:")?;
     writeln!(w, "  cd {}", posix_quote(&o.project_dir.to_string_lossy(), Quote::WhenNeeded))?;
     for line in git_advice(&o.project_dir, &o.lok) {
         writeln!(w, "  {line}")?;
+    }
+    if !o.claude_bundle {
+        return Ok(());
     }
     match &o.newest_session {
         Some(id) => writeln!(w, "  claude --resume {}", safe(id)),

@@ -17,6 +17,7 @@ use crate::seal;
 use crate::snapshot::{self, Options, Snapshot};
 use crate::summary;
 use crate::tmux;
+use crate::worktree;
 
 pub fn run(args: &SnapshotArgs) -> anyhow::Result<u8> {
     if let Some(pid) = args.live {
@@ -79,23 +80,38 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         }
     }
     let mut agents_report = Report::default();
-    let (plan, carried) = if args.bundle {
+    let (plan, carried, work) = if args.bundle {
         let chosen = agent::Chosen::from_list(args.agents.as_deref());
-        bundle_payloads(&probe, &snap, &chosen, !args.no_redact_bundle, &mut agents_report)?
+        let work = if args.no_worktree {
+            None
+        } else {
+            let mut left = Vec::new();
+            let work = worktree::carry(&snap.cwd, args.max_worktree, &mut left);
+            left.iter().for_each(|w| exit::warn(w));
+            work
+        };
+        let (plan, carried) = bundle_payloads(
+            &probe,
+            &snap,
+            &chosen,
+            !args.no_redact_bundle,
+            work.is_some(),
+            &mut agents_report,
+        )?;
+        (plan, carried, work)
     } else {
-        (None, Vec::new())
+        (None, Vec::new(), None)
     };
+    let work_summary = work.as_ref().map(|w| w.meta.clone());
     if plan.is_some() {
         crate::interrupt::install_signal_handlers();
     }
-    if plan.is_none() && !carried.is_empty() {
-        // Only other agents' sessions: small, carried in memory beside the snapshot.
-        snap.lok.extra.insert("bundles".into(), carried.iter().map(|c| c.element.clone()).collect());
-    }
+
     let bundle_opts = bundle::BundleOptions {
         redact: !args.no_redact_bundle,
         progress: plan.as_ref().is_some_and(|p| p.total_bytes >= PROGRESS_FROM) && io::stderr().is_terminal(),
         elements: carried.iter().map(|c| c.element.clone()).collect(),
+        streamed: work.into_iter().map(|w| Box::new(w) as Box<dyn bundle::StreamedElement>).collect(),
         ..bundle::BundleOptions::default()
     };
     if plan.is_some() && args.no_redact_bundle {
@@ -110,12 +126,11 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let fill =
         |out: &mut dyn Write, sealer: Option<seal::Sealer>| -> anyhow::Result<Option<bundle::BundleStats>> {
             let mut out = seal::Output::new(out, sealer)?;
-            let stats = match &plan {
-                Some(plan) => Some(bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut out)?),
-                None => {
-                    lok.write_to(&mut out)?;
-                    None
-                }
+            let stats = if args.bundle {
+                Some(bundle::write_lok(&snap.lok, plan.as_ref(), &bundle_opts, &mut out)?)
+            } else {
+                lok.write_to(&mut out)?;
+                None
             };
             out.finish()?;
             Ok(stats)
@@ -129,6 +144,8 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
             exit::warn(w);
         }
         snap.redactions.bundle = stats.redactions.clone();
+    }
+    if let (Some(stats), Some(_)) = (&stats, &plan) {
         snap.lok.bundle = Some(crate::lok::Bundle {
             kind: bundle::KIND.into(),
             format: bundle::FORMAT.into(),
@@ -141,7 +158,12 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     if !args.quiet {
         let name = destination.name();
         let mut err = io::stderr().lock();
-        print_summary(&snap, stats.as_ref(), &carried, &name, written, &mut err)?;
+        let carried = Carried {
+            bundle: stats.as_ref().filter(|_| plan.is_some()),
+            agents: &carried,
+            work: work_summary.as_ref(),
+        };
+        print_summary(&snap, &carried, &name, written, &mut err)?;
         if let Some(to) = &sealed_to {
             writeln!(err, "Sealed:      with age, for {}", crate::sanitize::for_terminal(to))?;
         }
@@ -160,6 +182,7 @@ fn bundle_payloads(
     snap: &Snapshot,
     chosen: &agent::Chosen,
     redact: bool,
+    has_work: bool,
     report: &mut Report,
 ) -> anyhow::Result<(Option<bundle::Plan>, Vec<agent::Carried>)> {
     let config = crate::capture::claude::config_dir(probe);
@@ -177,7 +200,7 @@ fn bundle_payloads(
     let here = std::fs::canonicalize(cwd).ok().and_then(|p| p.to_str().map(str::to_string));
     let roots: Vec<String> = here.into_iter().chain(plan.as_ref().map(|p| p.project_dir.clone())).collect();
     let carried = agent::carry(probe, &roots, chosen, redact, report).context("--bundle")?;
-    if plan.is_some() || !carried.is_empty() {
+    if plan.is_some() || !carried.is_empty() || has_work {
         return Ok((plan, carried));
     }
     let others = if agent::AGENTS.iter().any(|a| chosen.has(a.id())) {
@@ -294,10 +317,16 @@ fn destination(args: &SnapshotArgs, probe: &Probe, sealed: bool) -> anyhow::Resu
     }
 }
 
+/// What `--bundle` put in the file, for the summary.
+struct Carried<'a> {
+    bundle: Option<&'a bundle::BundleStats>,
+    agents: &'a [agent::Carried],
+    work: Option<&'a worktree::Meta>,
+}
+
 fn print_summary(
     snap: &Snapshot,
-    bundle: Option<&bundle::BundleStats>,
-    carried: &[agent::Carried],
+    carried: &Carried<'_>,
     name: &str,
     bytes: u64,
     w: &mut impl Write,
@@ -308,11 +337,14 @@ fn print_summary(
     if let Some(source) = &snap.history_source {
         writeln!(w, "History:     from {}", crate::sanitize::for_terminal(source))?;
     }
-    if let Some(b) = bundle {
+    if let Some(b) = carried.bundle {
         summary::bundle_line(b, w)?;
     }
-    for c in carried {
+    for c in carried.agents {
         summary::agent_line(c.agent.id(), &c.sessions, w)?;
+    }
+    if let Some(m) = carried.work {
+        summary::worktree_line(m, w)?;
     }
     let r = &snap.redactions;
     let sections: [(&str, &Report); 5] = [

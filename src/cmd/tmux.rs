@@ -65,9 +65,11 @@ fn export_to(
         target: args.target.clone(),
         bundle: args.bundle,
         agents: crate::agent::Chosen::from_list(args.agents.as_deref()),
+        worktree: (!args.no_worktree).then_some(args.max_worktree),
         deadline: exec::default_deadline(),
     };
-    let exported = tmux::export(probe, server, &opts)?;
+    let mut exported = tmux::export(probe, server, &opts)?;
+    let work = exported.work.take();
     let snap = &exported.snapshot;
     if !args.quiet {
         for w in &snap.warnings {
@@ -77,6 +79,7 @@ fn export_to(
     let lok = Lok::Shell(Box::new(snap.lok.clone()));
     let bundle_opts = bundle::BundleOptions {
         elements: exported.carried.iter().map(|c| c.element.clone()).collect(),
+        streamed: work.into_iter().map(|w| Box::new(w) as Box<dyn bundle::StreamedElement>).collect(),
         ..bundle::BundleOptions::default()
     };
     // The bundle streams into the file (through the sealer, when sealing) as it is
@@ -88,9 +91,10 @@ fn export_to(
     let mut bundle_secrets = 0;
     let bytes = destination.write(|out| {
         let mut out = seal::Output::new(out, sealer)?;
-        bundle_secrets = match &exported.bundle {
-            Some(plan) => bundle::write_lok(&snap.lok, plan, &bundle_opts, &mut out)?.redactions.values,
-            None => lok.write_to(&mut out).map(|()| 0)?,
+        bundle_secrets = if args.bundle {
+            bundle::write_lok(&snap.lok, exported.bundle.as_ref(), &bundle_opts, &mut out)?.redactions.values
+        } else {
+            lok.write_to(&mut out).map(|()| 0)?
         };
         out.finish()?;
         Ok(())

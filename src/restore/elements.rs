@@ -1,7 +1,7 @@
 //! The further payloads of a `.lok` (its `bundles` array) put back for the restored
 //! project, each on its own: one refused does not undo the others or the Claude Code
-//! project. Every agent's element goes through its [`Agent`](crate::agent::Agent); a kind
-//! this lokust does not know is left out with a warning.
+//! project. Every agent's element goes through its [`Agent`](crate::agent::Agent), the git
+//! work through `worktree`; a kind this lokust does not know is left out with a warning.
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -11,13 +11,14 @@ use serde_json::{Map, Value};
 use crate::agent::{self, Agent, PlaceOptions, Restored};
 use crate::lok::ShellLok;
 use crate::probe::Probe;
+use crate::worktree;
 
 /// What became of one element.
 pub enum Outcome {
     /// Placed (or, in a dry run, planned): what was done and how to resume.
     Done(Restored),
-    /// Refused whole, nothing of it written.
-    Refused { what: String, why: String },
+    /// Refused whole, nothing of it written: the message says what and why.
+    Refused(String),
     /// A kind this lokust does not know: left out.
     Unknown(String),
 }
@@ -26,7 +27,10 @@ pub enum Outcome {
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub dry_run: bool,
+    /// Replace what differs, keeping a copy (a backup, a stash, a backup branch).
     pub force: bool,
+    /// Clone the snapshot's remote into an absent or empty directory for the git work.
+    pub clone: bool,
     pub max_size: u64,
 }
 
@@ -44,11 +48,60 @@ pub fn restore_all(
 
 fn restore_one(probe: &Probe, element: &Map<String, Value>, project_dir: &Path, opts: Options) -> Outcome {
     let kind = crate::bundle::elements::kind_of(element);
+    if kind == worktree::KIND {
+        return match restore_worktree(element, project_dir, opts) {
+            Ok(done) => Outcome::Done(done),
+            Err(e) => Outcome::Refused(format!("the carried git work was not laid on the checkout: {e:#}")),
+        };
+    }
     let Some(agent) = agent::by_kind(&kind) else { return Outcome::Unknown(kind) };
     match restore_agent(agent, probe, element, project_dir, opts) {
         Ok(done) => Outcome::Done(done),
-        Err(e) => Outcome::Refused { what: format!("{} conversations", agent.name()), why: format!("{e:#}") },
+        Err(e) => Outcome::Refused(format!(
+            "{} conversations refused, nothing of them written: {e:#}",
+            agent.name()
+        )),
     }
+}
+
+/// Lays the unpushed commits, the index, the working tree and the untracked files on the
+/// checkout at `dir` (cloned first with `--clone`); refuses what would destroy something
+/// there unless `--force`, which saves it first.
+fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> anyhow::Result<Restored> {
+    let carried = worktree::read_element(element, opts.max_size)?;
+    let safe = |s: &str| crate::sanitize::for_terminal(s).into_owned();
+    let mut lines = Vec::new();
+    if worktree::Carried::needs_clone(dir) && !opts.clone {
+        // Not a refusal: nothing is there to protect. Say how to get the code, then the work.
+        lines.push(format!(
+            "git work: {} has no checkout to lay the carried work on ({} unpushed commits, {} changed or new files)",
+            safe(&dir.to_string_lossy()),
+            carried.meta.commits.len(),
+            carried.meta.files.len()
+        ));
+        lines.push(format!(
+            "  run `{}` and restore again, or restore with --clone",
+            safe(&carried.clone_command(dir)?)
+        ));
+        return Ok(Restored { lines, resume: None });
+    }
+    let apply = worktree::ApplyOptions { force: opts.force, clone: opts.clone, deadline: None };
+    let plan = carried.plan(dir, &apply)?;
+    if opts.dry_run {
+        lines.push(format!("git work: would be laid on {}:", safe(&dir.to_string_lossy())));
+        lines.extend(plan.steps.iter().map(|s| format!("  {}", safe(&s.to_string()))));
+        return Ok(Restored { lines, resume: None });
+    }
+    let applied = carried.apply(&plan, &apply)?;
+    lines.push(format!("git work laid on {}:", safe(&dir.to_string_lossy())));
+    lines.extend(plan.steps.iter().map(|s| format!("  {}", safe(&s.to_string()))));
+    for saved in &applied.saved {
+        lines.push(format!("  saved: {}", safe(saved)));
+    }
+    for left in &carried.meta.left_out {
+        lines.push(format!("  left behind on the old machine: {} ({})", safe(&left.path), safe(&left.why)));
+    }
+    Ok(Restored { lines, resume: None })
 }
 
 fn restore_agent(

@@ -257,13 +257,29 @@ impl Carried {
         self.meta.files.iter().filter(|f| f.state == state).count()
     }
 
+    /// Whether `dir` has no checkout yet (missing or empty): the work needs a clone first.
+    pub fn needs_clone(dir: &Path) -> bool {
+        fs::read_dir(dir).map(|mut e| e.next().is_none()).unwrap_or(true)
+    }
+
+    /// The command that makes the checkout at `dir` the work can be laid on, when the
+    /// snapshot names a remote lokust would clone (never an option or a transport helper).
+    pub fn clone_command(&self, dir: &Path) -> Result<String> {
+        let remote = self.meta.remote.as_deref().context("the snapshot names no remote to clone")?;
+        check_remote(remote)?;
+        Ok(format!(
+            "git clone -- {} {}",
+            crate::shell::posix_quote(remote, crate::shell::Quote::WhenNeeded),
+            crate::shell::posix_quote(&dir.to_string_lossy(), crate::shell::Quote::WhenNeeded)
+        ))
+    }
+
     /// Decides what laying the payload on `dir` takes; refuses, with the reason, what would
     /// destroy something there unless `opts.force`.
     pub fn plan(&self, dir: &Path, opts: &ApplyOptions) -> Result<Plan> {
         let d = Self::deadline(opts);
         let mut steps = Vec::new();
-        let empty = fs::read_dir(dir).map(|mut e| e.next().is_none()).unwrap_or(true);
-        if empty {
+        if Self::needs_clone(dir) {
             let Some(remote) = &self.meta.remote else {
                 bail!("{} is not a checkout and the snapshot names no remote to clone", dir.display());
             };

@@ -115,3 +115,9 @@ pub fn describe(meta: &Meta) -> Vec<String> {
     }
     lines
 }
+
+impl crate::bundle::StreamedElement for Capture {
+    fn write_to(&self, out: &mut dyn Write) -> Result<()> {
+        write_element(self, out).map(|_| ())
+    }
+}

@@ -31,6 +31,31 @@ pub const KIND: &str = "git-worktree";
 /// The default ceiling on carried work, in bytes (`--max-worktree`).
 pub const DEFAULT_MAX_BYTES: u64 = 50 * 1024 * 1024;
 
+/// The git work of the checkout around `cwd` that the remotes do not have, when there is
+/// any; what stays behind (a file holding a secret, past `max_bytes`) becomes a warning.
+/// A failing git is a warning too: the conversations still go.
+pub fn carry(cwd: &std::path::Path, max_bytes: u64, warnings: &mut Vec<String>) -> Option<Capture> {
+    let opts = CaptureOptions { max_bytes, ..CaptureOptions::default() };
+    match capture(cwd, &opts) {
+        Ok(Some(c)) => {
+            for l in &c.meta.left_out {
+                warnings.push(format!(
+                    "--bundle: {} stays behind, not in the carried git work: {}",
+                    crate::sanitize::for_terminal(&l.path),
+                    l.why
+                ));
+            }
+            let m = &c.meta;
+            (!m.commits.is_empty() || !m.files.is_empty()).then_some(c)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            warnings.push(format!("--bundle: the git work was not carried: {e:#}"));
+            None
+        }
+    }
+}
+
 /// What the payload says about itself; also the fields written beside `data`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Meta {
