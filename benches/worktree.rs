@@ -138,23 +138,11 @@ fn main() {
 
     let snapshot = env!("CARGO_BIN_EXE_lokust-shell-snapshot");
     let lok = root.join("b.lok");
-    let mut bundle = Vec::new();
-    for _ in 0..3 {
-        let t = Instant::now();
-        let status = Command::new(snapshot)
-            .env_clear()
-            .env("HOME", &home)
-            .env("PATH", "/usr/bin:/bin")
-            .env("PWD", &cwd)
-            .current_dir(&cwd)
-            .args(["--bundle", "--no-worktree", "-q", "-o"])
-            .arg(&lok)
-            .stderr(std::process::Stdio::null())
-            .status();
-        // Before the worktree is wired in, the flag does not exist yet: run without it.
-        let status = match status {
-            Ok(s) if s.success() => s,
-            _ => Command::new(snapshot)
+    let run = |extra: &[&str]| -> Duration {
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            let t = Instant::now();
+            let status = Command::new(snapshot)
                 .env_clear()
                 .env("HOME", &home)
                 .env("PATH", "/usr/bin:/bin")
@@ -162,14 +150,27 @@ fn main() {
                 .current_dir(&cwd)
                 .args(["--bundle", "-q", "-o"])
                 .arg(&lok)
+                .args(extra)
+                .stderr(std::process::Stdio::null())
                 .status()
-                .unwrap(),
-        };
-        assert!(status.success());
-        bundle.push(t.elapsed());
-    }
-    let bundle = median(bundle);
+                .unwrap();
+            assert!(status.success());
+            times.push(t.elapsed());
+        }
+        median(times)
+    };
+    let bundle = run(&["--no-worktree"]);
     let lok_len = fs::metadata(&lok).unwrap().len();
+    let with_work = run(&[]);
+    let with_len = fs::metadata(&lok).unwrap().len();
+    println!(
+        "--bundle with the git work: {:.2} s vs {:.2} s without ({:+.1}%), {:.1} MB vs {:.1} MB",
+        with_work.as_secs_f64(),
+        bundle.as_secs_f64(),
+        100.0 * (with_work.as_secs_f64() / bundle.as_secs_f64() - 1.0),
+        with_len as f64 / 1e6,
+        lok_len as f64 / 1e6
+    );
 
     let before = peak_kib();
     let mut carried = Vec::new();

@@ -475,3 +475,48 @@ fn a_conversation_resumes_after_travelling_sealed_to_an_ssh_key() {
     let sent = bodies[before..].iter().find(|b| b.contains("which word?")).expect("the resumed request");
     assert!(sent.contains("ZEBRA-42"), "the earlier turns were not sent: {sent}");
 }
+
+/// Issue 14 with the real CLI: a conversation held in a checkout with unpushed work moves
+/// with that work; restored into a fresh clone elsewhere, the CLI resumes there, sends
+/// the earlier turns, and the checkout holds the work the conversation speaks of.
+#[test]
+fn a_conversation_resumes_in_a_fresh_clone_that_has_the_unpushed_work() {
+    use crate::util::work::{git, scenario, state};
+    let Some(bin) = claude_bin() else { return };
+    let env = TestEnv::new();
+    let api = MessagesApi::start();
+    let (origin, work) = scenario(env.root.path());
+    let _ = std::fs::remove_file(work.join("deploy.env"));
+    let id = new_conversation(&bin, &api, &env.home, &work, "remember the word HERON-9");
+    let lok = env.root.path().join("moved.lok");
+    env.cmd("lokust-shell-snapshot")
+        .current_dir(&work)
+        .env("PWD", &work)
+        .args(["--bundle", "-o"])
+        .arg(&lok)
+        .assert()
+        .success();
+    std::fs::remove_dir_all(slot_dir(&env.home, &work)).unwrap();
+    let want = state(&work);
+
+    let target = env.root.path().join("laptop/äpp clone");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    git(env.root.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let restored = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let said = String::from_utf8_lossy(&restored.get_output().stdout).into_owned();
+    assert!(said.contains("git work laid on") && said.contains(&format!("claude --resume {id}")), "{said}");
+    assert_eq!(state(&target), want, "the checkout does not hold the carried work");
+
+    let before = api.bodies().len();
+    let out = claude(
+        &bin,
+        &api,
+        &env.home,
+        &target,
+        &["-p", "--resume", &id, "which bird?", "--output-format", "json"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let bodies = api.bodies();
+    let sent = bodies[before..].iter().find(|b| b.contains("which bird?")).expect("the resumed request");
+    assert!(sent.contains("HERON-9"), "earlier turns missing: {sent}");
+}
