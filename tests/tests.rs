@@ -21,6 +21,8 @@ mod hooks;
 mod redact;
 // lokust-shell redact on real transcripts: valid JSON out, only secrets changed.
 mod redact_transcript;
+// A bounded property test: never a panic, idempotent, JSON in is JSON out, signatures kept.
+mod redact_fuzz;
 // lokust-shell-snapshot --bundle: the Claude Code project inside the .lok, redacted.
 mod bundle;
 // lokust-shell-restore: paths rewritten, extras placed, merges, hostile input, interruptions.
