@@ -376,3 +376,24 @@ fn an_element_that_inflates_past_the_ceiling_is_refused() {
     let err = worktree::read_element(element.as_object().unwrap(), 1 << 20).err().expect("refused");
     assert!(format!("{err:#}").contains("over"), "{err:#}");
 }
+
+/// The blobs of changed files are read in one batch; two files with the same content
+/// share one blob, and each must still be checked and left behind.
+#[test]
+fn two_staged_files_with_the_same_secret_both_stay_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, work) = scenario(tmp.path());
+    let secret = b"token = \"ghp_Qz8Lm3Vn6Rt9Wk2Pd5Fs7Jb0Gc4Ya8Ue1Io3Nw\"\n";
+    write(&work, "a/one.toml", secret);
+    write(&work, "b/two.toml", secret);
+    git(&work, &["add", "a/one.toml", "b/two.toml"]);
+    // Only the index holds it now: the files on disk were edited since.
+    write(&work, "a/one.toml", b"token = \"$TOKEN\"\n");
+    write(&work, "b/two.toml", b"token = \"$TOKEN\"\n");
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    for p in ["a/one.toml", "b/two.toml"] {
+        assert!(cap.meta.left_out.iter().any(|l| l.path == p), "{p} travelled: {:?}", cap.meta.left_out);
+    }
+    let tar = cap.write_tar(Vec::new()).unwrap();
+    assert!(!tar.windows(12).any(|w| w == b"ghp_Qz8Lm3Vn"), "a token entered the payload");
+}

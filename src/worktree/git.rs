@@ -43,6 +43,61 @@ pub fn ok<S: AsRef<OsStr>>(dir: &Path, args: &[S], deadline: Duration) -> bool {
     run(dir, args, deadline).is_ok()
 }
 
+/// The index entries of `paths`: path → (mode, blob id), from one `git ls-files -s`.
+pub fn index_entries(
+    dir: &Path,
+    paths: &[&str],
+    deadline: Duration,
+) -> Result<std::collections::HashMap<String, (String, String)>> {
+    let mut args: Vec<String> = vec!["ls-files".into(), "-s".into(), "-z".into(), "--".into()];
+    args.extend(paths.iter().map(|p| format!(":(literal){p}")));
+    let out = run(dir, &args, deadline)?;
+    let mut entries = std::collections::HashMap::new();
+    for record in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        // `<mode> <id> <stage>\t<path>`
+        let text = String::from_utf8_lossy(record);
+        let Some((head, path)) = text.split_once('\t') else { continue };
+        let mut fields = head.split(' ');
+        if let (Some(mode), Some(id)) = (fields.next(), fields.next()) {
+            entries.insert(path.to_string(), (mode.to_string(), id.to_string()));
+        }
+    }
+    Ok(entries)
+}
+
+/// The contents of the blobs `ids`, in order, read through one `git cat-file --batch`
+/// (an id git does not have reads as empty).
+pub fn blobs(dir: &Path, ids: &[&str], deadline: Duration) -> Result<Vec<Vec<u8>>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut c = cmd(dir);
+    c.args(["cat-file", "--batch"]);
+    let input: Vec<u8> = ids.iter().flat_map(|id| format!("{id}\n").into_bytes()).collect();
+    let out = exec::output_with_input(c, input, deadline)
+        .with_context(|| format!("git cat-file --batch in {}", dir.display()))?;
+    let mut blobs = Vec::with_capacity(ids.len());
+    let mut at = 0;
+    for _ in ids {
+        let end =
+            out[at..].iter().position(|b| *b == b'\n').map(|i| at + i).context("git cat-file: cut output")?;
+        let header = String::from_utf8_lossy(&out[at..end]).into_owned();
+        at = end + 1;
+        // `<id> <type> <size>`, or `<id> missing`.
+        let size: Option<usize> =
+            header.rsplit(' ').next().and_then(|s| s.parse().ok()).filter(|_| !header.ends_with(" missing"));
+        match size {
+            Some(n) => {
+                let body = out.get(at..at + n).context("git cat-file: cut output")?;
+                blobs.push(body.to_vec());
+                at += n + 1;
+            }
+            None => blobs.push(Vec::new()),
+        }
+    }
+    Ok(blobs)
+}
+
 /// NUL-separated fields of `-z` output.
 pub fn split_z(out: &[u8]) -> Vec<String> {
     out.split(|b| *b == 0)
