@@ -324,10 +324,27 @@ pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8) {
 
 fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, depth: u8) {
     let words = &st.words;
-    let mut idx = 0;
-    let mut sudo_s = false;
-    // Every word of the form NAME=VALUE, wherever it is: inline prefixes, `export`,
-    // `docker -e`, `-var`, `--set`, `make`.
+    assignments(words, base, out);
+    let Some((idx, sudo_s)) = command_at(words) else { return };
+    // A continuation line read on its own starts with an option: no command is known,
+    // but `--password X` still is one.
+    let (cmd, args) = if words[idx].text.first() == Some(&b'-') {
+        ("", &words[idx..])
+    } else {
+        (basename(&words[idx]), &words[idx + 1..])
+    };
+    fish_set(cmd, args, base, out);
+    setters(cmd, args, base, out);
+    positionals(cmd, args, base, out);
+    per_command(cmd, args, base, out);
+    flags(cmd, args, base, out);
+    stdin(st, prev, cmd, args, sudo_s, base, out);
+    base64_blobs(st, prev, cmd, args, base, out, depth);
+}
+
+/// Every word of the form NAME=VALUE, wherever it is: inline prefixes, `export`,
+/// `docker -e`, `-var`, `--set`, `make`; and `--password=x`, a flag with its value.
+fn assignments(words: &[Word], base: usize, out: &mut Vec<Span>) {
     for w in words {
         let from = usize::from(w.text.first() == Some(&b'-'))
             + usize::from(w.text.get(1) == Some(&b'-') && w.text[0] == b'-');
@@ -358,12 +375,15 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             assignment(w, 0, base, out);
         }
     }
-    // Skip a pasted prompt, inline assignments and wrappers to find the command.
-    if words.first().is_some_and(is_prompt) {
-        idx += 1;
-    }
+}
+
+/// Where the command is, past a pasted prompt, inline assignments and wrappers (`sudo`,
+/// `env`, `timeout 5`…), and whether `sudo -S` reads a password on standard input.
+fn command_at(words: &[Word]) -> Option<(usize, bool)> {
+    let mut idx = usize::from(words.first().is_some_and(is_prompt));
+    let mut sudo_s = false;
     loop {
-        let Some(w) = words.get(idx) else { return };
+        let w = words.get(idx)?;
         if is_assignment(&w.text).is_some() {
             idx += 1;
             continue;
@@ -395,16 +415,11 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             _ => break,
         }
     }
-    // A continuation line read on its own starts with an option: no command is known,
-    // but `--password X` still is one.
-    let (cmd, args) = if words[idx].text.first() == Some(&b'-') {
-        ("", &words[idx..])
-    } else {
-        (basename(&words[idx]), &words[idx + 1..])
-    };
-    let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
+    Some((idx, sudo_s))
+}
 
-    // fish `set -gx NAME VALUE…` (also `-x`, `-Ux`, `--export`).
+/// fish `set -gx NAME VALUE…` (also `-x`, `-Ux`, `--export`).
+fn fish_set(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
     if cmd == "set"
         && args
             .iter()
@@ -422,8 +437,11 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             }
         }
     }
+}
 
-    // Setters: `aws configure set NAME VALUE`, `setenv NAME VALUE`, `git config K V`.
+/// Setters: `aws configure set NAME VALUE`, `setenv NAME VALUE`, `git config K V`.
+fn setters(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
+    let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
     for (c, subs) in SETTERS {
         if cmd != *c {
             continue;
@@ -463,8 +481,10 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             push(out, v.span_from(0), base, rule);
         }
     }
+}
 
-    // `vault login TOKEN`, `ngrok config add-authtoken TOKEN`, `snyk auth TOKEN`.
+/// `vault login TOKEN`, `ngrok config add-authtoken TOKEN`, `snyk auth TOKEN`.
+fn positionals(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
     for (c, subs, class) in POSITIONAL {
         if cmd != *c {
             continue;
@@ -481,7 +501,11 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             }
         }
     }
+}
 
+/// Commands whose password is a positional argument of their own grammar.
+fn per_command(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
+    let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
     match cmd {
         "wpa_passphrase" => {
             if let Some(p) = args.get(1)
@@ -545,8 +569,10 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
         }
         _ => {}
     }
+}
 
-    // Flags, one argument at a time.
+/// Flags, one argument at a time: per-command short flags, then names of secrets.
+fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
     let mut j = 0;
     while j < args.len() {
         let w = &args[j];
@@ -631,8 +657,18 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             j += 1;
         }
     }
+}
 
-    // Standard input: `echo X | sudo -S …`, `… --password-stdin <<< X`, `| chpasswd`.
+/// Standard input: `echo X | sudo -S …`, `… --password-stdin <<< X`, `| chpasswd`.
+fn stdin(
+    st: &Stage,
+    prev: Option<&Stage>,
+    cmd: &str,
+    args: &[Word],
+    sudo_s: bool,
+    base: usize,
+    out: &mut Vec<Span>,
+) {
     if reads_secret_on_stdin(cmd, args, sudo_s) {
         let kind = if cmd == "chpasswd" || cmd == "chgpasswd" {
             ValueKind::UserPass(b':')
@@ -648,8 +684,20 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
             }
         }
     }
+}
 
-    // `echo BLOB | base64 -d`: decode the blob and look for a secret inside it.
+/// `echo BLOB | base64 -d`: decode the blob and look for a secret inside it; `echo -n
+/// user:password | base64` builds a Basic credential.
+fn base64_blobs(
+    st: &Stage,
+    prev: Option<&Stage>,
+    cmd: &str,
+    args: &[Word],
+    base: usize,
+    out: &mut Vec<Span>,
+    depth: u8,
+) {
+    let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
     if cmd == "base64" || cmd == "openssl" && argtext(0) == Some(b"base64") {
         let decode =
             args.iter().any(|w| matches!(w.text.as_slice(), b"-d" | b"--decode" | b"-D" | b"-di" | b"-id"));
