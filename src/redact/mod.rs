@@ -5,20 +5,34 @@
 //! [`redact_report`]. A secret's *value* is replaced by `[REDACTED]` and the structure
 //! around it is kept (`export GITHUB_TOKEN=[REDACTED]`), so the line stays useful.
 //!
-//! The pipeline (see `scan.rs`): a keyword prefilter, so that text with no candidate comes
-//! back borrowed and byte-identical; provider token formats (`rules.rs`); context rules that
-//! read the shell command (`shell.rs`, on top of the lexer in `lex.rs`) or the text's
-//! `name=value` / `name: value` / URL / header structure; and an allowlist of benign values
-//! (`value.rs`). See SECURITY.md for what is and is not redacted.
+//! The pipeline (`scan.rs`): a keyword prefilter (`keywords.rs`), so that text with no
+//! candidate comes back borrowed and byte-identical; the rules it woke (`rules.rs`); the
+//! merged spans replaced. One module per kind of text the rules read:
+//!
+//! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`;
+//! - `assign.rs` `name=value` and `name: value` in shell, config files and code;
+//! - `web.rs` URLs with credentials, HTTP headers, cookies;
+//! - `pem.rs` private-key blocks; `formats.rs` files with their own syntax (`.netrc`,
+//!   PHP `define()`, the AWS prompt); `prose.rs` secrets given in words;
+//! - `json.rs` JSON text (transcripts), string by string; `view.rs` the prefixes a tool
+//!   puts before a file's lines (`N→`, `cat -n`, `grep -n`, diffs);
+//! - `value.rs` what a name says of its value, and the values that are never secrets.
+//!
+//! See SECURITY.md for what is and is not redacted.
 
+mod assign;
+mod formats;
 mod json;
 mod keywords;
 mod lex;
+mod pem;
+mod prose;
 mod rules;
 mod scan;
 mod shell;
 mod value;
 mod view;
+mod web;
 
 pub mod filter;
 

@@ -1,0 +1,75 @@
+//! PEM and OpenSSH private-key blocks: their body, on one line or over many.
+
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
+use super::scan::{Span, ascii_regex, lazy_re};
+
+lazy_re!(PEM_BEGIN, r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----");
+
+fn is_b64_body(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
+}
+
+/// Does the PEM header at the end of this line open a block whose body follows on the
+/// next lines? Used by the line-by-line state machine.
+pub(crate) fn pem_opens_block(line: &[u8]) -> bool {
+    let Some(m) = PEM_BEGIN.find_iter(line).last() else {
+        return false;
+    };
+    let rest = line[m.end()..].trim_ascii();
+    rest.is_empty() || rest == b"\\" || (rest.len() == 1 && matches!(rest[0], b'"' | b'\''))
+}
+
+/// A body line inside a PEM block: base64, or an RFC 1421 header (`Proc-Type: …`).
+pub(crate) fn pem_body_line(line: &[u8]) -> bool {
+    let t = line.trim_ascii();
+    let t = t.strip_suffix(b"\\").unwrap_or(t).trim_ascii_end();
+    !t.is_empty()
+        && (t.iter().copied().all(is_b64_body)
+            || [&b"Proc-Type:"[..], b"DEK-Info:", b"Comment:"].iter().any(|p| t.starts_with(p)))
+}
+
+/// A whole block on one line, the body written with literal `\n` or spaces.
+pub(crate) fn pem_inline(line: &[u8], out: &mut Vec<Span>) {
+    for m in PEM_BEGIN.find_iter(line) {
+        let mut s = m.end();
+        let end = memchr::memmem::find(&line[s..], b"-----END").map(|e| s + e);
+        let limit = end.unwrap_or(line.len());
+        // Skip the separator after the header: spaces, a literal `\n`, `\r\n`.
+        loop {
+            if line[s..limit].starts_with(b"\\n") || line[s..limit].starts_with(b"\\r") {
+                s += 2;
+            } else if s < limit && matches!(line[s], b' ' | b'\t') {
+                s += 1;
+            } else {
+                break;
+            }
+        }
+        // The body runs over base64, literal `\n`, spaces and RFC 1421 headers.
+        let mut e = s;
+        let mut b64 = 0;
+        while e < limit {
+            let b = line[e];
+            if is_b64_body(b) {
+                b64 += 1;
+                e += 1;
+            } else if matches!(b, b' ' | b'\t' | b':' | b',' | b'-') || b == b'\\' {
+                e += 1;
+            } else {
+                break;
+            }
+        }
+        // Trim a trailing separator so the END line keeps its `\n`.
+        while e > s && matches!(line[e - 1], b' ' | b'\t' | b'\\' | b'n' | b'-') {
+            if line[e - 1] == b'n' && !(e >= 2 + s && line[e - 2] == b'\\') {
+                break;
+            }
+            e -= if line[e - 1] == b'n' { 2 } else { 1 };
+        }
+        if b64 >= 16 {
+            out.push(Span { start: s, end: e, rule: "private-key" });
+        }
+    }
+}
