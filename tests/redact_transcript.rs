@@ -154,3 +154,55 @@ fn an_authorization_header_inside_json_loses_its_credential_only() {
     let mut cmd = env.cmd("lokust-shell");
     assert_eq!(stdout(&cmd.arg("redact").write_stdin(input).assert().success()), want);
 }
+
+/// Source code as this Python's standard library writes it: names of secrets beside
+/// identifiers, calls, subscripts, keywords and format strings are not secrets, and a
+/// literal beside them still is. Lines taken from the library (Lib/ftplib.py, smtplib.py,
+/// urllib/request.py, multiprocessing, nntplib.py, getpass.py, tokenize.py, inspect.py).
+#[test]
+fn code_keeps_its_identifiers_and_loses_its_literals() {
+    let env = TestEnv::new();
+    let untouched = [
+        "            self.password = kw['password']",
+        "    def __init__(self, host='', user='', passwd='', acct='',",
+        "    def login(self, user=None, password=None, usenetrc=True):",
+        "        authorization = request.headers.get(\"authorization\")",
+        "            authkey=authkey, exposed=exposed",
+        "        getpass = fallback_getpass",
+        "        sig = \"(*, a, b)\" % (atleast,)",
+        "            proxy = ProxyType(token, serializer, manager=manager, authkey=authkey)",
+        "                    owner=self, session=session)",
+        "            urllib.request.HTTPBasicAuthHandler(password_mgr=password_mgr)",
+    ];
+    let redacted = [
+        ("    password = \"Xk9mQ2vR7tLw\"", "    password = \"[REDACTED]\""),
+        (
+            "client.login(user='app', password='Lr5Tz8Wq3Nm6')",
+            "client.login(user='app', password='[REDACTED]')",
+        ),
+        (
+            "aws_secret_access_key = Tz5Rm8Kp1Wq4Ln7Xb2Vc9Hd3Js6Fg0Ya5Ue8Io2P",
+            "aws_secret_access_key = [REDACTED]",
+        ),
+        ("export DB_PASSWORD=hunter2", "export DB_PASSWORD=[REDACTED]"),
+    ];
+    let input: String = untouched
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .chain(redacted.iter().map(|(l, _)| format!("{l}\n")))
+        .collect();
+    let want: String = untouched
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .chain(redacted.iter().map(|(_, o)| format!("{o}\n")))
+        .collect();
+    let mut cmd = env.cmd("lokust-shell");
+    let got = stdout(&cmd.args(["redact", "--as", "text"]).write_stdin(input).assert().success());
+    let diff: Vec<String> = got
+        .lines()
+        .zip(want.lines())
+        .filter(|(g, w)| g != w)
+        .map(|(g, w)| format!("got  {g}\nwant {w}"))
+        .collect();
+    assert!(diff.is_empty(), "\n{}", diff.join("\n"));
+}

@@ -79,6 +79,7 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>) {
         let bare = vs == val.start();
         if let Some(class) = class
             && !(bare && (looks_like_code(v) || is_regex_pattern(v)))
+            && !is_expression(line, name.as_bytes(), name.end(), val.start(), val.end(), bare)
             && should_redact(class, v)
         {
             out.push(Span { start: vs, end: ve, rule });
@@ -91,6 +92,31 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>) {
             break;
         }
     }
+}
+
+/// Whether the value of `name = value` (the value at `start..end` of `line`) is source
+/// code rather than a literal: the start of a call, an index or a string concatenation
+/// (`kw['password']`, `headers.get(…)`), a format string (`"…" % args`), the name itself
+/// (`session=session`), or an identifier assigned with spaces around `=` as code writes it
+/// (`getpass = fallback_getpass`; a shell assignment has no spaces).
+fn is_expression(line: &[u8], name: &[u8], name_end: usize, start: usize, end: usize, bare: bool) -> bool {
+    let v = &line[start..end];
+    let v = v.strip_suffix(b",").unwrap_or(v);
+    let last = name.rsplit(|b| *b == b'.').next().unwrap_or(name);
+    if v == last {
+        return true;
+    }
+    let after = line.get(end).copied();
+    // A quote after the value mostly closes the string the line is in (`'…?key=X'`).
+    if bare && (matches!(after, Some(b'(' | b'[')) || v.ends_with(b"[")) {
+        return true;
+    }
+    let rest = line[end..].trim_ascii_start();
+    if !bare && (rest.starts_with(b"%") || rest.starts_with(b".format(") || rest.starts_with(b"+ ")) {
+        return true;
+    }
+    let spaced = line[name_end..start].iter().any(|b| *b == b' ' || *b == b'\t');
+    bare && spaced && super::value::is_code_identifier(v)
 }
 
 /// The pattern of a substitution (`s/KEY=.*/…/`): a wildcard, not a literal.

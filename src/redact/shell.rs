@@ -265,6 +265,10 @@ fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>) {
     let Some(eq) = is_assignment(t) else { return };
     let name = &t[..eq];
     let val = &t[eq + 1..];
+    // `session=session,` is a keyword argument passing a variable along, not a value.
+    if val.strip_suffix(b",").unwrap_or(val) == name {
+        return;
+    }
     if let Some(c) = name_class(name, Form::Env)
         && should_redact(c, val)
     {

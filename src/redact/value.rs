@@ -481,7 +481,9 @@ const DIGEST_PREFIXES: &[&[u8]] =
 /// Should a literal value found in a context of this class be replaced?
 pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
     let v = trim_ascii(v);
-    if is_reference_or_placeholder(v) || is_bool(v) || is_path(v) {
+    // A keyword argument in code ends with its separator: `password=None,`.
+    let v = v.strip_suffix(b",").unwrap_or(v);
+    if is_reference_or_placeholder(v) || is_bool(v) || is_path(v) || is_code_literal(v) {
         return false;
     }
     match class {
@@ -496,6 +498,24 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
                 || DIGEST_PREFIXES.iter().any(|p| v.starts_with(p)))
         }
     }
+}
+
+/// What code writes where a value goes but which holds none: `None`, `null`, `nil`,
+/// `undefined`, `self`, or nothing but punctuation (`''`, `,`, `()`).
+fn is_code_literal(v: &[u8]) -> bool {
+    const KEYWORDS: &[&[u8]] = &[b"None", b"null", b"NULL", b"nil", b"undefined", b"self", b"NaN"];
+    KEYWORDS.contains(&v) || !v.iter().any(u8::is_ascii_alphanumeric)
+}
+
+/// A name as code writes it (`fallback_getpass`, `password_mgr`, `sessionDir`): letters,
+/// digits and underscores, starting with a letter or `_`, with an underscore or a capital
+/// inside and no digit, so neither a word of prose nor a generated secret.
+pub(crate) fn is_code_identifier(v: &[u8]) -> bool {
+    let Some(first) = v.first() else { return false };
+    (first.is_ascii_alphabetic() || *first == b'_')
+        && v.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_')
+        && (v[1..].contains(&b'_')
+            || v[1..].iter().any(u8::is_ascii_uppercase) && v.iter().any(u8::is_ascii_lowercase))
 }
 
 pub(crate) fn trim_ascii(v: &[u8]) -> &[u8] {
