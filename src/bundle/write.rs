@@ -7,6 +7,11 @@ use super::*;
 
 /// A payload of `bundles` written straight into the document, never whole in memory.
 pub trait StreamedElement {
+    /// Whether there is an element to write; asked once the bundle's data is written, so a
+    /// payload prepared meanwhile (on another thread) may be waited for here.
+    fn present(&self) -> bool {
+        true
+    }
     /// Writes the element as one JSON object.
     fn write_to(&self, out: &mut dyn Write) -> anyhow::Result<()>;
 }
@@ -30,13 +35,14 @@ pub fn write_lok<W: Write>(
         Some(plan) => write_bundle(head, plan, opts, &mut out, &mut stats)?,
         None => write!(out, "{head}")?,
     }
-    if !opts.elements.is_empty() || !opts.streamed.is_empty() {
+    let streamed: Vec<_> = opts.streamed.iter().filter(|e| e.present()).collect();
+    if !opts.elements.is_empty() || !streamed.is_empty() {
         write!(out, ",\n  \"bundles\": [")?;
         for (i, element) in opts.elements.iter().enumerate() {
             let text = serde_json::to_string(element).context("could not serialise bundles")?;
             write!(out, "{}{text}", if i == 0 { "" } else { ", " })?;
         }
-        for (i, element) in opts.streamed.iter().enumerate() {
+        for (i, element) in streamed.iter().enumerate() {
             write!(out, "{}", if i == 0 && opts.elements.is_empty() { "" } else { ", " })?;
             element.write_to(&mut out)?;
         }

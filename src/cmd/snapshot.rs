@@ -82,27 +82,15 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let mut agents_report = Report::default();
     let (plan, carried, work) = if args.bundle {
         let chosen = agent::Chosen::from_list(args.agents.as_deref());
-        let work = if args.no_worktree {
-            None
-        } else {
-            let mut left = Vec::new();
-            let work = worktree::carry(&snap.cwd, args.max_worktree, &mut left);
-            left.iter().for_each(|w| exit::warn(w));
-            work
-        };
-        let (plan, carried) = bundle_payloads(
-            &probe,
-            &snap,
-            &chosen,
-            !args.no_redact_bundle,
-            work.is_some(),
-            &mut agents_report,
-        )?;
+        // Captured on its own thread while the conversations are read and compressed.
+        let work = (!args.no_worktree)
+            .then(|| std::sync::Arc::new(worktree::Pending::start(snap.cwd.clone(), args.max_worktree)));
+        let (plan, carried) =
+            bundle_payloads(&probe, &snap, &chosen, !args.no_redact_bundle, &work, &mut agents_report)?;
         (plan, carried, work)
     } else {
         (None, Vec::new(), None)
     };
-    let work_summary = work.as_ref().map(|w| w.meta.clone());
     if plan.is_some() {
         crate::interrupt::install_signal_handlers();
     }
@@ -111,7 +99,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         redact: !args.no_redact_bundle,
         progress: plan.as_ref().is_some_and(|p| p.total_bytes >= PROGRESS_FROM) && io::stderr().is_terminal(),
         elements: carried.iter().map(|c| c.element.clone()).collect(),
-        streamed: work.into_iter().map(|w| Box::new(w) as Box<dyn bundle::StreamedElement>).collect(),
+        streamed: work.iter().map(|w| Box::new(w.clone()) as Box<dyn bundle::StreamedElement>).collect(),
         ..bundle::BundleOptions::default()
     };
     if plan.is_some() && args.no_redact_bundle {
@@ -161,7 +149,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         let carried = Carried {
             bundle: stats.as_ref().filter(|_| plan.is_some()),
             agents: &carried,
-            work: work_summary.as_ref(),
+            work: work.as_ref().and_then(|w| w.get()).map(|c| &c.meta),
         };
         print_summary(&snap, &carried, &name, written, &mut err)?;
         if let Some(to) = &sealed_to {
@@ -182,7 +170,7 @@ fn bundle_payloads(
     snap: &Snapshot,
     chosen: &agent::Chosen,
     redact: bool,
-    has_work: bool,
+    work: &Option<std::sync::Arc<worktree::Pending>>,
     report: &mut Report,
 ) -> anyhow::Result<(Option<bundle::Plan>, Vec<agent::Carried>)> {
     let config = crate::capture::claude::config_dir(probe);
@@ -200,7 +188,8 @@ fn bundle_payloads(
     let here = std::fs::canonicalize(cwd).ok().and_then(|p| p.to_str().map(str::to_string));
     let roots: Vec<String> = here.into_iter().chain(plan.as_ref().map(|p| p.project_dir.clone())).collect();
     let carried = agent::carry(probe, &roots, chosen, redact, report).context("--bundle")?;
-    if plan.is_some() || !carried.is_empty() || has_work {
+    // Only with nothing else to carry is the git work waited for here.
+    if plan.is_some() || !carried.is_empty() || work.as_ref().is_some_and(|w| w.get().is_some()) {
         return Ok((plan, carried));
     }
     let others = if agent::AGENTS.iter().any(|a| chosen.has(a.id())) {

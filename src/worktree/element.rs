@@ -121,3 +121,61 @@ impl crate::bundle::StreamedElement for Capture {
         write_element(self, out).map(|_| ())
     }
 }
+
+/// A capture, with what stayed behind and why.
+type Captured = (Option<Capture>, Vec<String>);
+
+/// The git work being captured on another thread while the bundle's data is written (the
+/// capture is mostly waiting on git); the element waits for it, and says what stayed
+/// behind, when its turn comes.
+pub struct Pending {
+    thread: std::sync::Mutex<Option<std::thread::JoinHandle<Captured>>>,
+    done: std::sync::OnceLock<Option<Capture>>,
+}
+
+impl Pending {
+    /// Starts capturing the work of the checkout around `cwd` (see [`super::carry`]).
+    pub fn start(cwd: std::path::PathBuf, max_bytes: u64) -> Pending {
+        let thread = std::thread::spawn(move || {
+            let mut warnings = Vec::new();
+            let work = super::carry(&cwd, max_bytes, &mut warnings);
+            (work, warnings)
+        });
+        Pending { thread: std::sync::Mutex::new(Some(thread)), done: std::sync::OnceLock::new() }
+    }
+
+    /// The capture, waited for; what stayed behind is said on standard error once.
+    pub fn get(&self) -> Option<&Capture> {
+        self.done
+            .get_or_init(|| {
+                let handle = self.thread.lock().ok().and_then(|mut t| t.take());
+                let (work, warnings) = handle.and_then(|h| h.join().ok()).unwrap_or_default();
+                warnings.iter().for_each(|w| crate::exit::warn(w));
+                work
+            })
+            .as_ref()
+    }
+}
+
+impl Drop for Pending {
+    /// An interrupted snapshot still waits for the capture, so that its private temp
+    /// folder (patches of the working tree) is removed rather than left behind.
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl crate::bundle::StreamedElement for std::sync::Arc<Pending> {
+    fn present(&self) -> bool {
+        self.get().is_some()
+    }
+
+    fn write_to(&self, out: &mut dyn Write) -> Result<()> {
+        match self.get() {
+            Some(capture) => write_element(capture, out).map(|_| ()),
+            None => Ok(()),
+        }
+    }
+}
