@@ -150,41 +150,8 @@ pub struct SnapshotArgs {
     #[arg(long, requires = "bundle", hide_short_help = true)]
     pub no_redact_bundle: bool,
 
-    /// With --bundle: carry only these agents' sessions (claude,gemini)
-    ///
-    /// A comma-separated list from claude (Claude Code) and gemini (Gemini CLI). By
-    /// default every agent with sessions for this directory goes in, each redacted like
-    /// the transcripts.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        requires = "bundle",
-        value_parser = agent_names(),
-        hide_possible_values = true
-    )]
-    pub agents: Option<Vec<String>>,
-
-    /// With --bundle: leave the git work of this checkout behind
-    ///
-    /// By default --bundle also carries what the remotes do not have: unpushed commits (as
-    /// a git bundle), staged and unstaged changes and untracked files that are not ignored,
-    /// so lokust-shell-restore can lay them on a checkout elsewhere. A file holding a
-    /// secret is left out, not redacted, and named in the summary.
-    #[arg(long, requires = "bundle", hide_short_help = true)]
-    pub no_worktree: bool,
-
-    /// With --bundle: carry at most SIZE of git work (e.g. 50M, 1G); the rest stays behind,
-    /// named in a warning
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "50M",
-        value_parser = parse_size,
-        requires = "bundle",
-        hide_short_help = true
-    )]
-    pub max_worktree: u64,
+    #[command(flatten)]
+    pub carry: CarryArgs,
 
     /// Print no summary on standard error.
     #[arg(short, long)]
@@ -513,40 +480,8 @@ pub struct ExportArgs {
     #[arg(long)]
     pub bundle: bool,
 
-    /// With --bundle: carry only these agents' sessions (claude,gemini)
-    ///
-    /// A comma-separated list from claude (Claude Code) and gemini (Gemini CLI); by
-    /// default every agent with sessions for the pane's directory.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        requires = "bundle",
-        value_parser = agent_names(),
-        hide_possible_values = true
-    )]
-    pub agents: Option<Vec<String>>,
-
-    /// With --bundle: leave the git work of this checkout behind
-    ///
-    /// By default --bundle also carries what the remotes do not have: unpushed commits (as
-    /// a git bundle), staged and unstaged changes and untracked files that are not ignored,
-    /// so lokust-shell-restore can lay them on a checkout elsewhere. A file holding a
-    /// secret is left out, not redacted, and named in the summary.
-    #[arg(long, requires = "bundle", hide_short_help = true)]
-    pub no_worktree: bool,
-
-    /// With --bundle: carry at most SIZE of git work (e.g. 50M, 1G); the rest stays behind,
-    /// named in a warning
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "50M",
-        value_parser = parse_size,
-        requires = "bundle",
-        hide_short_help = true
-    )]
-    pub max_worktree: u64,
+    #[command(flatten)]
+    pub carry: CarryArgs,
 
     /// Write the .lok to FILE (- for standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -675,6 +610,47 @@ pub fn man_pages() -> Vec<(String, clap::Command)> {
         pages.push((name.clone(), sub.clone().name(name).version(env!("CARGO_PKG_VERSION"))));
     }
     pages
+}
+
+/// What `--bundle` carries beside the Claude Code project, for `lokust-shell-snapshot` and
+/// `lokust-tmux export` alike.
+#[derive(Debug, Clone, Args)]
+pub struct CarryArgs {
+    /// With --bundle: carry only these agents' sessions (claude,gemini)
+    ///
+    /// A comma-separated list from claude (Claude Code) and gemini (Gemini CLI). By
+    /// default every agent with sessions for the directory goes in, each redacted like
+    /// the transcripts.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        requires = "bundle",
+        value_parser = agent_names(),
+        hide_possible_values = true
+    )]
+    pub agents: Option<Vec<String>>,
+
+    /// With --bundle: leave the git work of this checkout behind
+    ///
+    /// By default --bundle also carries what the remotes do not have: unpushed commits (as
+    /// a git bundle), staged and unstaged changes and untracked files that are not ignored,
+    /// so lokust-shell-restore can lay them on a checkout elsewhere. A file holding a
+    /// secret is left out, not redacted, and named in the summary.
+    #[arg(long, requires = "bundle", hide_short_help = true)]
+    pub no_worktree: bool,
+
+    /// With --bundle: carry at most SIZE of git work (e.g. 50M, 1G); the rest stays behind,
+    /// named in a warning
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "50M",
+        value_parser = parse_size,
+        requires = "bundle",
+        hide_short_help = true
+    )]
+    pub max_worktree: u64,
 }
 
 /// The names `--agents` accepts, from the agents lokust knows.

@@ -33,50 +33,27 @@ pub fn default_deadline() -> Duration {
 
 /// Runs `cmd` to completion within `deadline` and returns its stdout.
 /// stdin is closed; stdout and stderr are drained on threads so a chatty child can't block.
-pub fn output(mut cmd: Command, deadline: Duration) -> Result<Vec<u8>, ExecError> {
-    let program = cmd.get_program().to_string_lossy().into_owned();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| ExecError::Spawn { program: program.clone(), source })?;
-    let out = drain(child.stdout.take());
-    let err = drain(child.stderr.take());
-    let status = match child.wait_timeout(deadline) {
-        Ok(Some(status)) => status,
-        Ok(None) | Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(ExecError::Timeout { program, after: deadline });
-        }
-    };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
-    if status.success() {
-        Ok(stdout)
-    } else {
-        Err(ExecError::Failed {
-            program,
-            status: status.to_string(),
-            stderr: String::from_utf8_lossy(&stderr).trim().to_string(),
-        })
-    }
+pub fn output(cmd: Command, deadline: Duration) -> Result<Vec<u8>, ExecError> {
+    run(cmd, None, deadline)
 }
 
 /// [`output`], with `input` written to the child's stdin (from a thread, so a child that
 /// writes before it has read everything cannot block on a full pipe).
-pub fn output_with_input(mut cmd: Command, input: Vec<u8>, deadline: Duration) -> Result<Vec<u8>, ExecError> {
+pub fn output_with_input(cmd: Command, input: Vec<u8>, deadline: Duration) -> Result<Vec<u8>, ExecError> {
+    run(cmd, Some(input), deadline)
+}
+
+fn run(mut cmd: Command, input: Option<Vec<u8>>, deadline: Duration) -> Result<Vec<u8>, ExecError> {
     let program = cmd.get_program().to_string_lossy().into_owned();
     let mut child = cmd
-        .stdin(Stdio::piped())
+        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|source| ExecError::Spawn { program: program.clone(), source })?;
     let stdin = child.stdin.take();
     let feed = thread::spawn(move || {
-        if let Some(mut pipe) = stdin {
+        if let (Some(mut pipe), Some(input)) = (stdin, input) {
             let _ = std::io::Write::write_all(&mut pipe, &input);
         }
     });

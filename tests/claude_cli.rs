@@ -215,6 +215,16 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// Resumes `id` in `cwd` with a new prompt and returns the body of the request that
+/// carried it to the stand-in.
+fn resume(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, id: &str, prompt: &str) -> String {
+    let before = api.bodies().len();
+    let out = claude(bin, api, home, cwd, &["-p", "--resume", id, prompt, "--output-format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let bodies = api.bodies();
+    bodies[before..].iter().find(|b| b.contains(prompt)).cloned().expect("the resumed request")
+}
+
 /// The snapshot/restore pair as a user runs it.
 fn snapshot_and_wipe(env: &TestEnv, project: &Path, slot_dir: &Path) -> PathBuf {
     let lok = env.root.path().join("moved.lok");
@@ -272,18 +282,8 @@ fn a_conversation_resumes_after_a_move_to_a_path_with_a_dot_a_space_and_accents(
     let stdout = String::from_utf8_lossy(&restored.get_output().stdout).into_owned();
     assert!(stdout.contains(&format!("claude --resume {id}")), "{stdout}");
 
-    let before = api.bodies().len();
-    let out = claude(
-        &bin,
-        &api,
-        &env.home,
-        &target,
-        &["-p", "--resume", &id, "which word?", "--output-format", "json"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let bodies = api.bodies();
-    let sent = bodies[before..].iter().find(|b| b.contains("which word?")).expect("the resumed request");
-    let request: serde_json::Value = serde_json::from_str(sent).unwrap();
+    let sent = resume(&bin, &api, &env.home, &target, &id, "which word?");
+    let request: serde_json::Value = serde_json::from_str(&sent).unwrap();
     let messages = request["messages"].to_string();
     assert!(messages.contains("ZEBRA-42") && messages.contains(REPLY), "earlier turns missing: {messages}");
 
@@ -488,14 +488,7 @@ fn a_conversation_resumes_in_a_fresh_clone_that_has_the_unpushed_work() {
     let (origin, work) = scenario(env.root.path());
     let _ = std::fs::remove_file(work.join("deploy.env"));
     let id = new_conversation(&bin, &api, &env.home, &work, "remember the word HERON-9");
-    let lok = env.root.path().join("moved.lok");
-    env.cmd("lokust-shell-snapshot")
-        .current_dir(&work)
-        .env("PWD", &work)
-        .args(["--bundle", "-o"])
-        .arg(&lok)
-        .assert()
-        .success();
+    let (lok, _) = crate::util::claude::snapshot(&env, &work, &[]);
     std::fs::remove_dir_all(slot_dir(&env.home, &work)).unwrap();
     let want = state(&work);
 
@@ -507,16 +500,6 @@ fn a_conversation_resumes_in_a_fresh_clone_that_has_the_unpushed_work() {
     assert!(said.contains("git work laid on") && said.contains(&format!("claude --resume {id}")), "{said}");
     assert_eq!(state(&target), want, "the checkout does not hold the carried work");
 
-    let before = api.bodies().len();
-    let out = claude(
-        &bin,
-        &api,
-        &env.home,
-        &target,
-        &["-p", "--resume", &id, "which bird?", "--output-format", "json"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let bodies = api.bodies();
-    let sent = bodies[before..].iter().find(|b| b.contains("which bird?")).expect("the resumed request");
+    let sent = resume(&bin, &api, &env.home, &target, &id, "which bird?");
     assert!(sent.contains("HERON-9"), "earlier turns missing: {sent}");
 }

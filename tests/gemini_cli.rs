@@ -685,16 +685,7 @@ fn a_project_with_only_gemini_conversations_bundles_and_resumes() {
     let project = env.root.path().join("only-gemini");
     std::fs::create_dir_all(&project).unwrap();
     let id = new_conversation(&bin, &api, &home, &project, "remember the word OTTER-7");
-    let lok = env.root.path().join("g.lok");
-    let out = env
-        .cmd("lokust-shell-snapshot")
-        .current_dir(&project)
-        .env("PWD", &project)
-        .args(["--bundle", "-o"])
-        .arg(&lok)
-        .assert()
-        .success();
-    let summary = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let (lok, summary) = crate::util::claude::snapshot(&env, &project, &[]);
     assert!(summary.contains("gemini:      1 conversations") && !summary.contains("bundled:"), "{summary}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&lok).unwrap()).unwrap();
     assert!(doc.get("bundle").is_none_or(serde_json::Value::is_null), "a Claude bundle out of nothing");
@@ -703,15 +694,8 @@ fn a_project_with_only_gemini_conversations_bundles_and_resumes() {
     std::fs::remove_dir_all(&project).unwrap();
 
     let target = env.root.path().join("elsewhere/only gemini");
-    let dry = env
-        .cmd("lokust-shell-restore")
-        .arg(&lok)
-        .arg("--to")
-        .arg(&target)
-        .arg("--dry-run")
-        .assert()
-        .success();
-    let plan = String::from_utf8_lossy(&dry.get_output().stdout).into_owned();
+    let dry = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).arg("--dry-run").assert();
+    let plan = crate::util::stdout(&dry.success());
     assert!(plan.contains("no Claude Code project in this file") && plan.contains("would go to"), "{plan}");
     assert!(!target.exists(), "a dry run created the target");
 

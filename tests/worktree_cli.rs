@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::claude::{SESSION, make_project};
+use crate::util::claude::{SESSION, make_project, snapshot};
 use crate::util::work::{git, scenario, state, write};
 use crate::util::{TestEnv, stderr, stdout};
 
@@ -13,16 +13,8 @@ use crate::util::{TestEnv, stderr, stdout};
 fn snapshotted(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf, String) {
     let (origin, work) = scenario(env.root.path());
     make_project(env, &work);
-    let lok = env.root.path().join("s.lok");
-    let out = env
-        .cmd("lokust-shell-snapshot")
-        .current_dir(&work)
-        .env("PWD", &work)
-        .args(["--bundle", "-o"])
-        .arg(&lok)
-        .assert()
-        .success();
-    (origin, work, lok, stderr(&out))
+    let (lok, summary) = snapshot(env, &work, &[]);
+    (origin, work, lok, summary)
 }
 
 /// The target's git state equals the original's, the file holding a token aside (it stays

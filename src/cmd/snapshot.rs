@@ -81,10 +81,11 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     let mut agents_report = Report::default();
     let (plan, carried, work) = if args.bundle {
-        let chosen = agent::Chosen::from_list(args.agents.as_deref());
+        let chosen = agent::Chosen::from_list(args.carry.agents.as_deref());
         // Captured on its own thread while the conversations are read and compressed.
-        let work = (!args.no_worktree)
-            .then(|| std::sync::Arc::new(worktree::Pending::start(snap.cwd.clone(), args.max_worktree)));
+        let work = (!args.carry.no_worktree).then(|| {
+            std::sync::Arc::new(worktree::Pending::start(snap.cwd.clone(), args.carry.max_worktree))
+        });
         let (plan, carried) =
             bundle_payloads(&probe, &snap, &chosen, !args.no_redact_bundle, &work, &mut agents_report)?;
         (plan, carried, work)

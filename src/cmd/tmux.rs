@@ -64,8 +64,8 @@ fn export_to(
     let opts = ExportOptions {
         target: args.target.clone(),
         bundle: args.bundle,
-        agents: crate::agent::Chosen::from_list(args.agents.as_deref()),
-        worktree: (!args.no_worktree).then_some(args.max_worktree),
+        agents: crate::agent::Chosen::from_list(args.carry.agents.as_deref()),
+        worktree: (!args.carry.no_worktree).then_some(args.carry.max_worktree),
         deadline: exec::default_deadline(),
     };
     let mut exported = tmux::export(probe, server, &opts)?;

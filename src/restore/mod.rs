@@ -177,6 +177,32 @@ pub struct RestoreOutcome {
 }
 
 impl RestoreOutcome {
+    /// An outcome with nothing of Claude Code's placed yet.
+    fn empty(dry_run: bool, project_dir: PathBuf, lok: ShellLok, cleaned: Vec<PathBuf>) -> RestoreOutcome {
+        RestoreOutcome {
+            dry_run,
+            project_dir,
+            claude_bundle: false,
+            slot: String::new(),
+            slot_dir: PathBuf::new(),
+            old_slot: String::new(),
+            path_map: Vec::new(),
+            sessions: Vec::new(),
+            newest_session: None,
+            files: Vec::new(),
+            duplicates: Vec::new(),
+            history_lines: 0,
+            history_refused: 0,
+            claude_json: None,
+            config_withheld: Vec::new(),
+            config_trusted: false,
+            backups: Vec::new(),
+            cleaned,
+            warnings: Vec::new(),
+            lok,
+        }
+    }
+
     pub fn refused(&self) -> impl Iterator<Item = &Placed> {
         self.files.iter().filter(|f| f.action == Action::Refuse)
     }
@@ -430,28 +456,7 @@ fn elements_only(
         fs::create_dir_all(&opts.to).with_context(|| format!("could not create {}", opts.to.display()))?;
         fs::canonicalize(&opts.to).with_context(|| format!("could not resolve {}", opts.to.display()))?
     };
-    Ok(RestoreOutcome {
-        dry_run: opts.dry_run,
-        project_dir,
-        claude_bundle: false,
-        slot: String::new(),
-        slot_dir: PathBuf::new(),
-        old_slot: String::new(),
-        path_map: Vec::new(),
-        sessions: Vec::new(),
-        newest_session: None,
-        files: Vec::new(),
-        duplicates: Vec::new(),
-        history_lines: 0,
-        history_refused: 0,
-        claude_json: None,
-        config_withheld: Vec::new(),
-        config_trusted: false,
-        backups: Vec::new(),
-        cleaned,
-        warnings: Vec::new(),
-        lok,
-    })
+    Ok(RestoreOutcome::empty(opts.dry_run, project_dir, lok, cleaned))
 }
 
 fn not_restorable(message: String) -> anyhow::Error {
@@ -851,8 +856,6 @@ impl<'a> Job<'a> {
         );
 
         let mut outcome = RestoreOutcome {
-            dry_run: self.opts.dry_run,
-            project_dir: project_dir.clone(),
             claude_bundle: true,
             slot: slot.clone(),
             slot_dir: slot_dir.clone(),
@@ -860,17 +863,8 @@ impl<'a> Job<'a> {
             path_map: self.map.pairs(),
             sessions: sessions.clone(),
             newest_session,
-            files: Vec::new(),
             duplicates: duplicates(&self.projects, &slot, &sessions),
-            history_lines: 0,
-            history_refused: 0,
-            claude_json: None,
-            config_withheld: Vec::new(),
-            config_trusted: false,
-            backups: Vec::new(),
-            cleaned,
-            warnings: Vec::new(),
-            lok,
+            ..RestoreOutcome::empty(self.opts.dry_run, project_dir.clone(), lok, cleaned)
         };
 
         let layout = layout(&self.entries, &slot_dir, &self.opts.claude_dir);
