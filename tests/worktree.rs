@@ -397,3 +397,89 @@ fn two_staged_files_with_the_same_secret_both_stay_behind() {
     let tar = cap.write_tar(Vec::new()).unwrap();
     assert!(!tar.windows(12).any(|w| w == b"ghp_Qz8Lm3Vn"), "a token entered the payload");
 }
+
+/// A payload whose meta.json is `meta`, with nothing else.
+fn with_meta(meta: &str) -> anyhow::Result<worktree::Carried> {
+    let mut b = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_gnu();
+    h.set_size(meta.len() as u64);
+    h.set_mode(0o644);
+    b.append_data(&mut h, "meta.json", meta.as_bytes()).unwrap();
+    worktree::read_tar(&b.into_inner().unwrap()[..], 1 << 20)
+}
+
+#[test]
+fn a_hostile_meta_names_no_option_and_no_transport_helper() {
+    let id = "0123456789012345678901234567890123456789";
+    for bad in [
+        format!(r#"{{"head":"{id}","branch":"--upload-pack=touch x"}}"#),
+        format!(r#"{{"head":"{id}","branch":"a..b"}}"#),
+        r#"{"head":"HEAD~1"}"#.to_string(),
+        format!(r#"{{"head":"{id}","base":"--all"}}"#),
+    ] {
+        assert!(with_meta(&bad).is_err(), "{bad} was accepted");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = ApplyOptions { clone: true, ..ApplyOptions::default() };
+    for remote in ["ext::sh -c touch% /tmp/lokust-pwned", "--upload-pack=touch x", "fd::3"] {
+        let carried =
+            with_meta(&format!(r#"{{"head":"{id}","remote":{}}}"#, serde_json::json!(remote))).unwrap();
+        let Err(err) = carried.plan(&tmp.path().join("absent"), &opts) else { panic!("{remote}: accepted") };
+        let err = err.to_string();
+        assert!(err.contains("not a URL lokust will clone"), "{remote}: {err}");
+    }
+}
+
+#[test]
+fn a_target_edited_between_plan_and_apply_is_not_laid_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    let carried = carry(&work);
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    let plan = carried.plan(&target, &opts).unwrap();
+    write(&target, "src/lib.rs", b"an edit made while the restore ran\n");
+    let before = state(&target);
+    let err = carried.apply(&plan, &opts).unwrap_err().to_string();
+    assert!(err.contains("changed while restoring"), "{err}");
+    assert_eq!(state(&target), before);
+}
+
+#[test]
+fn a_staged_or_edited_file_holding_a_secret_stays_behind_and_the_rest_applies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (origin, work) = scenario(tmp.path());
+    write(&work, "config/prod.toml", b"api_key = \"sk-proj-aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9\"\n");
+    git(&work, &["add", "config/prod.toml"]);
+    // A tracked file edited to hold one: its unstaged change stays behind too.
+    write(
+        &work,
+        "src/lib.rs",
+        b"pub fn a() {}\npub fn b() {}\nconst T: &str = \"ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\";\n",
+    );
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    for p in ["config/prod.toml", "src/lib.rs"] {
+        assert!(
+            cap.meta.left_out.iter().any(|l| l.path == p && l.why.contains("secret")),
+            "{p}: {:?}",
+            cap.meta.left_out
+        );
+    }
+    let tar = cap.write_tar(Vec::new()).unwrap();
+    for token in [&b"sk-proj-aB3d"[..], b"ghp_aB3dE5"] {
+        assert!(!tar.windows(token.len()).any(|w| w == token), "a token entered the payload");
+    }
+    let carried = worktree::read_tar(&tar[..], worktree::DEFAULT_MAX_BYTES).unwrap();
+    let target = tmp.path().join("target");
+    git(tmp.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let opts = ApplyOptions::default();
+    carried.apply(&carried.plan(&target, &opts).unwrap(), &opts).unwrap();
+    assert!(!target.join("config/prod.toml").exists());
+    assert_eq!(
+        fs::read(target.join("src/lib.rs")).unwrap(),
+        b"pub fn a() {}\npub fn b() {}\n",
+        "as committed"
+    );
+    assert_eq!(fs::read(target.join("README.md")).unwrap(), fs::read(work.join("README.md")).unwrap());
+}
