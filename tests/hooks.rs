@@ -428,3 +428,38 @@ fn inspect_latest_finds_where_a_lost_shell_was() {
     assert!(err.contains("2000000003.lok (live snapshot of a shell that has ended"), "{err}");
     assert_eq!(json(&out.get_output().stdout)["shell"]["cwd"], env.cwd.to_str().unwrap());
 }
+
+/// fish passes no time of its own (it has no clock without a fork), so two refreshes are
+/// ordered by when lokust was forked. A refresh forked first but run last (a busy
+/// machine) must not put the older directory back: here the first one sleeps between its
+/// fork and its start, and the second, forked later in another directory, finishes first.
+#[test]
+fn a_refresh_forked_earlier_but_run_later_does_not_undo_a_newer_one() {
+    let env = TestEnv::new();
+    let sub = env.cwd.join("sub");
+    fs::create_dir_all(&sub).unwrap();
+    let live = live_dir(&env).join("4343.lok");
+    let bin = assert_cmd::cargo::cargo_bin("lokust-shell");
+    let mut first = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("sleep 1; exec \"$0\" snapshot --live 4343 --shell fish --history-from /dev/null")
+        .arg(&bin)
+        .current_dir(&env.cwd)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_STATE_HOME", env.home.join(".local/state"))
+        .env("PWD", &env.cwd)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    env.cmd("lokust-shell")
+        .args(["snapshot", "--live", "4343", "--shell", "fish", "--history-from", "/dev/null"])
+        .current_dir(&sub)
+        .env("PWD", &sub)
+        .assert()
+        .success();
+    assert_eq!(read_live(&live).unwrap()["shell"]["cwd"], sub.to_str().unwrap());
+    assert!(first.wait().unwrap().success());
+    assert_eq!(read_live(&live).unwrap()["shell"]["cwd"], sub.to_str().unwrap(), "the older refresh won");
+}

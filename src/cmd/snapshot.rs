@@ -247,8 +247,15 @@ fn options(args: &SnapshotArgs) -> anyhow::Result<Options> {
 /// `--live PID`, for the prompt hook: never prints, never fails loudly; what goes wrong
 /// goes to the hook log.
 fn live(args: &SnapshotArgs, pid: u32) -> u8 {
-    let started_us = crate::clock::now().as_micros() as u64;
-    let as_of_us = args.as_of.as_deref().and_then(hook::parse_epoch).unwrap_or(started_us);
+    // Without the shell's own clock (fish has none without a fork), the time this process
+    // was forked orders two refreshes the way the prompts did; the time it got to run may
+    // not, on a busy machine.
+    let as_of_us = args
+        .as_of
+        .as_deref()
+        .and_then(hook::parse_epoch)
+        .or_else(crate::clock::process_started_us)
+        .unwrap_or_else(|| crate::clock::now().as_micros() as u64);
     let probe = match Probe::from_process() {
         // The directory is gone: nothing true can be said about it, keep the old file.
         Ok(p) if p.cwd_unreadable().is_some() => return exit::ERROR,
