@@ -206,3 +206,45 @@ fn code_keeps_its_identifiers_and_loses_its_literals() {
         .collect();
     assert!(diff.is_empty(), "\n{}", diff.join("\n"));
 }
+
+/// Families of the issue, in the forms their documentation gives: any reader of a
+/// password on standard input fed a literal, `openssl passwd`, and XML elements named
+/// like a secret (Maven's settings.xml, a .NET web.config).
+#[test]
+fn stdin_readers_openssl_passwd_and_xml_elements_lose_their_secrets() {
+    let env = TestEnv::new();
+    let cases = [
+        (
+            "echo 'Granite9!nebula' | mytool login --passwd-on-stdin",
+            "echo '[REDACTED]' | mytool login --passwd-on-stdin",
+        ),
+        (
+            "printf '%s' 'Tz5Rm8Kp1Wq4' | acme-cli auth --api-key-stdin",
+            "printf '%s' '[REDACTED]' | acme-cli auth --api-key-stdin",
+        ),
+        ("cat token.txt | acme-cli auth --token-stdin", "cat token.txt | acme-cli auth --token-stdin"),
+        ("openssl passwd -6 -salt Qx7s 'Hunter2wasTaken'", "openssl passwd -6 -salt Qx7s '[REDACTED]'"),
+        ("openssl passwd -apr1 -stdin", "openssl passwd -apr1 -stdin"),
+        ("      <password>Jd4Kw9Vn2Hx7</password>", "      <password>[REDACTED]</password>"),
+        (
+            "<server><id>central</id><username>deploy</username><password>Mv8#qL2wZt</password></server>",
+            "<server><id>central</id><username>deploy</username><password>[REDACTED]</password></server>",
+        ),
+        (
+            "<add key=\"ApiToken\" value=\"x\"/><apiKey>9f8e7d6c5b4a39281706f5e4d3c2b1a0</apiKey>",
+            "<add key=\"ApiToken\" value=\"x\"/><apiKey>[REDACTED]</apiKey>",
+        ),
+        ("<password>${env.MAVEN_PASSWORD}</password>", "<password>${env.MAVEN_PASSWORD}</password>"),
+        ("<token-type>bearer</token-type>", "<token-type>bearer</token-type>"),
+    ];
+    let input: String = cases.iter().map(|(i, _)| format!("{i}\n")).collect();
+    let mut cmd = env.cmd("lokust-shell");
+    let got = stdout(&cmd.args(["redact", "--as", "text"]).write_stdin(input).assert().success());
+    let diff: Vec<String> = got
+        .lines()
+        .zip(cases.iter().map(|(_, w)| *w))
+        .filter(|(g, w)| g != w)
+        .map(|(g, w)| format!("got  {g}\nwant {w}"))
+        .collect();
+    assert!(diff.is_empty(), "\n{}", diff.join("\n"));
+}

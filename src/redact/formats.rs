@@ -1,4 +1,5 @@
-//! Files with a syntax of their own: the AWS CLI's prompt, `.netrc`, PHP `define()`.
+//! Files with a syntax of their own: the AWS CLI's prompt, `.netrc`, PHP `define()`,
+//! XML elements.
 
 use std::sync::LazyLock;
 
@@ -55,6 +56,23 @@ pub(crate) fn php_define(line: &[u8], out: &mut Vec<Span>) {
             && should_redact(class, value.as_bytes())
         {
             out.push(Span { start: value.start(), end: value.end(), rule: "php-define" });
+        }
+    }
+}
+
+lazy_re!(XML_ELEMENT, r"<([A-Za-z_][A-Za-z0-9_.:\-]*)>([^<>]{1,1024})</([A-Za-z_][A-Za-z0-9_.:\-]*)>");
+
+/// `<password>X</password>`: an element whose name names a secret, on one line.
+pub(crate) fn xml(line: &[u8], out: &mut Vec<Span>) {
+    for c in XML_ELEMENT.captures_iter(line) {
+        let (open, value, close) = (c.get(1).unwrap(), c.get(2).unwrap(), c.get(3).unwrap());
+        if open.as_bytes() != close.as_bytes() {
+            continue;
+        }
+        if let Some(class) = name_class(open.as_bytes(), Form::Colon)
+            && should_redact(class, value.as_bytes())
+        {
+            out.push(Span { start: value.start(), end: value.end(), rule: "xml" });
         }
     }
 }

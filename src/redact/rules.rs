@@ -43,6 +43,8 @@ pub enum Engine {
     PhpDefine,
     /// A secret given in words: "the staging db password is X".
     Prose,
+    /// An XML element named like a secret: `<password>X</password>`.
+    Xml,
 }
 
 /// One rule of the catalogue.
@@ -895,6 +897,23 @@ pub static RULES: &[Rule] = &[
             "the token is valid for 10 minutes",
             "the secret is out",
             "if the password is empty, ask",
+        ],
+    },
+    Rule {
+        id: "xml",
+        what: "XML elements named like a secret (Maven settings.xml, web.config, plists): <password>X</password>",
+        keywords: NAME_WORDS,
+        matcher: Matcher::Context(Engine::Xml),
+        positives: &[
+            "      <password>⟦Jd4Kw9Vn2Hx7⟧</password>",
+            "<server><id>central</id><password>⟦Mv8#qL2wZt⟧</password></server>",
+            "<apiKey>⟦‹h32›⟧</apiKey>",
+        ],
+        negatives: &[
+            "<password>${env.MAVEN_PASSWORD}</password>",
+            "<token-type>bearer</token-type>",
+            "<password></password>",
+            "<password>x</passwd>",
         ],
     },
 ];

@@ -12,7 +12,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::assign::{code_assign, colon, equals};
-use super::formats::{aws_prompt, netrc, php_define};
+use super::formats::{aws_prompt, netrc, php_define, xml};
 use super::keywords::Keywords;
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
@@ -201,7 +201,7 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
 type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords.
-const READERS: [(Engine, Reader); 9] = [
+const READERS: [(Engine, Reader); 10] = [
     (Engine::Colon, colon),
     (Engine::Url, url),
     (Engine::Header, header),
@@ -211,6 +211,7 @@ const READERS: [(Engine, Reader); 9] = [
     (Engine::Netrc, netrc),
     (Engine::PhpDefine, php_define),
     (Engine::Prose, prose),
+    (Engine::Xml, xml),
 ];
 
 /// A rule's regex, compiled once on first use.

@@ -172,6 +172,7 @@ const POSITIONAL: &[(&str, &[&str], Class)] = &[
 fn reads_secret_on_stdin(cmd: &str, args: &[Word], sudo_s: bool) -> bool {
     let has = |f: &str| args.iter().any(|w| w.text == f.as_bytes());
     sudo_s
+        || args.iter().any(|w| is_stdin_secret_flag(&w.text))
         || has("--password-stdin")
         || has("--with-token")
         || has("--token-stdin")
@@ -183,6 +184,15 @@ fn reads_secret_on_stdin(cmd: &str, args: &[Word], sudo_s: bool) -> bool {
         || (cmd == "vault" && has("login") && has("-"))
         || (cmd == "az" && has("devops") && has("login"))
         || (cmd == "htpasswd" && args.iter().any(|w| is_cluster_with(w, b'i')))
+}
+
+/// A flag saying a secret comes on standard input, whatever the tool calls it:
+/// `--password-stdin`, `--passwd-on-stdin`, `--api-key-stdin`, `--token-stdin`.
+fn is_stdin_secret_flag(t: &[u8]) -> bool {
+    let Some(name) = t.strip_prefix(b"--") else { return false };
+    let lower = name.to_ascii_lowercase();
+    let has = |part: &[u8]| lower.windows(part.len()).any(|w| w == part);
+    has(b"stdin") && [&b"pass"[..], b"token", b"secret", b"key", b"cred"].iter().any(|p| has(p))
 }
 
 fn is_cluster_with(w: &Word, c: u8) -> bool {
@@ -511,6 +521,21 @@ fn positionals(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
 fn per_command(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
     let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
     match cmd {
+        // `openssl passwd [-1|-5|-6|-apr1] [-salt S] PASSWORD…`: the hash of a literal.
+        "openssl" if argtext(0) == Some(b"passwd") => {
+            let mut j = 1;
+            while let Some(w) = args.get(j) {
+                let t = w.text.as_slice();
+                if t.first() == Some(&b'-') {
+                    j += 1 + usize::from(matches!(t, b"-salt" | b"-in"));
+                    continue;
+                }
+                if should_redact(Class::Password, t) {
+                    push(out, w.span_from(0), base, "positional");
+                }
+                j += 1;
+            }
+        }
         "wpa_passphrase" => {
             if let Some(p) = args.get(1)
                 && should_redact(Class::Password, &p.text)
