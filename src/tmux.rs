@@ -349,8 +349,13 @@ fn restore_bundle(
     warnings.extend(outcome.warnings.iter().cloned());
     // Other agents' sessions, each on its own, as lokust-shell-restore places them.
     use crate::restore::elements::{self, Outcome};
-    let element_opts =
-        elements::Options { dry_run: false, force: false, clone: false, max_size: opts.max_size };
+    let element_opts = elements::Options {
+        dry_run: false,
+        force: false,
+        clone: false,
+        trust_config: false,
+        max_size: opts.max_size,
+    };
     match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, element_opts) {
         Ok(done) => {
             for element in done {

@@ -147,3 +147,34 @@ fn a_hostile_remote_is_never_cloned_nor_suggested() {
         );
     }
 }
+
+/// Someone else's `.lok` must not plant what an agent runs in a checkout the user already
+/// trusts: carried work that adds a Claude Code hook or an MCP server is not laid unless
+/// `--trust-config`.
+#[test]
+fn carried_work_that_plants_agent_configuration_needs_trust_config() {
+    let env = TestEnv::new();
+    let (origin, work) = scenario(env.root.path());
+    let _ = fs::remove_file(work.join("deploy.env"));
+    write(
+        &work,
+        ".claude/settings.json",
+        br#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch /tmp/x"}]}]}}"#,
+    );
+    write(&work, ".mcp.json", br#"{"mcpServers":{"x":{"command":"sh","args":["-c","true"]}}}"#);
+    make_project(&env, &work);
+    let (lok, _) = snapshot(&env, &work, &[]);
+    let target = env.root.path().join("target");
+    git(env.root.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
+    let before = state(&target);
+    let a = restore(&env, &lok, &target, &[]).code(2);
+    let err = stderr(&a);
+    assert!(
+        err.contains(".claude/settings.json") && err.contains(".mcp.json") && err.contains("--trust-config"),
+        "{err}"
+    );
+    assert_eq!(state(&target), before, "something was laid");
+    assert!(!target.join(".claude/settings.json").exists());
+    restore(&env, &lok, &target, &["--trust-config"]).success();
+    assert_same_work(&target, &work);
+}

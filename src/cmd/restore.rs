@@ -135,6 +135,7 @@ fn restore_elements(
         dry_run: outcome.dry_run,
         force: opts.force,
         clone: args_clone,
+        trust_config: opts.trust_config,
         max_size: opts.max_size,
     };
     let done = match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, options) {

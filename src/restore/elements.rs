@@ -31,6 +31,8 @@ pub struct Options {
     pub force: bool,
     /// Clone the snapshot's remote into an absent or empty directory for the git work.
     pub clone: bool,
+    /// Also lay carried files that configure what an agent or an editor runs.
+    pub trust_config: bool,
     pub max_size: u64,
 }
 
@@ -85,7 +87,12 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
         ));
         return Ok(Restored { lines, resume: None });
     }
-    let apply = worktree::ApplyOptions { force: opts.force, clone: opts.clone, deadline: None };
+    let apply = worktree::ApplyOptions {
+        force: opts.force,
+        clone: opts.clone,
+        trust_config: opts.trust_config,
+        deadline: None,
+    };
     let plan = carried.plan(dir, &apply)?;
     if opts.dry_run {
         lines.push(format!("git work: would be laid on {}:", safe(&dir.to_string_lossy())));

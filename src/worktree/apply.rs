@@ -191,6 +191,8 @@ pub struct ApplyOptions {
     pub force: bool,
     /// Clone the snapshot's remote into an absent or empty DIR first.
     pub clone: bool,
+    /// Also lay files that configure what an agent or an editor runs (`--trust-config`).
+    pub trust_config: bool,
     pub deadline: Option<Duration>,
 }
 
@@ -426,6 +428,9 @@ impl Carried {
                 short(&self.meta.head)
             );
         }
+        if !opts.trust_config {
+            self.refuse_executable_config(dir, d)?;
+        }
         self.check_patches(dir, d)?;
         self.check_untracked_parents(dir)?;
         // The checkout may have changed since the plan: without a stash step it must still be
@@ -488,6 +493,52 @@ impl Carried {
                         format!("the carried {name} does not apply to {}", short(&self.meta.head))
                     })?;
             }
+        }
+        Ok(())
+    }
+
+    /// Refuses, before anything is laid, work that adds or changes a file an agent or an
+    /// editor runs commands from (`.claude/`, `.mcp.json`, `.envrc`…): someone else's file
+    /// must not plant a hook or an MCP server in a checkout the user already trusts.
+    fn refuse_executable_config(&self, dir: &Path, d: Duration) -> Result<()> {
+        let mut paths: Vec<String> = self
+            .meta
+            .files
+            .iter()
+            .flat_map(|f| f.path.split(" -> ").map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        if self.has_commits {
+            let range = match &self.meta.base {
+                Some(base) => vec![
+                    "diff".to_string(),
+                    "--name-only".into(),
+                    "-z".into(),
+                    base.clone(),
+                    self.meta.head.clone(),
+                ],
+                None => vec![
+                    "ls-tree".to_string(),
+                    "-r".into(),
+                    "-z".into(),
+                    "--name-only".into(),
+                    self.meta.head.clone(),
+                ],
+            };
+            paths.extend(git::split_z(&git::run(dir, &range, d)?));
+        }
+        let mut found: Vec<String> = paths.into_iter().filter(|p| is_executable_config(p)).collect();
+        found.sort();
+        found.dedup();
+        if !found.is_empty() {
+            bail!(
+                "the carried work changes files that can run commands or grant permissions ({}); nothing was laid \
+                 (look at them with lokust-shell inspect; --trust-config lays them)",
+                found
+                    .iter()
+                    .map(|p| crate::sanitize::for_terminal(p).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         Ok(())
     }
@@ -566,6 +617,17 @@ impl Carried {
 /// Whether `rel` is one of the paths `git status -z` listed (it goes into the stash).
 fn dirty_path(status: &[u8], rel: &str) -> bool {
     git::split_z(status).iter().any(|e| e.get(3..) == Some(rel))
+}
+
+/// Files of a checkout that an agent or an editor runs commands from, or that grant an
+/// agent permissions: project settings with hooks, MCP servers, allowed tools, tasks.
+fn is_executable_config(path: &str) -> bool {
+    const FOLDERS: &[&str] =
+        &[".claude/", ".gemini/", ".codex/", ".opencode/", ".factory/", ".vscode/", ".devcontainer/"];
+    const FILES: &[&str] = &[".mcp.json", "opencode.json", ".envrc"];
+    let path = path.trim_start_matches("./");
+    FOLDERS.iter().any(|f| path.starts_with(f) || path.contains(&format!("/{f}")))
+        || FILES.iter().any(|f| path == *f || path.ends_with(&format!("/{f}")))
 }
 
 /// A remote lokust will hand to `git clone`: no option, no transport helper (`ext::`).
