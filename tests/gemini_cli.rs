@@ -2,17 +2,14 @@
 //! `env -i` with a private home, against a local stand-in of the Gemini API on 127.0.0.1
 //! that records what the CLI sends, so a test sees the earlier turns go out again.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use lokust::agent::gemini;
 
 use crate::util::TestEnv;
+use crate::util::standin::{Reply, StandIn};
 
 /// The CLI installed by `scripts/agent-clis` (npm, into target/agent-clis/gemini).
 fn gemini_bin() -> Option<PathBuf> {
@@ -28,135 +25,40 @@ fn gemini_bin() -> Option<PathBuf> {
 const REPLY: &str = "STAND-IN-REPLY";
 
 /// A stand-in of the Gemini API: the router's JSON call gets a fixed score, every
-/// streamed call a short answer, and each streamed request body is kept.
-struct GeminiApi {
-    port: u16,
-    bodies: Arc<Mutex<Vec<String>>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
+/// streamed call a short answer.
+struct GeminiApi(StandIn);
 
 impl GeminiApi {
     fn start() -> GeminiApi {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let bodies = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (bodies, stop) = (Arc::clone(&bodies), Arc::clone(&stop));
-            std::thread::spawn(move || {
-                // Bounded: the server gives up after ten minutes whatever happens.
-                let deadline = Instant::now() + Duration::from_secs(600);
-                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            let bodies = Arc::clone(&bodies);
-                            std::thread::spawn(move || {
-                                let _ = serve(stream, &bodies);
-                            });
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
-                    }
-                }
-            })
-        };
-        GeminiApi { port, bodies, stop, thread: Some(thread) }
+        GeminiApi(StandIn::start(|request| {
+            if request.path.contains(":streamGenerateContent") {
+                let event = serde_json::json!({
+                    "candidates": [{"content": {"role": "model", "parts": [{"text": REPLY}]}, "finishReason": "STOP"}],
+                    "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}
+                });
+                Reply::events(format!("data: {event}\r\n\r\n"))
+            } else if request.path.contains(":generateContent") {
+                // The model router asks for a complexity score in JSON.
+                let score =
+                    serde_json::json!({"complexity_reasoning": "simple", "complexity_score": 10}).to_string();
+                let reply = serde_json::json!({
+                    "candidates": [{"content": {"role": "model", "parts": [{"text": score}]}, "finishReason": "STOP"}]
+                });
+                Reply::json(reply.to_string())
+            } else {
+                Reply::json("{}".into())
+            }
+        }))
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.0.url()
     }
 
+    /// The body of every streamed call, in order.
     fn bodies(&self) -> Vec<String> {
-        self.bodies.lock().unwrap().clone()
+        self.0.bodies(":streamGenerateContent")
     }
-}
-
-impl Drop for GeminiApi {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn respond(out: &mut TcpStream, content_type: &str, body: &str) -> std::io::Result<()> {
-    write!(
-        out,
-        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-}
-
-/// One HTTP/1.1 connection: requests until the client closes it.
-fn serve(stream: TcpStream, bodies: &Mutex<Vec<String>>) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut out = stream;
-    for _ in 0..100 {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line)? == 0 {
-            return Ok(());
-        }
-        let mut length = 0usize;
-        let mut chunked = false;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line)?;
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            let lower = line.to_ascii_lowercase();
-            if let Some(v) = lower.strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
-                chunked = true;
-            }
-        }
-        let mut body = Vec::new();
-        if chunked {
-            loop {
-                let mut size = String::new();
-                reader.read_line(&mut size)?;
-                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-                let mut chunk = vec![0; n + 2];
-                reader.read_exact(&mut chunk)?;
-                if n == 0 {
-                    break;
-                }
-                body.extend_from_slice(&chunk[..n]);
-            }
-        } else {
-            body.resize(length, 0);
-            reader.read_exact(&mut body)?;
-        }
-        let path = request_line.split_whitespace().nth(1).unwrap_or("");
-        if path.contains(":streamGenerateContent") {
-            bodies.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
-            let event = serde_json::json!({
-                "candidates": [{"content": {"role": "model", "parts": [{"text": REPLY}]}, "finishReason": "STOP"}],
-                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}
-            });
-            respond(&mut out, "text/event-stream", &format!("data: {event}\r\n\r\n"))?;
-        } else if path.contains(":generateContent") {
-            // The model router asks for a complexity score in JSON.
-            let score =
-                serde_json::json!({"complexity_reasoning": "simple", "complexity_score": 10}).to_string();
-            let reply = serde_json::json!({
-                "candidates": [{"content": {"role": "model", "parts": [{"text": score}]}, "finishReason": "STOP"}]
-            });
-            respond(&mut out, "application/json", &reply.to_string())?;
-        } else {
-            respond(&mut out, "application/json", "{}")?;
-        }
-        out.flush()?;
-    }
-    Ok(())
 }
 
 /// Where the CLI keeps its state, and how it is told so.

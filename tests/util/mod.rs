@@ -7,6 +7,7 @@
 pub mod archive;
 pub mod claude;
 pub mod gemini;
+pub mod standin;
 pub mod work;
 
 use std::ffi::OsStr;
