@@ -406,10 +406,62 @@ pub fn display_name(path: &Path) -> String {
     if path == Path::new("-") { "standard input".to_string() } else { path.display().to_string() }
 }
 
+/// One element of a shell snapshot's `bundles` array, for the schema only: readers take
+/// `bundles` from [`ShellLok::extra`], so a file from a lokust that knows other kinds
+/// still reads.
+#[derive(JsonSchema)]
+#[allow(dead_code)] // only ever used to derive the schema
+pub struct BundleElement {
+    /// `codex-sessions`, `gemini-project`, `opencode-sessions`, `droid-sessions`,
+    /// `codeloops-sessions` or `git-worktree`; a reader leaves out a kind it does not know,
+    /// with a warning.
+    kind: String,
+    /// `tar.gz+base64`.
+    format: String,
+    /// Size of the tar stream.
+    uncompressed_bytes: u64,
+    /// Length of `data`.
+    base64_bytes: u64,
+    data: String,
+    /// An agent's element: the project's realpath on the sending machine.
+    project_dir: Option<String>,
+    /// An agent's element: its conversations, listed without inflating `data`.
+    sessions: Option<Vec<ElementSession>>,
+    #[serde(flatten)]
+    extra: Extra,
+}
+
+/// One conversation an agent's element carries.
+#[derive(JsonSchema)]
+#[allow(dead_code)] // only ever used to derive the schema
+pub struct ElementSession {
+    id: String,
+    first_prompt: Option<String>,
+    turns: u64,
+    /// RFC 3339, when the agent records it.
+    last_updated: Option<String>,
+}
+
 /// The JSON Schema of both variants, as committed in `schema/lok.schema.json`.
 pub fn json_schema() -> Value {
-    let schema = schemars::schema_for!(LokSchema);
-    serde_json::to_value(schema).expect("a schema is plain JSON")
+    let mut schema = serde_json::to_value(schemars::schema_for!(LokSchema)).expect("a schema is plain JSON");
+    // `bundles` lives in the flattened rest of a shell snapshot; the schema names it.
+    let mut element =
+        serde_json::to_value(schemars::schema_for!(BundleElement)).expect("a schema is plain JSON");
+    let defs = schema["$defs"].as_object_mut().expect("the schema has $defs");
+    if let Some(Value::Object(more)) = element.as_object_mut().and_then(|e| e.remove("$defs")) {
+        defs.extend(more);
+    }
+    if let Some(e) = element.as_object_mut() {
+        e.remove("$schema");
+    }
+    defs.insert("BundleElement".into(), element);
+    defs["ShellLok"]["properties"]["bundles"] = serde_json::json!({
+        "description": "Every payload beyond the Claude Code project (additive to version 1).",
+        "type": "array",
+        "items": {"$ref": "#/$defs/BundleElement"}
+    });
+    schema
 }
 
 /// Where the committed schema lives, relative to the repository root.

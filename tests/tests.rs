@@ -35,6 +35,8 @@ mod claude_cli;
 mod seal;
 // The real Gemini CLI resumes a moved conversation against a local Gemini API stand-in.
 mod gemini_cli;
+// The real Codex CLI resumes a moved conversation against a local Responses API stand-in.
+mod codex_cli;
 // Issue 14: unpushed commits, index, working tree and untracked files carried and laid back.
 mod worktree;
 // Issue 14 through the binaries: snapshot --bundle carries the work, restore lays it.

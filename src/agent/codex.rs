@@ -1,0 +1,813 @@
+//! Codex CLI conversations of one project: find the rollouts that ran there, and on restore
+//! put them where Codex looks, with every path the CLI and the model read moved to the new
+//! directory.
+//!
+//! Codex (`@openai/codex`, verified on 0.169.0) keeps each conversation as one JSONL file,
+//! `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl` (`~/.codex` without
+//! `CODEX_HOME`). Resume by id needs that canonical name; `resume --last` and the picker
+//! filter on every `turn_context.cwd`; the model reads the `<cwd>` inside the
+//! `<environment_context>` message. An index, `state_5.sqlite`, maps each id to its file's
+//! absolute path: a row naming another file makes resume fail, so a restore points it at
+//! the restored file, and never adds a row.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::{File, Session};
+use crate::fsutil;
+
+/// The kind of this payload in the `.lok`'s `bundles` array.
+pub const KIND: &str = "codex-sessions";
+
+/// What of `$CODEX_HOME` never travels: credentials, configuration (providers, MCP servers,
+/// approval and sandbox policy), indexes, prompt history, logs and per-machine state. Only
+/// rollout files under `sessions/` are ever read.
+pub const NEVER_CARRIED: &[&str] = &[
+    "auth.json",
+    "config.toml",
+    "state_*.sqlite",
+    "thread_history_*.sqlite",
+    "logs_*.sqlite",
+    "memories_*.sqlite",
+    "history.jsonl",
+    "installation_id",
+    "archived_sessions/",
+    "shell_snapshots/",
+    "skills/",
+    "app-server-daemon/",
+];
+
+/// One rollout larger than this is refused: long real sessions are tens of MB.
+pub const MAX_FILE: u64 = 512 << 20;
+
+/// `$CODEX_HOME` when it is set and not empty, else `~/.codex`.
+pub fn codex_home(codex_home: Option<&OsStr>, home: Option<&Path>) -> Option<PathBuf> {
+    match codex_home {
+        Some(h) if !h.is_empty() => Some(PathBuf::from(h)),
+        _ => home.map(|h| h.join(".codex")),
+    }
+}
+
+/// What a canonical rollout name says: `rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutName {
+    pub year: String,
+    pub month: String,
+    pub day: String,
+    pub id: String,
+}
+
+fn digits(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A UUID as Codex writes it: 8-4-4-4-12 lowercase hex digits.
+pub fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+}
+
+/// The parts of a canonical rollout file name; `None` for any other name, which Codex
+/// refuses to resume.
+pub fn parse_name(name: &str) -> Option<RolloutName> {
+    let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
+    // YYYY-MM-DDThh-mm-ss is 19 characters, then a dash and the id.
+    let (time, id) = (stem.get(..19)?, stem.get(20..)?);
+    if stem.as_bytes().get(19) != Some(&b'-') || !is_uuid(id) {
+        return None;
+    }
+    let (date, clock) = time.split_once('T')?;
+    let d: Vec<&str> = date.split('-').collect();
+    let c: Vec<&str> = clock.split('-').collect();
+    let ok = d.len() == 3
+        && digits(d[0], 4)
+        && digits(d[1], 2)
+        && digits(d[2], 2)
+        && c.len() == 3
+        && c.iter().all(|p| digits(p, 2));
+    ok.then(|| RolloutName {
+        year: d[0].to_string(),
+        month: d[1].to_string(),
+        day: d[2].to_string(),
+        id: id.to_string(),
+    })
+}
+
+/// Where a rollout goes inside the element and under `$CODEX_HOME`: `sessions/YYYY/MM/DD/`
+/// of the date in its name.
+pub fn rel_of(name: &str) -> Option<String> {
+    let n = parse_name(name)?;
+    Some(format!("sessions/{}/{}/{}/{name}", n.year, n.month, n.day))
+}
+
+/// What a rollout says about its conversation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rollout {
+    pub id: String,
+    /// Every working directory it records (`session_meta` and each `turn_context`).
+    pub cwds: BTreeSet<String>,
+    pub first_prompt: Option<String>,
+    /// User and assistant messages.
+    pub turns: usize,
+    /// The timestamp of its last line.
+    pub last_time: Option<String>,
+}
+
+fn user_text(item: &Value) -> Option<String> {
+    let parts = item.get("content")?.as_array()?;
+    let text: Vec<&str> = parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect();
+    (!text.is_empty()).then(|| text.join(" "))
+}
+
+/// Reads a rollout: line 1 must be a `session_meta` with an id; unreadable later lines are
+/// skipped as Codex skips them. `None` when it is not a rollout.
+pub fn parse_rollout(data: &[u8]) -> Option<Rollout> {
+    let mut lines = data.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let first: Value = serde_json::from_slice(lines.next()?).ok()?;
+    if first.get("type").and_then(Value::as_str) != Some("session_meta") {
+        return None;
+    }
+    let meta = first.get("payload")?;
+    let id = meta.get("id").and_then(Value::as_str).filter(|id| is_uuid(id))?.to_string();
+    let mut out = Rollout {
+        id,
+        last_time: first.get("timestamp").and_then(Value::as_str).map(str::to_string),
+        ..Rollout::default()
+    };
+    if let Some(cwd) = meta.get("cwd").and_then(Value::as_str) {
+        out.cwds.insert(cwd.to_string());
+    }
+    for line in lines {
+        // Only the records read here are parsed: line 1 and tool output are the bulk.
+        let wanted = [&b"turn_context"[..], b"item_completed", b"user_message", b"agent_message"]
+            .iter()
+            .any(|k| memchr::memmem::find(line, k).is_some());
+        if !wanted {
+            if let Some(t) = timestamp_of(line) {
+                out.last_time = Some(t);
+            }
+            continue;
+        }
+        let Ok(record) = serde_json::from_slice::<Value>(line) else { continue };
+        if let Some(t) = record.get("timestamp").and_then(Value::as_str) {
+            out.last_time = Some(t.to_string());
+        }
+        let payload = &record["payload"];
+        match (record.get("type").and_then(Value::as_str), payload.get("type").and_then(Value::as_str)) {
+            (Some("turn_context"), _) => {
+                if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
+                    out.cwds.insert(cwd.to_string());
+                }
+            }
+            (Some("event_msg"), Some("item_completed")) => match payload["item"]["type"].as_str() {
+                Some("UserMessage") => {
+                    out.turns += 1;
+                    if out.first_prompt.is_none() {
+                        out.first_prompt = user_text(&payload["item"]);
+                    }
+                }
+                Some("AgentMessage") => out.turns += 1,
+                _ => {}
+            },
+            // Releases before the item events wrote these.
+            (Some("event_msg"), Some("user_message")) => {
+                out.turns += 1;
+                if out.first_prompt.is_none() {
+                    out.first_prompt = payload.get("message").and_then(Value::as_str).map(str::to_string);
+                }
+            }
+            (Some("event_msg"), Some("agent_message")) => out.turns += 1,
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// The `timestamp` of a line without parsing it all: it is the first key Codex writes.
+fn timestamp_of(line: &[u8]) -> Option<String> {
+    let rest = line.strip_prefix(b"{\"timestamp\":\"")?;
+    let end = memchr::memchr(b'"', rest)?;
+    std::str::from_utf8(&rest[..end]).ok().map(str::to_string)
+}
+
+/// `path` is `root` or below it, on a component boundary.
+pub fn is_under(path: &str, root: &str) -> bool {
+    path == root || path.strip_prefix(root).is_some_and(|rest| rest.starts_with('/')) || root == "/"
+}
+
+/// The bytes up to the end of the last complete line: a rollout Codex is writing may end
+/// in half a record.
+pub fn complete_lines(mut data: Vec<u8>) -> Vec<u8> {
+    let end = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
+    data.truncate(end);
+    data
+}
+
+/// Reads a file, never through a link, refusing one larger than [`MAX_FILE`].
+fn read_bounded(path: &Path) -> io::Result<Vec<u8>> {
+    let mut f = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let mut buf = Vec::new();
+    (&mut f).take(MAX_FILE + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_FILE {
+        return Err(io::Error::other(format!("{} is larger than {MAX_FILE} bytes", path.display())));
+    }
+    Ok(buf)
+}
+
+/// Every canonical rollout below `sessions/` (dated folders, or flat as older releases
+/// left them), as (path, name), links never followed.
+fn rollout_files(sessions: &Path) -> Vec<(PathBuf, String)> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+        let Ok(entries) = fs::read_dir(dir) else { return };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Some(name) = e.file_name().to_str().map(str::to_string) else { continue };
+            let Ok(meta) = fs::symlink_metadata(e.path()) else { continue };
+            if meta.is_dir() && depth < 3 && digits(&name, if depth == 0 { 4 } else { 2 }) {
+                walk(&e.path(), depth + 1, out);
+            } else if meta.is_file() && parse_name(&name).is_some() {
+                out.push((e.path(), name));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(sessions, 0, &mut out);
+    out
+}
+
+/// The rollouts of `root` (a realpath) and of every folder below it, unredacted; `None`
+/// when Codex has no conversation there.
+pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+    let mut files = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (path, name) in rollout_files(&home.join("sessions")) {
+        let data = match read_bounded(&path) {
+            Ok(d) => complete_lines(d),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // deleted meanwhile
+            Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+        };
+        let Some(rollout) = parse_rollout(&data) else { continue };
+        if !rollout.cwds.iter().any(|c| is_under(c, root)) || !name.contains(&rollout.id) {
+            continue;
+        }
+        let Some(rel) = rel_of(&name) else { continue };
+        if seen.insert(rollout.id.clone()) {
+            files.push(File { rel, data });
+        }
+    }
+    Ok((!files.is_empty()).then_some(files))
+}
+
+/// The conversations in a list of element files, oldest first.
+pub fn summarize(files: &[File]) -> Vec<Session> {
+    let mut out: Vec<Session> = files
+        .iter()
+        .filter_map(|f| {
+            let r = parse_rollout(&f.data)?;
+            Some(Session {
+                id: r.id,
+                first_prompt: r.first_prompt,
+                turns: r.turns,
+                last_updated: r.last_time,
+                files: vec![f.rel.clone()],
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.last_updated.cmp(&b.last_updated).then(a.id.cmp(&b.id)));
+    out
+}
+
+/// Checks a path inside a `codex-sessions` element: exactly
+/// `sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl`, its folders the date of
+/// its name.
+pub fn check_rel(rel: &str) -> anyhow::Result<()> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let ok = match parts.as_slice() {
+        ["sessions", y, m, d, name] => {
+            parse_name(name).is_some_and(|n| n.year == *y && n.month == *m && n.day == *d)
+        }
+        _ => false,
+    };
+    if !ok {
+        bail!("{rel:?} is not sessions/YYYY/MM/DD/ with a canonical rollout name of that date");
+    }
+    Ok(())
+}
+
+/// Refuses the element whole unless every file is an allowed path, once, holding a
+/// rollout whose `session_meta` id is the one in its name, each id once.
+pub fn validate(files: &[File]) -> anyhow::Result<()> {
+    let mut ids = BTreeSet::new();
+    for f in files {
+        check_rel(&f.rel)?;
+        if f.data.len() as u64 > MAX_FILE {
+            bail!("{} is larger than {MAX_FILE} bytes", f.rel);
+        }
+        let rollout = parse_rollout(&f.data).with_context(|| format!("{} is not a Codex rollout", f.rel))?;
+        let name = f.rel.rsplit('/').next().unwrap_or_default();
+        if parse_name(name).map(|n| n.id).as_deref() != Some(rollout.id.as_str()) {
+            bail!("{}: its session_meta id {} is not the one in its name", f.rel, rollout.id);
+        }
+        if !ids.insert(rollout.id.clone()) {
+            bail!("session {} appears twice", rollout.id);
+        }
+    }
+    Ok(())
+}
+
+/// `path` with `old` replaced by `new` when it is `old` or below it.
+fn moved(path: &str, old: &str, new: &str) -> Option<String> {
+    if path == old {
+        Some(new.to_string())
+    } else {
+        path.strip_prefix(old).filter(|rest| rest.starts_with('/')).map(|rest| format!("{new}{rest}"))
+    }
+}
+
+/// Text with every `>old<` and `>old/` (a path as the content of an XML element, as in
+/// `<cwd>` and `<root>` of the environment context) moved to `new`.
+fn moved_in_markup(text: &str, old: &str, new: &str) -> Option<String> {
+    let (whole, below) = (format!(">{old}<"), format!(">{old}/"));
+    if !text.contains(&whole) && !text.contains(&below) {
+        return None;
+    }
+    Some(text.replace(&whole, &format!(">{new}<")).replace(&below, &format!(">{new}/")))
+}
+
+/// Moves the paths of one record; true when something changed.
+fn move_value(value: &mut Value, old: &str, new: &str) -> bool {
+    let mut changed = false;
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match (key.as_str(), &mut *v) {
+                    ("cwd", Value::String(s)) => {
+                        if let Some(m) = moved(s, old, new) {
+                            *s = m;
+                            changed = true;
+                        }
+                    }
+                    ("runtime_workspace_roots", Value::Array(list)) => {
+                        for item in list.iter_mut() {
+                            if let Value::String(s) = item
+                                && let Some(m) = moved(s, old, new)
+                            {
+                                *s = m;
+                                changed = true;
+                            }
+                        }
+                    }
+                    _ => changed |= move_value(v, old, new),
+                }
+            }
+        }
+        Value::Array(list) => {
+            for v in list {
+                changed |= move_value(v, old, new);
+            }
+        }
+        Value::String(s) => {
+            if let Some(m) = moved_in_markup(s, old, new) {
+                *s = m;
+                changed = true;
+            }
+        }
+        _ => {}
+    }
+    changed
+}
+
+/// A rollout moved from `old` to `new`: every `cwd`, every `runtime_workspace_roots` entry
+/// and every path in the environment-context markup the model reads. Lines with nothing
+/// to move keep their bytes.
+pub fn relocate(data: &[u8], old: &str, new: &str) -> Vec<u8> {
+    if old == new {
+        return data.to_vec();
+    }
+    // The old path as it appears inside a JSON string.
+    let needle = serde_json::to_string(old).unwrap_or_default();
+    let needle = needle.trim_matches('"').as_bytes();
+    let mut out = Vec::with_capacity(data.len() + 1024);
+    for line in data.split_inclusive(|b| *b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        if memchr::memmem::find(body, needle).is_some()
+            && let Ok(mut record) = serde_json::from_slice::<Value>(body)
+            && move_value(&mut record, old, new)
+        {
+            out.extend_from_slice(record.to_string().as_bytes());
+            out.extend_from_slice(&line[body.len()..]);
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// What a restore does with one rollout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Not on the receiver: written.
+    Write,
+    /// The receiver has it with these bytes already.
+    Same,
+    /// The receiver has this id with other content (at these paths): kept as it is.
+    Keep(Vec<PathBuf>),
+    /// The same, with `--force`: those files are set aside as backups and the rollout written.
+    Replace(Vec<PathBuf>),
+}
+
+/// One rollout's place on the receiver.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub id: String,
+    pub dest: PathBuf,
+    pub data: Vec<u8>,
+    pub step: Step,
+    /// Index rows (database, file they name) to point at `dest`.
+    pub stale_rows: Vec<(PathBuf, String)>,
+    /// When the rollout was last written, for the file's mtime (the picker sorts by it).
+    pub mtime: Option<SystemTime>,
+}
+
+/// Every rollout of the receiver by id.
+fn receiver_rollouts(home: &Path) -> BTreeMap<String, Vec<PathBuf>> {
+    let mut by_id: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for (path, name) in rollout_files(&home.join("sessions")) {
+        if let Some(n) = parse_name(&name) {
+            by_id.entry(n.id).or_default().push(path);
+        }
+    }
+    by_id
+}
+
+/// The index databases of the receiver (`state_<n>.sqlite`), oldest schema first.
+fn index_databases(home: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = fs::read_dir(home)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name().to_str().is_some_and(|n| {
+                n.strip_prefix("state_")
+                    .and_then(|r| r.strip_suffix(".sqlite"))
+                    .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+            }) && fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_file())
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+/// The file an index names for `id`, when it has a row for it. A database without the
+/// table or column is not one lokust understands, and is left alone.
+fn indexed_path(db: &Path, id: &str) -> anyhow::Result<Option<String>> {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .with_context(|| format!("could not open {}", db.display()))?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    let found = conn.query_row("SELECT rollout_path FROM threads WHERE id = ?1", [id], |row| row.get(0));
+    match found {
+        Ok(path) => Ok(Some(path)),
+        Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+        Err(rusqlite::Error::SqliteFailure(_, Some(msg))) if msg.contains("no such") => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("could not read {}", db.display())),
+    }
+}
+
+/// Points the row of `id` at `dest`, only if it still names `was`.
+fn repoint(db: &Path, id: &str, was: &str, dest: &Path) -> anyhow::Result<()> {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .with_context(|| format!("could not open {}", db.display()))?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    let dest = dest.to_str().context("the rollout path is not UTF-8")?;
+    conn.execute("UPDATE threads SET rollout_path = ?1 WHERE id = ?2 AND rollout_path = ?3", [dest, id, was])
+        .with_context(|| format!("could not update {}", db.display()))?;
+    Ok(())
+}
+
+/// A Codex process of this user working in `home`, which may hold its index open: its
+/// pid. A process whose environment cannot be read counts as one; so does any process
+/// when the process table cannot be read.
+fn running_codex(home: &Path) -> Option<u32> {
+    use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    let Ok(mut system) = System::new() else { return Some(0) };
+    system.refresh_processes_specifics(
+        ProcessesToUpdate::All,
+        true,
+        ProcessRefreshKind::nothing().with_user(UpdateKind::Always).with_environ(UpdateKind::Always),
+    );
+    let ours = fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    system
+        .processes()
+        .iter()
+        .filter(|(_, p)| p.name() == "codex" && p.user_id().is_some_and(|u| **u == me))
+        .find(|(_, p)| {
+            let var = |name: &str| {
+                p.environ().iter().find_map(|kv| {
+                    kv.to_str()?.strip_prefix(name)?.strip_prefix('=').map(std::ffi::OsString::from)
+                })
+            };
+            if p.environ().is_empty() {
+                return true;
+            }
+            let home_var = var("HOME").map(PathBuf::from);
+            codex_home(var("CODEX_HOME").as_deref(), home_var.as_deref())
+                .is_none_or(|h| fs::canonicalize(&h).unwrap_or(h) == ours)
+        })
+        .map(|(pid, _)| pid.as_u32())
+}
+
+/// When the rollout was last written: its last timestamp, never later than `now`.
+fn last_written(data: &[u8], now: SystemTime) -> Option<SystemTime> {
+    let t = parse_rollout(data)?.last_time?;
+    humantime::parse_rfc3339_weak(t.trim_end_matches('Z')).ok().map(|t| t.min(now))
+}
+
+/// Where each rollout of a validated element goes for `root`, what is in the way, and
+/// which index rows must follow; reads the receiver, writes nothing.
+pub fn plan(
+    home: &Path,
+    root: &str,
+    old_root: Option<&str>,
+    files: &[File],
+    force: bool,
+    now: SystemTime,
+) -> anyhow::Result<Vec<Placement>> {
+    validate(files)?;
+    let have = receiver_rollouts(home);
+    let databases = index_databases(home);
+    let mut out = Vec::new();
+    for f in files {
+        let id = parse_name(f.rel.rsplit('/').next().unwrap_or_default()).map(|n| n.id).unwrap_or_default();
+        // The old path comes from the file: only an absolute path below `/` is moved.
+        let data = match old_root.filter(|o| o.starts_with('/') && o.len() > 1) {
+            Some(old) => relocate(&f.data, old, root),
+            None => f.data.clone(),
+        };
+        let dest = home.join(&f.rel);
+        let theirs = have.get(&id).cloned().unwrap_or_default();
+        let differing: Vec<PathBuf> = theirs
+            .iter()
+            .filter(|p| !(**p == dest && fs::read(p).is_ok_and(|b| b == data)))
+            .cloned()
+            .collect();
+        let step = if theirs.is_empty() {
+            Step::Write
+        } else if differing.is_empty() {
+            Step::Same
+        } else if force {
+            Step::Replace(differing)
+        } else {
+            Step::Keep(differing)
+        };
+        let mut stale_rows = Vec::new();
+        if !matches!(step, Step::Keep(_)) {
+            for db in &databases {
+                if let Some(named) = indexed_path(db, &id)?
+                    && Path::new(&named) != dest
+                {
+                    stale_rows.push((db.clone(), named));
+                }
+            }
+        }
+        let mtime = last_written(&data, now);
+        out.push(Placement { id, dest, data, step, stale_rows, mtime });
+    }
+    Ok(out)
+}
+
+/// Writes `data` to `dest` as a new file, mode 0600, never over an existing one.
+fn write_new(dest: &Path, data: &[u8], mtime: Option<SystemTime>) -> io::Result<bool> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".lokust-").suffix(".tmp").tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_all()?;
+    if let Some(t) = mtime {
+        tmp.as_file().set_modified(t)?;
+    }
+    match tmp.persist_noclobber(dest) {
+        Ok(_) => Ok(true),
+        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e.error),
+    }
+}
+
+/// Sets a receiver's file aside, beside where it was, under a name Codex does not read.
+fn set_aside(path: &Path, now: SystemTime) -> anyhow::Result<PathBuf> {
+    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace([':', '-'], "");
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".lokust-backup-{stamp}"));
+    let backup = path.with_file_name(name);
+    fs::rename(path, &backup).with_context(|| format!("could not back up {}", path.display()))?;
+    Ok(backup)
+}
+
+/// What a restore did.
+#[derive(Debug, Default)]
+pub struct Placed {
+    pub written: Vec<String>,
+    pub same: usize,
+    /// Ids the receiver has with other content, kept.
+    pub kept: Vec<String>,
+    pub backups: Vec<PathBuf>,
+    /// Index rows pointed at the restored file.
+    pub repointed: usize,
+    /// The id to resume: the most recently written conversation.
+    pub newest: Option<String>,
+}
+
+/// Places a plan: files first (new ones never over an existing file), then the index rows
+/// of the ids written. Refused before anything is written when an index row must change
+/// while Codex runs.
+pub fn apply(home: &Path, plan: &[Placement], now: SystemTime) -> anyhow::Result<Placed> {
+    if plan.iter().any(|p| !p.stale_rows.is_empty())
+        && let Some(pid) = running_codex(home)
+    {
+        bail!(
+            "Codex is running (pid {pid}) and its index names another file for a restored session; \
+             quit Codex and restore again"
+        );
+    }
+    let mut placed = Placed::default();
+    for p in plan {
+        if let Some(parent) = p.dest.parent() {
+            fsutil::create_private_dir(parent)
+                .with_context(|| format!("could not create {}", parent.display()))?;
+        }
+        match &p.step {
+            Step::Same => placed.same += 1,
+            Step::Keep(_) => {
+                placed.kept.push(p.id.clone());
+                continue;
+            }
+            Step::Write | Step::Replace(_) => {
+                if let Step::Replace(theirs) = &p.step {
+                    for path in theirs {
+                        placed.backups.push(set_aside(path, now)?);
+                    }
+                }
+                if write_new(&p.dest, &p.data, p.mtime)
+                    .with_context(|| format!("could not write {}", p.dest.display()))?
+                {
+                    placed.written.push(p.id.clone());
+                } else if fs::read(&p.dest).is_ok_and(|b| b == p.data) {
+                    placed.same += 1; // another restore of the same file, meanwhile
+                } else {
+                    placed.kept.push(p.id.clone());
+                    continue;
+                }
+            }
+        }
+        for (db, was) in &p.stale_rows {
+            repoint(db, &p.id, was, &p.dest)?;
+            placed.repointed += 1;
+        }
+    }
+    placed.newest = plan
+        .iter()
+        .filter(|p| !matches!(p.step, Step::Keep(_)))
+        .max_by_key(|p| (p.mtime, p.id.clone()))
+        .map(|p| p.id.clone());
+    Ok(placed)
+}
+
+/// Codex CLI as an [`Agent`](super::Agent).
+pub struct Codex;
+
+impl super::Agent for Codex {
+    fn id(&self) -> &'static str {
+        "codex"
+    }
+
+    fn name(&self) -> &'static str {
+        "Codex CLI"
+    }
+
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn home(&self, probe: &crate::probe::Probe) -> Option<PathBuf> {
+        codex_home(probe.var_os("CODEX_HOME"), probe.home().as_deref())
+    }
+
+    fn never_carried(&self) -> &'static [&'static str] {
+        NEVER_CARRIED
+    }
+
+    fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+        carried_files(home, root)
+    }
+
+    fn sessions(&self, files: &[File]) -> Vec<Session> {
+        summarize(files)
+    }
+
+    fn validate(&self, files: &[File]) -> anyhow::Result<()> {
+        validate(files)
+    }
+
+    fn plan(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
+        let mut lines = vec![format!(
+            "Codex CLI: {} conversations would go to {}",
+            plan.len(),
+            safe(&home.join("sessions").to_string_lossy())
+        )];
+        lines.extend(describe(&plan));
+        Ok(super::Restored { lines, resume: None })
+    }
+
+    fn restore(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
+        let placed = apply(home, &plan, opts.now)?;
+        let mut lines = vec![format!(
+            "Codex CLI: {} conversations in {} ({} written, {} already there, {} kept as they were)",
+            plan.len(),
+            safe(&home.join("sessions").to_string_lossy()),
+            placed.written.len(),
+            placed.same,
+            placed.kept.len()
+        )];
+        for id in &placed.kept {
+            lines.push(format!(
+                "  kept the receiver's own {id}, which differs (--force replaces it, keeping a backup)"
+            ));
+        }
+        for b in &placed.backups {
+            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
+        }
+        if placed.repointed > 0 {
+            lines.push(format!("  pointed {} index rows at the restored files", placed.repointed));
+        }
+        Ok(super::Restored { lines, resume: placed.newest.map(|id| format!("codex resume {id}")) })
+    }
+}
+
+/// One line per thing a plan does beyond writing a new file.
+fn describe(plan: &[Placement]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for p in plan {
+        let dest = safe(&p.dest.to_string_lossy()).into_owned();
+        match &p.step {
+            Step::Write => lines.push(format!("  {} → {dest}", p.id)),
+            Step::Same => lines.push(format!("  {} is already there", p.id)),
+            Step::Keep(_) => {
+                lines.push(format!("  {} differs from the receiver's own: kept (--force replaces it)", p.id))
+            }
+            Step::Replace(theirs) => {
+                for t in theirs {
+                    lines.push(format!(
+                        "  {}: {} would be set aside as a backup",
+                        p.id,
+                        safe(&t.to_string_lossy())
+                    ));
+                }
+                lines.push(format!("  {} → {dest}", p.id));
+            }
+        }
+        for (db, was) in &p.stale_rows {
+            lines.push(format!(
+                "  {}: the index {} names {}; it would be pointed at {dest}",
+                p.id,
+                safe(&db.to_string_lossy()),
+                safe(was)
+            ));
+        }
+    }
+    lines
+}
+
+fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::sanitize::for_terminal(s)
+}
+
+#[cfg(test)]
+mod tests;
