@@ -69,14 +69,25 @@ impl Home {
     /// The receiver's own configuration: the stand-in as the only provider, no plugins
     /// and no analytics (both would look up hosts), no update check.
     fn write_config(&self, api: &StandIn) {
+        self.write_config_for(api, "mock");
+    }
+
+    /// The same for conversations recorded with `provider`: Codex refuses to resume one
+    /// with another. The built-in `openai` cannot be redefined, only pointed elsewhere.
+    fn write_config_for(&self, api: &StandIn, provider: &str) {
         std::fs::create_dir_all(self.dir()).unwrap();
-        let config = format!(
-            "model = \"mock-model\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\
-             [model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nenv_key = \"MOCK_API_KEY\"\n\
-             wire_api = \"responses\"\n[features]\nplugins = false\n[analytics]\nenabled = false\n",
-            api.url()
-        );
-        std::fs::write(self.dir().join("config.toml"), config).unwrap();
+        let head = "check_for_update_on_startup = false\nmodel = \"mock-model\"\n";
+        let tail = "[features]\nplugins = false\n[analytics]\nenabled = false\n";
+        let url = api.url();
+        let provider = if provider == "openai" {
+            format!("model_provider = \"openai\"\nopenai_base_url = \"{url}/v1\"\n")
+        } else {
+            format!(
+                "model_provider = \"{provider}\"\n[model_providers.{provider}]\nname = \"{provider}\"\n\
+                 base_url = \"{url}/v1\"\nenv_key = \"MOCK_API_KEY\"\nwire_api = \"responses\"\n"
+            )
+        };
+        std::fs::write(self.dir().join("config.toml"), format!("{head}{provider}{tail}")).unwrap();
     }
 
     fn env(&self, cmd: &mut assert_cmd::Command) {
@@ -103,7 +114,8 @@ fn codex(bin: &Path, home: &Home, cwd: &Path, args: &[&str]) -> Output {
         .arg("-i")
         .arg(format!("HOME={}", home.home.display()))
         .arg("PATH=/usr/local/bin:/usr/bin:/bin")
-        .arg("MOCK_API_KEY=dummy");
+        .arg("MOCK_API_KEY=dummy")
+        .arg("OPENAI_API_KEY=dummy");
     if let Some(h) = &home.codex_home {
         cmd.arg(format!("CODEX_HOME={}", h.display()));
     }
@@ -434,4 +446,94 @@ fn hostile_codex_elements_are_refused_whole_and_nothing_is_written() {
         .failure();
     assert!(crate::util::stderr(&out).contains("decompression bomb"), "{}", crate::util::stderr(&out));
     assert!(!home.dir().join("sessions").exists());
+}
+
+/// Published rollouts nobody here wrote (PROVENANCE.md): one captured from `codex exec`
+/// 0.135 and two schema-coverage files of a parser project. Each is carried from the
+/// directory it records and restored elsewhere with every line still JSON and every cwd
+/// moved; the captured one is resumed by the real CLI, which must send the earlier turn
+/// and pick it with `--last` there.
+#[test]
+fn published_rollouts_resume_after_a_move() {
+    let Some(bin) = codex_bin() else { return };
+    let root = crate::util::shared().join("fixtures-real/codex");
+    if !root.is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
+        eprintln!("skipped: {} not present", root.display());
+        return;
+    }
+    let api = responses_api();
+    let (mut resumed, mut moved_files) = (0, 0);
+    for file in crate::util::files_below(&root) {
+        let data = std::fs::read(&file).unwrap();
+        let rollout = codex::parse_rollout(&data).unwrap_or_else(|| panic!("{} is not read", file.display()));
+        let meta: serde_json::Value =
+            serde_json::from_slice(data.split(|b| *b == b'\n').next().unwrap()).unwrap();
+        let old = meta["payload"]["cwd"].as_str().unwrap().to_string();
+        let started = meta["payload"]["timestamp"].as_str().or(meta["timestamp"].as_str()).unwrap();
+        let name = format!("rollout-{}-{}.jsonl", started[..19].replace(':', "-"), rollout.id);
+        let rel = codex::rel_of(&name).unwrap_or_else(|| panic!("{name}"));
+
+        let env = TestEnv::new();
+        let home = Home { home: env.home.clone(), codex_home: None };
+        home.write_config_for(&api, meta["payload"]["model_provider"].as_str().unwrap_or("openai"));
+        let sender = env.root.path().join("sender");
+        std::fs::create_dir_all(sender.join(Path::new(&rel).parent().unwrap())).unwrap();
+        std::fs::write(sender.join(&rel), &data).unwrap();
+        // Carried from the path it records, by the library, as a snapshot there would.
+        let mut report = lokust::redact::Report::default();
+        let (element, sessions) =
+            lokust::agent::element(&codex::Codex, &sender, &old, true, &mut report).unwrap().unwrap();
+        assert_eq!(sessions.len(), 1, "{}", file.display());
+        let project = env.root.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        crate::util::claude::make_project(&env, &project);
+        let (base, _) = crate::util::claude::snapshot(&env, &project, &["--agents", "claude"]);
+        let lok = with_bundles(&base, serde_json::json!([element]), "real.lok");
+
+        let target = env.root.path().join("elsewhere/a.b c/ü");
+        let said = restore(&env, &home, &lok, &target, &[]);
+        assert!(said.contains(&format!("codex resume {}", rollout.id)), "{}: {said}", file.display());
+        let restored = std::fs::read(home.dir().join(&rel)).unwrap();
+        for line in std::str::from_utf8(&restored).unwrap().lines() {
+            serde_json::from_str::<serde_json::Value>(line)
+                .unwrap_or_else(|e| panic!("{}: a line is no longer JSON ({e}): {line}", file.display()));
+        }
+        let moved = codex::parse_rollout(&restored).unwrap();
+        let real_target = std::fs::canonicalize(&target).unwrap();
+        assert!(
+            // A schema-coverage file also holds a cwd trimmed to a placeholder, not a path.
+            moved
+                .cwds
+                .iter()
+                .filter(|c| c.starts_with('/'))
+                .all(|c| c.starts_with(real_target.to_str().unwrap())),
+            "{}: {:?}",
+            file.display(),
+            moved.cwds
+        );
+
+        moved_files += 1;
+        // A hand-made schema-coverage file is not a session this CLI wrote: 0.169 refuses
+        // one (`history_mode: default`) even where it was. Only captured ones resume.
+        if file.components().any(|c| c.as_os_str() == "handmade") {
+            continue;
+        }
+        let (id, input) = resume(&bin, &api, &home, &target, &[&rollout.id], "continue please");
+        assert_eq!(id, rollout.id);
+        let earlier = rollout.first_prompt.clone().unwrap_or_default();
+        let probe: String = earlier.chars().take(40).collect();
+        assert!(
+            input.contains(&serde_json::to_string(&probe).unwrap().trim_matches('"').to_string()),
+            "{}: the earlier turn was not sent: {input}",
+            file.display()
+        );
+        let (picked, _) = resume(&bin, &api, &home, &target, &["--last"], "and again");
+        assert_eq!(picked, rollout.id, "{}: --last did not pick it", file.display());
+        resumed += 1;
+    }
+    assert!(
+        moved_files >= 3 && resumed >= 1,
+        "only {moved_files} published rollouts moved, {resumed} resumed"
+    );
 }
