@@ -12,15 +12,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, bail};
 use serde_json::Value;
 
+pub use super::disk::is_uuid;
+use super::disk::{complete_lines, is_under, moved, read_bounded, set_aside, time_of, write_new};
 use super::{File, Session};
 use crate::fsutil;
 
@@ -67,16 +68,6 @@ pub struct RolloutName {
 
 fn digits(s: &str, n: usize) -> bool {
     s.len() == n && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// A UUID as Codex writes it: 8-4-4-4-12 lowercase hex digits.
-pub fn is_uuid(s: &str) -> bool {
-    let groups: Vec<&str> = s.split('-').collect();
-    groups.len() == 5
-        && groups
-            .iter()
-            .zip([8, 4, 4, 4, 12])
-            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
 }
 
 /// The parts of a canonical rollout file name; `None` for any other name, which Codex
@@ -202,30 +193,6 @@ fn timestamp_of(line: &[u8]) -> Option<String> {
     std::str::from_utf8(&rest[..end]).ok().map(str::to_string)
 }
 
-/// `path` is `root` or below it, on a component boundary.
-pub fn is_under(path: &str, root: &str) -> bool {
-    path == root || path.strip_prefix(root).is_some_and(|rest| rest.starts_with('/')) || root == "/"
-}
-
-/// The bytes up to the end of the last complete line: a rollout Codex is writing may end
-/// in half a record.
-pub fn complete_lines(mut data: Vec<u8>) -> Vec<u8> {
-    let end = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
-    data.truncate(end);
-    data
-}
-
-/// Reads a file, never through a link, refusing one larger than [`MAX_FILE`].
-fn read_bounded(path: &Path) -> io::Result<Vec<u8>> {
-    let mut f = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
-    let mut buf = Vec::new();
-    (&mut f).take(MAX_FILE + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 > MAX_FILE {
-        return Err(io::Error::other(format!("{} is larger than {MAX_FILE} bytes", path.display())));
-    }
-    Ok(buf)
-}
-
 /// Every canonical rollout below `sessions/` (dated folders, or flat as older releases
 /// left them), as (path, name), links never followed.
 fn rollout_files(sessions: &Path) -> Vec<(PathBuf, String)> {
@@ -254,7 +221,7 @@ pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>
     let mut files = Vec::new();
     let mut seen = BTreeSet::new();
     for (path, name) in rollout_files(&home.join("sessions")) {
-        let data = match read_bounded(&path) {
+        let data = match read_bounded(&path, MAX_FILE) {
             Ok(d) => complete_lines(d),
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // deleted meanwhile
             Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
@@ -326,15 +293,6 @@ pub fn validate(files: &[File]) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// `path` with `old` replaced by `new` when it is `old` or below it.
-fn moved(path: &str, old: &str, new: &str) -> Option<String> {
-    if path == old {
-        Some(new.to_string())
-    } else {
-        path.strip_prefix(old).filter(|rest| rest.starts_with('/')).map(|rest| format!("{new}{rest}"))
-    }
 }
 
 /// Text with every `>old<` and `>old/` (a path as the content of an XML element, as in
@@ -534,8 +492,7 @@ fn running_codex(home: &Path) -> Option<u32> {
 
 /// When the rollout was last written: its last timestamp, never later than `now`.
 fn last_written(data: &[u8], now: SystemTime) -> Option<SystemTime> {
-    let t = parse_rollout(data)?.last_time?;
-    humantime::parse_rfc3339_weak(t.trim_end_matches('Z')).ok().map(|t| t.min(now))
+    time_of(&parse_rollout(data)?.last_time?, now)
 }
 
 /// Where each rollout of a validated element goes for `root`, what is in the way, and
@@ -589,32 +546,6 @@ pub fn plan(
         out.push(Placement { id, dest, data, step, stale_rows, mtime });
     }
     Ok(out)
-}
-
-/// Writes `data` to `dest` as a new file, mode 0600, never over an existing one.
-fn write_new(dest: &Path, data: &[u8], mtime: Option<SystemTime>) -> io::Result<bool> {
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".lokust-").suffix(".tmp").tempfile_in(dir)?;
-    tmp.write_all(data)?;
-    tmp.as_file().sync_all()?;
-    if let Some(t) = mtime {
-        tmp.as_file().set_modified(t)?;
-    }
-    match tmp.persist_noclobber(dest) {
-        Ok(_) => Ok(true),
-        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e.error),
-    }
-}
-
-/// Sets a receiver's file aside, beside where it was, under a name Codex does not read.
-fn set_aside(path: &Path, now: SystemTime) -> anyhow::Result<PathBuf> {
-    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace([':', '-'], "");
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".lokust-backup-{stamp}"));
-    let backup = path.with_file_name(name);
-    fs::rename(path, &backup).with_context(|| format!("could not back up {}", path.display()))?;
-    Ok(backup)
 }
 
 /// What a restore did.

@@ -639,19 +639,6 @@ impl Placed {
     }
 }
 
-/// Writes `data` to `dest` as a new file, mode 0600, never over an existing one.
-fn write_new(dest: &Path, data: &[u8]) -> io::Result<bool> {
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".lokust-").suffix(".tmp").tempfile_in(dir)?;
-    tmp.write_all(data)?;
-    tmp.as_file().sync_all()?;
-    match tmp.persist_noclobber(dest) {
-        Ok(_) => Ok(true),
-        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e.error),
-    }
-}
-
 /// Restores a validated element for `root` (a realpath that exists) under `gh`: registers
 /// the folder, fixes markers, keeps every session inside the retention window, and writes
 /// the files without replacing any the receiver has.
@@ -721,7 +708,9 @@ pub fn restore(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow
         if fs::read(&dest).is_ok_and(|have| have == data || have == f.data) {
             continue;
         }
-        if write_new(&dest, &data).with_context(|| format!("could not write {}", dest.display()))? {
+        if super::disk::write_new(&dest, &data, None)
+            .with_context(|| format!("could not write {}", dest.display()))?
+        {
             placed.written.push(f.rel.clone());
         } else {
             placed.kept.push(f.rel.clone());

@@ -28,6 +28,7 @@ use crate::redact::Report;
 
 pub mod claude;
 pub mod codex;
+pub mod disk;
 pub mod gemini;
 
 pub use crate::bundle::elements::File;

@@ -1,0 +1,128 @@
+//! What every agent adapter does on disk, written once: reads that never follow a link
+//! and stop at a size, new files that never replace an existing one, the receiver's file
+//! set aside as a backup, and paths moved on component boundaries.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context;
+
+/// A UUID as the agents write them: 8-4-4-4-12 lowercase hex digits.
+pub fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+}
+
+/// Reads a file, never through a link, refusing one larger than `max` bytes.
+pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let mut f = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let mut buf = Vec::new();
+    (&mut f).take(max + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(io::Error::other(format!("{} is larger than {max} bytes", path.display())));
+    }
+    Ok(buf)
+}
+
+/// The bytes up to the end of the last complete line: a log an agent is appending to may
+/// end in half a record.
+pub fn complete_lines(mut data: Vec<u8>) -> Vec<u8> {
+    let end = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
+    data.truncate(end);
+    data
+}
+
+/// `path` is `root` or below it, on a component boundary.
+pub fn is_under(path: &str, root: &str) -> bool {
+    root == "/" || path == root || path.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// `path` with `old` replaced by `new` when it is `old` or below it.
+pub fn moved(path: &str, old: &str, new: &str) -> Option<String> {
+    if path == old {
+        Some(new.to_string())
+    } else {
+        path.strip_prefix(old).filter(|rest| rest.starts_with('/')).map(|rest| format!("{new}{rest}"))
+    }
+}
+
+/// Writes `data` to `dest` as a new file, mode 0600, dated `mtime` when given; false when
+/// a file is already there (it is left as it is).
+pub fn write_new(dest: &Path, data: &[u8], mtime: Option<SystemTime>) -> io::Result<bool> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".lokust-").suffix(".tmp").tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_all()?;
+    if let Some(t) = mtime {
+        tmp.as_file().set_modified(t)?;
+    }
+    match tmp.persist_noclobber(dest) {
+        Ok(_) => Ok(true),
+        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e.error),
+    }
+}
+
+/// Sets a receiver's file aside beside where it was, under a name no agent reads
+/// (`<name>.lokust-backup-<time>`), and returns where.
+pub fn set_aside(path: &Path, now: SystemTime) -> anyhow::Result<PathBuf> {
+    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace([':', '-'], "");
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".lokust-backup-{stamp}"));
+    let backup = path.with_file_name(name);
+    fs::rename(path, &backup).with_context(|| format!("could not back up {}", path.display()))?;
+    Ok(backup)
+}
+
+/// An RFC 3339 time, never later than `now`, for a restored file's mtime.
+pub fn time_of(rfc3339: &str, now: SystemTime) -> Option<SystemTime> {
+    humantime::parse_rfc3339_weak(rfc3339.trim_end_matches('Z')).ok().map(|t| t.min(now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_move_on_component_boundaries_only() {
+        assert!(is_under("/p/proj", "/p/proj") && is_under("/p/proj/sub", "/p/proj"));
+        assert!(!is_under("/p/project", "/p/proj") && !is_under("/p", "/p/proj"));
+        assert_eq!(moved("/p/proj/sub", "/p/proj", "/n").as_deref(), Some("/n/sub"));
+        assert_eq!(moved("/p/proj", "/p/proj", "/n").as_deref(), Some("/n"));
+        assert_eq!(moved("/p/project", "/p/proj", "/n"), None);
+    }
+
+    #[test]
+    fn only_lowercase_8_4_4_4_12_is_a_uuid() {
+        assert!(is_uuid("de9533e0-92a6-4294-86e1-8c7b4a936ac6"));
+        for bad in [
+            "DE9533E0-92A6-4294-86E1-8C7B4A936AC6",
+            "de9533e0-92a6-4294-86e1",
+            "../x",
+            "",
+            "de9533e0-92a6-4294-86e1-8c7b4a936ac6/",
+        ] {
+            assert!(!is_uuid(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_new_file_never_replaces_one_and_a_backup_is_not_read_as_the_original() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("a.jsonl");
+        assert!(write_new(&dest, b"one", None).unwrap());
+        assert!(!write_new(&dest, b"two", None).unwrap());
+        assert_eq!(fs::read(&dest).unwrap(), b"one");
+        let backup = set_aside(&dest, SystemTime::now()).unwrap();
+        assert!(!dest.exists() && !backup.to_string_lossy().ends_with(".jsonl"));
+        assert_eq!(crate::fsutil::mode(&backup).unwrap(), 0o600);
+        assert_eq!(complete_lines(b"a\nb".to_vec()), b"a\n");
+    }
+}
