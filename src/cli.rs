@@ -616,10 +616,10 @@ pub fn man_pages() -> Vec<(String, clap::Command)> {
 /// `lokust-tmux export` alike.
 #[derive(Debug, Clone, Args)]
 pub struct CarryArgs {
-    /// With --bundle: carry only these agents' sessions (claude,codex,gemini)
+    /// With --bundle: carry only these agents' sessions (claude,codex,droid,gemini)
     ///
-    /// A comma-separated list from claude (Claude Code), codex (Codex CLI) and gemini
-    /// (Gemini CLI). By
+    /// A comma-separated list from claude (Claude Code), codex (Codex CLI), droid (Factory
+    /// Droid) and gemini (Gemini CLI). By
     /// default every agent with sessions for the directory goes in, each redacted like
     /// the transcripts.
     #[arg(

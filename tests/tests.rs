@@ -37,6 +37,8 @@ mod seal;
 mod gemini_cli;
 // The real Codex CLI resumes a moved conversation against a local Responses API stand-in.
 mod codex_cli;
+// The real Factory Droid resumes a moved session against a local chat-completions stand-in.
+mod droid_cli;
 // Issue 14: unpushed commits, index, working tree and untracked files carried and laid back.
 mod worktree;
 // Issue 14 through the binaries: snapshot --bundle carries the work, restore lays it.

@@ -29,12 +29,13 @@ use crate::redact::Report;
 pub mod claude;
 pub mod codex;
 pub mod disk;
+pub mod droid;
 pub mod gemini;
 
 pub use crate::bundle::elements::File;
 
 /// Every agent whose sessions travel in `bundles`, in the order the summary lists them.
-pub static AGENTS: &[&dyn Agent] = &[&codex::Codex, &gemini::Gemini];
+pub static AGENTS: &[&dyn Agent] = &[&codex::Codex, &droid::Droid, &gemini::Gemini];
 
 /// The names `--agents` accepts: Claude Code's and every [`AGENTS`] entry's.
 pub fn names() -> Vec<&'static str> {

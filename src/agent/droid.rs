@@ -1,0 +1,548 @@
+//! Factory Droid sessions of one project: find them by the directory each one records,
+//! and on restore put them in the folder of the new path with that path recorded, both or
+//! neither.
+//!
+//! Droid (`@factory/cli`, verified on 0.225.2) keeps a session as
+//! `~/.factory/sessions/<slot>/<id>.jsonl` plus `<id>.settings.json`, the slot being the
+//! working directory with every `/` turned into `-`. Resume finds the transcript by id in
+//! any slot, then appends to the slot of the `cwd` in its first line (`session_start`): a
+//! file in the new slot with the old `cwd`, or the reverse, fails after the model request
+//! went out. The settings file holds grants (autonomy level, tool execution mode): only
+//! the keys that grant nothing travel, and a restore writes no other.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use serde_json::{Map, Value};
+
+use super::disk::{complete_lines, is_under, is_uuid, moved, read_bounded, set_aside, time_of, write_new};
+use super::{File, Session};
+use crate::fsutil;
+
+/// The kind of this payload in the `.lok`'s `bundles` array.
+pub const KIND: &str = "droid-sessions";
+
+/// What of `~/.factory` never travels: credentials and bring-your-own-key models
+/// (`settings.json`), MCP servers, machine identity, logs and caches. Only session files
+/// are ever read.
+pub const NEVER_CARRIED: &[&str] = &[
+    "settings.json",
+    "settings.local.json",
+    "config.json",
+    "auth.json",
+    "mcp.json",
+    "host.json",
+    "telemetry/",
+    "logs/",
+    "cache/",
+    "droids/",
+    "<id>.settings.json.bak",
+];
+
+/// The keys of a session's `<id>.settings.json` that travel: the model and what was
+/// counted. Autonomy, interaction and tool execution modes grant; they never do.
+pub const SETTINGS_KEPT: &[&str] = &[
+    "model",
+    "reasoningEffort",
+    "tags",
+    "assistantActiveTimeMs",
+    "tokenUsage",
+    "inclusiveTokenUsage",
+    "childInclusiveTokenUsageBySessionId",
+    "lastCallTokenUsage",
+];
+
+/// One session file larger than this is refused.
+pub const MAX_FILE: u64 = 512 << 20;
+const SETTINGS: &str = ".settings.json";
+
+/// `~/.factory`.
+pub fn factory_home(home: Option<&Path>) -> Option<PathBuf> {
+    home.map(|h| h.join(".factory"))
+}
+
+/// The folder Droid keeps the sessions of `cwd` in: the path with `/` turned into `-`.
+pub fn slot(cwd: &str) -> String {
+    cwd.replace('/', "-")
+}
+
+/// What a transcript says about its session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transcript {
+    pub id: String,
+    pub cwd: String,
+    pub title: Option<String>,
+    pub first_prompt: Option<String>,
+    pub turns: usize,
+    pub last_time: Option<String>,
+}
+
+fn text_of(message: &Value) -> Option<String> {
+    let parts = message.get("content")?.as_array()?;
+    let text: Vec<&str> = parts
+        .iter()
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .filter(|t| !t.trim_start().starts_with("<system-reminder>"))
+        .collect();
+    (!text.is_empty()).then(|| text.join(" "))
+}
+
+/// Reads a transcript: line 1 must be a `session_start` with an id and a `cwd`; later lines
+/// that do not read are skipped. `None` when it is not a transcript.
+pub fn parse_transcript(data: &[u8]) -> Option<Transcript> {
+    let mut lines = data.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let first: Value = serde_json::from_slice(lines.next()?).ok()?;
+    if first.get("type").and_then(Value::as_str) != Some("session_start") {
+        return None;
+    }
+    let mut out = Transcript {
+        id: first.get("id").and_then(Value::as_str).filter(|id| is_uuid(id))?.to_string(),
+        cwd: first.get("cwd").and_then(Value::as_str)?.to_string(),
+        title: first.get("title").and_then(Value::as_str).map(str::to_string),
+        ..Transcript::default()
+    };
+    for line in lines {
+        let Ok(record) = serde_json::from_slice::<Value>(line) else { continue };
+        if let Some(t) = record.get("timestamp").and_then(Value::as_str) {
+            out.last_time = Some(t.to_string());
+        }
+        if record.get("type").and_then(Value::as_str) != Some("message")
+            || record.get("id").and_then(Value::as_str).is_some_and(|id| id.starts_with("context-"))
+        {
+            continue;
+        }
+        let message = &record["message"];
+        match message.get("role").and_then(Value::as_str) {
+            Some("user") => {
+                if let Some(text) = text_of(message) {
+                    out.turns += 1;
+                    out.first_prompt.get_or_insert(text);
+                }
+            }
+            Some("assistant") => out.turns += 1,
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// `<id>.jsonl` or `<id>.settings.json`: the id and whether it is the settings.
+fn parse_file_name(name: &str) -> Option<(&str, bool)> {
+    if let Some(id) = name.strip_suffix(".jsonl") {
+        return is_uuid(id).then_some((id, false));
+    }
+    let id = name.strip_suffix(SETTINGS)?;
+    is_uuid(id).then_some((id, true))
+}
+
+/// A session's settings with only the keys that grant nothing; `None` when it is not a
+/// JSON object.
+pub fn harmless_settings(data: &[u8]) -> Option<Vec<u8>> {
+    let Value::Object(all) = serde_json::from_slice::<Value>(data).ok()? else { return None };
+    let kept: Map<String, Value> =
+        all.into_iter().filter(|(k, _)| SETTINGS_KEPT.contains(&k.as_str())).collect();
+    serde_json::to_vec_pretty(&Value::Object(kept)).ok()
+}
+
+/// The transcripts below `sessions/` (every slot, and flat as an older layout had them),
+/// as (path, id), links never followed.
+fn transcripts(sessions: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let visit = |dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>, dirs: &mut Vec<PathBuf>| {
+        let Ok(entries) = fs::read_dir(dir) else { return };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Ok(meta) = fs::symlink_metadata(e.path()) else { continue };
+            let name = e.file_name().to_string_lossy().into_owned();
+            if meta.is_dir() && depth == 0 {
+                dirs.push(e.path());
+            } else if meta.is_file()
+                && let Some((id, false)) = parse_file_name(&name)
+            {
+                out.push((e.path(), id.to_string()));
+            }
+        }
+    };
+    let mut slots = Vec::new();
+    visit(sessions, 0, &mut out, &mut slots);
+    for dir in slots {
+        visit(&dir, 1, &mut out, &mut Vec::new());
+    }
+    out
+}
+
+/// The sessions of `root` (a realpath) and of every folder below it, unredacted, each its
+/// transcript (cut at its last complete line) and its settings without grants; `None`
+/// when Droid has none there.
+pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+    let mut files = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (path, id) in transcripts(&home.join("sessions")) {
+        let data = match read_bounded(&path, MAX_FILE) {
+            Ok(d) => complete_lines(d),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+        };
+        let Some(t) = parse_transcript(&data) else { continue };
+        if t.id != id || !is_under(&t.cwd, root) || t.turns == 0 || !seen.insert(id.clone()) {
+            continue;
+        }
+        files.push(File { rel: format!("{id}.jsonl"), data });
+        let settings = path.with_file_name(format!("{id}{SETTINGS}"));
+        if let Ok(data) = read_bounded(&settings, 1 << 20)
+            && let Some(kept) = harmless_settings(&data)
+        {
+            files.push(File { rel: format!("{id}{SETTINGS}"), data: kept });
+        }
+    }
+    Ok((!files.is_empty()).then_some(files))
+}
+
+/// The sessions in a list of element files, oldest first.
+pub fn summarize(files: &[File]) -> Vec<Session> {
+    let mut out: Vec<Session> = files
+        .iter()
+        .filter(|f| f.rel.ends_with(".jsonl"))
+        .filter_map(|f| {
+            let t = parse_transcript(&f.data)?;
+            let mut own = vec![f.rel.clone()];
+            let settings = format!("{}{SETTINGS}", t.id);
+            if files.iter().any(|g| g.rel == settings) {
+                own.push(settings);
+            }
+            Some(Session {
+                id: t.id,
+                first_prompt: t.first_prompt.or(t.title),
+                turns: t.turns,
+                last_updated: t.last_time,
+                files: own,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.last_updated.cmp(&b.last_updated).then(a.id.cmp(&b.id)));
+    out
+}
+
+/// Refuses the element whole unless every file is `<uuid>.jsonl` holding a transcript of
+/// that id, or `<uuid>.settings.json` holding a JSON object beside its transcript, each
+/// once.
+pub fn validate(files: &[File]) -> anyhow::Result<()> {
+    let mut names = BTreeSet::new();
+    let mut transcripts = BTreeSet::new();
+    for f in files {
+        let Some((id, is_settings)) = parse_file_name(&f.rel) else {
+            bail!("{:?} is not <uuid>.jsonl or <uuid>.settings.json", f.rel);
+        };
+        if !names.insert(f.rel.as_str()) {
+            bail!("{} appears twice", f.rel);
+        }
+        if f.data.len() as u64 > MAX_FILE {
+            bail!("{} is larger than {MAX_FILE} bytes", f.rel);
+        }
+        if is_settings {
+            harmless_settings(&f.data).with_context(|| format!("{} is not a JSON object", f.rel))?;
+        } else {
+            let t =
+                parse_transcript(&f.data).with_context(|| format!("{} is not a Droid transcript", f.rel))?;
+            if t.id != id {
+                bail!("{}: its session_start id {} is not the one in its name", f.rel, t.id);
+            }
+            if !t.cwd.starts_with('/') {
+                bail!("{}: its cwd is not an absolute path", f.rel);
+            }
+            transcripts.insert(id.to_string());
+        }
+    }
+    if let Some(orphan) = files
+        .iter()
+        .filter_map(|f| parse_file_name(&f.rel))
+        .find(|(id, is_settings)| *is_settings && !transcripts.contains(*id))
+    {
+        bail!("{}{SETTINGS} has no transcript beside it", orphan.0);
+    }
+    Ok(())
+}
+
+/// The transcript with `session_start.cwd` moved from `old` to `new`, and the `% pwd`
+/// output of the environment reminder with it; every other line keeps its bytes.
+pub fn relocate(data: &[u8], old: &str, new: &str) -> anyhow::Result<Vec<u8>> {
+    let (first, rest) = match memchr::memchr(b'\n', data) {
+        Some(i) => data.split_at(i),
+        None => (data, &b""[..]),
+    };
+    let mut start: Value = serde_json::from_slice(first).context("line 1 is not JSON")?;
+    let cwd = start.get("cwd").and_then(Value::as_str).unwrap_or_default();
+    let Some(cwd) = moved(cwd, old, new) else {
+        bail!("it was recorded in {cwd}, which is not in the project's directory {old}");
+    };
+    start["cwd"] = Value::String(cwd);
+    let mut out = start.to_string().into_bytes();
+    let pwd = |p: &str| serde_json::to_string(&format!("% pwd\n{p}")).unwrap_or_default();
+    let (from, to) = (pwd(old), pwd(new));
+    let (from, to) = (from.trim_matches('"'), to.trim_matches('"'));
+    for line in rest.split_inclusive(|b| *b == b'\n') {
+        if memchr::memmem::find(line, from.as_bytes()).is_some()
+            && let Ok(text) = std::str::from_utf8(line)
+        {
+            // `% pwd\n<old>` followed by the end of that output or a deeper folder.
+            let moved = text
+                .replace(&format!("{from}\\n"), &format!("{to}\\n"))
+                .replace(&format!("{from}/"), &format!("{to}/"));
+            out.extend_from_slice(moved.as_bytes());
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    Ok(out)
+}
+
+/// What a restore does with one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    Write,
+    Same,
+    /// The receiver has this id with other content (at these paths): kept.
+    Keep(Vec<PathBuf>),
+    /// The same with `--force`: those are set aside as backups first.
+    Replace(Vec<PathBuf>),
+}
+
+/// One session's place on the receiver.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub id: String,
+    pub folder: PathBuf,
+    pub transcript: Vec<u8>,
+    pub settings: Option<Vec<u8>>,
+    pub step: Step,
+    pub mtime: Option<SystemTime>,
+}
+
+/// Where each session of a validated element goes for `root`, reading the receiver and
+/// writing nothing. A session recorded outside `old_root` refuses the element.
+pub fn plan(
+    home: &Path,
+    root: &str,
+    old_root: Option<&str>,
+    files: &[File],
+    force: bool,
+    now: SystemTime,
+) -> anyhow::Result<Vec<Placement>> {
+    validate(files)?;
+    let old =
+        old_root.filter(|o| o.starts_with('/')).context("the element does not say where it came from")?;
+    let mut have: std::collections::BTreeMap<String, Vec<PathBuf>> = Default::default();
+    for (path, id) in transcripts(&home.join("sessions")) {
+        have.entry(id).or_default().push(path);
+    }
+    let mut out = Vec::new();
+    for f in files.iter().filter(|f| f.rel.ends_with(".jsonl")) {
+        let id = f.rel.trim_end_matches(".jsonl").to_string();
+        let transcript = relocate(&f.data, old, root).with_context(|| format!("session {id}"))?;
+        let cwd = parse_transcript(&transcript).map(|t| t.cwd).unwrap_or_default();
+        let folder = home.join("sessions").join(slot(&cwd));
+        let dest = folder.join(&f.rel);
+        let settings = files
+            .iter()
+            .find(|g| g.rel == format!("{id}{SETTINGS}"))
+            .and_then(|g| harmless_settings(&g.data));
+        let theirs = have.get(&id).cloned().unwrap_or_default();
+        let differing: Vec<PathBuf> = theirs
+            .iter()
+            .filter(|p| !(**p == dest && fs::read(p).is_ok_and(|b| b == transcript)))
+            .cloned()
+            .collect();
+        let step = if theirs.is_empty() {
+            Step::Write
+        } else if differing.is_empty() {
+            Step::Same
+        } else if force {
+            Step::Replace(differing)
+        } else {
+            Step::Keep(differing)
+        };
+        let mtime = parse_transcript(&transcript).and_then(|t| t.last_time).and_then(|t| time_of(&t, now));
+        out.push(Placement { id, folder, transcript, settings, step, mtime });
+    }
+    Ok(out)
+}
+
+/// What a restore did.
+#[derive(Debug, Default)]
+pub struct Placed {
+    pub written: Vec<String>,
+    pub same: usize,
+    pub kept: Vec<String>,
+    pub backups: Vec<PathBuf>,
+    pub newest: Option<String>,
+}
+
+/// Places a plan: per session the settings, then the transcript (never over an existing
+/// file); a transcript that cannot be written takes its settings back out.
+pub fn apply(plan: &[Placement], now: SystemTime) -> anyhow::Result<Placed> {
+    let mut placed = Placed::default();
+    for p in plan {
+        match &p.step {
+            Step::Same => {
+                placed.same += 1;
+                continue;
+            }
+            Step::Keep(_) => {
+                placed.kept.push(p.id.clone());
+                continue;
+            }
+            Step::Write | Step::Replace(_) => {}
+        }
+        fsutil::create_private_dir(&p.folder)
+            .with_context(|| format!("could not create {}", p.folder.display()))?;
+        if let Step::Replace(theirs) = &p.step {
+            for path in theirs {
+                placed.backups.push(set_aside(path, now)?);
+                let settings = path.with_file_name(format!("{}{SETTINGS}", p.id));
+                if settings.exists() {
+                    placed.backups.push(set_aside(&settings, now)?);
+                }
+            }
+        }
+        let settings_dest = p.folder.join(format!("{}{SETTINGS}", p.id));
+        let wrote_settings = match &p.settings {
+            Some(data) => write_new(&settings_dest, data, p.mtime)
+                .with_context(|| format!("could not write {}", settings_dest.display()))?,
+            None => false,
+        };
+        let dest = p.folder.join(format!("{}.jsonl", p.id));
+        let written = write_new(&dest, &p.transcript, p.mtime);
+        match written {
+            Ok(true) => placed.written.push(p.id.clone()),
+            Ok(false) if fs::read(&dest).is_ok_and(|b| b == p.transcript) => placed.same += 1,
+            Ok(false) => {
+                if wrote_settings {
+                    let _ = fs::remove_file(&settings_dest);
+                }
+                placed.kept.push(p.id.clone());
+            }
+            Err(e) => {
+                if wrote_settings {
+                    let _ = fs::remove_file(&settings_dest);
+                }
+                return Err(e).with_context(|| format!("could not write {}", dest.display()));
+            }
+        }
+    }
+    placed.newest = plan
+        .iter()
+        .filter(|p| !matches!(p.step, Step::Keep(_)))
+        .max_by_key(|p| (p.mtime, p.id.clone()))
+        .map(|p| p.id.clone());
+    Ok(placed)
+}
+
+/// Factory Droid as an [`Agent`](super::Agent).
+pub struct Droid;
+
+impl super::Agent for Droid {
+    fn id(&self) -> &'static str {
+        "droid"
+    }
+
+    fn name(&self) -> &'static str {
+        "Factory Droid"
+    }
+
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn home(&self, probe: &crate::probe::Probe) -> Option<PathBuf> {
+        factory_home(probe.home().as_deref())
+    }
+
+    fn never_carried(&self) -> &'static [&'static str] {
+        NEVER_CARRIED
+    }
+
+    fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+        carried_files(home, root)
+    }
+
+    fn sessions(&self, files: &[File]) -> Vec<Session> {
+        summarize(files)
+    }
+
+    fn validate(&self, files: &[File]) -> anyhow::Result<()> {
+        validate(files)
+    }
+
+    fn plan(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
+        let mut lines =
+            vec![format!("Factory Droid: {} sessions would be placed for the new path", plan.len())];
+        for p in &plan {
+            let folder = safe(&p.folder.to_string_lossy()).into_owned();
+            lines.push(match &p.step {
+                Step::Write => format!("  {} → {folder}", p.id),
+                Step::Same => format!("  {} is already there", p.id),
+                Step::Keep(_) => {
+                    format!("  {} differs from the receiver's own: kept (--force replaces it)", p.id)
+                }
+                Step::Replace(theirs) => format!(
+                    "  {} → {folder}; the receiver's {} would be set aside as a backup",
+                    p.id,
+                    theirs
+                        .iter()
+                        .map(|t| safe(&t.to_string_lossy()).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        Ok(super::Restored { lines, resume: None })
+    }
+
+    fn restore(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
+        let placed = apply(&plan, opts.now)?;
+        let mut lines = vec![format!(
+            "Factory Droid: {} sessions in {} ({} written, {} already there, {} kept as they were)",
+            plan.len(),
+            safe(&home.join("sessions").to_string_lossy()),
+            placed.written.len(),
+            placed.same,
+            placed.kept.len()
+        )];
+        for id in &placed.kept {
+            lines.push(format!(
+                "  kept the receiver's own {id}, which differs (--force replaces it, keeping a backup)"
+            ));
+        }
+        for b in &placed.backups {
+            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
+        }
+        Ok(super::Restored { lines, resume: placed.newest.map(|id| format!("droid --resume {id}")) })
+    }
+}
+
+fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::sanitize::for_terminal(s)
+}
+
+#[cfg(test)]
+mod tests;

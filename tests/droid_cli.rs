@@ -1,0 +1,274 @@
+//! The real Factory Droid resumes a session that lokust moved: its platform binary runs
+//! under `env -i` with a private home, its model a custom one served by a local stand-in
+//! of an OpenAI-compatible API on 127.0.0.1, and the Factory API pointed at the same
+//! stand-in (resume first asks it about the session; a 404 lets it go on). Droid exits 0
+//! even when it resumes nothing, so every check is on what reached the stand-in.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use lokust::agent::droid;
+
+use crate::util::TestEnv;
+use crate::util::standin::{Reply, StandIn};
+
+/// The binary `scripts/agent-clis` installs (npm, into target/agent-clis/droid).
+fn droid_bin() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/agent-clis/droid/node_modules/@factory/cli-linux-x64/bin/droid");
+    if bin.exists() {
+        return Some(bin);
+    }
+    assert!(std::env::var_os("CI").is_none(), "Factory Droid is required in CI: run ./scripts/agent-clis");
+    eprintln!("skipped: {} is not installed (./scripts/agent-clis installs it)", bin.display());
+    None
+}
+
+const REPLY: &str = "STAND-IN-REPLY";
+
+/// Chat completions get one short answer, streamed or not; every other call a 404.
+fn chat_api() -> StandIn {
+    StandIn::start(|request| {
+        if !request.path.ends_with("/chat/completions") {
+            return Reply::not_found();
+        }
+        let streamed = serde_json::from_str::<serde_json::Value>(&request.body)
+            .is_ok_and(|b| b["stream"] == serde_json::Value::Bool(true));
+        if !streamed {
+            return Reply::json(
+                serde_json::json!({"id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+                .to_string(),
+            );
+        }
+        let chunks = [
+            serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": REPLY}, "finish_reason": null}]}),
+            serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}}),
+        ];
+        Reply::events(
+            chunks.iter().map(|c| format!("data: {c}\n\n")).collect::<String>() + "data: [DONE]\n\n",
+        )
+    })
+}
+
+/// `~/.factory/settings.json`: the stand-in as a custom model, with a key that must never
+/// travel, and no cloud sync.
+fn write_settings(home: &Path, api: &StandIn) {
+    let dir = home.join(".factory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = serde_json::json!({"customModels": [{"model": "mock-model", "displayName": "Mock",
+        "baseUrl": format!("{}/v1", api.url()), "apiKey": "DROID-KEY-CANARY-5521",
+        "provider": "generic-chat-completion-api", "maxOutputTokens": 1024}], "cloudSessionSync": false});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `droid exec -m custom:Mock-0 -o json ARGS` in `cwd`, under `env -i`.
+fn droid(bin: &Path, api: &StandIn, home: &Path, cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("120")
+        .arg("env")
+        .arg("-i")
+        .arg(format!("HOME={}", home.display()))
+        .arg("PATH=/usr/local/bin:/usr/bin:/bin")
+        .arg(format!("FACTORY_API_BASE_URL={}", api.url()))
+        .arg(format!("FACTORY_TELEMETRY_INGEST_BASE_URL={}", api.url()))
+        .arg(bin)
+        .args(["exec", "-m", "custom:Mock-0", "-o", "json"])
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null());
+    cmd.output().expect("run droid")
+}
+
+fn new_session(bin: &Path, api: &StandIn, home: &Path, cwd: &Path, prompt: &str) -> String {
+    let out = droid(bin, api, home, cwd, &[prompt]);
+    assert!(out.status.success(), "{}", text(&out));
+    let result: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    assert_eq!(result["result"], REPLY, "{}", text(&out));
+    result["session_id"].as_str().expect("session id").to_string()
+}
+
+/// Resumes `id` in `cwd` and returns the body of the chat request that carried `prompt`.
+fn resume(bin: &Path, api: &StandIn, home: &Path, cwd: &Path, id: &str, prompt: &str) -> String {
+    let before = api.bodies("/chat/completions").len();
+    let out = droid(bin, api, home, cwd, &["-s", id, prompt]);
+    let bodies = api.bodies("/chat/completions");
+    bodies[before..]
+        .iter()
+        .find(|b| b.contains(prompt))
+        .cloned()
+        .unwrap_or_else(|| panic!("no request carried the prompt: {}", text(&out)))
+}
+
+#[test]
+fn a_session_resumes_at_a_path_with_a_dot_a_space_and_non_ascii_letters() {
+    let Some(bin) = droid_bin() else { return };
+    let env = TestEnv::new();
+    let api = chat_api();
+    write_settings(&env.home, &api);
+    let project = env.root.path().join("orig/proj");
+    std::fs::create_dir_all(project.join("sub")).unwrap();
+    let id = new_session(&bin, &api, &env.home, &project, "remember the word KIWI-11");
+    let sub_id = new_session(&bin, &api, &env.home, &project.join("sub"), "in the subfolder: MOLE-4");
+    let elsewhere = env.root.path().join("orig/project-b");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    new_session(&bin, &api, &env.home, &elsewhere, "another project: EMU-6");
+
+    let lok = env.root.path().join("moved.lok");
+    let out = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(&project)
+        .env("PWD", &project)
+        .args(["--bundle", "--agents", "droid", "-o"])
+        .arg(&lok)
+        .assert()
+        .success();
+    let summary = crate::util::stderr(&out);
+    assert!(
+        summary.contains("droid:       2 sessions") || summary.contains("droid:       2 conversations"),
+        "{summary}"
+    );
+    let raw = std::fs::read_to_string(&lok).unwrap();
+    assert!(!raw.contains("DROID-KEY-CANARY-5521"), "a Factory key travelled");
+    let listing = crate::util::stdout(&env.cmd("lokust-shell").arg("inspect").arg(&lok).assert().success());
+    assert!(
+        listing.contains("Factory Droid") && listing.contains(&id) && listing.contains(&sub_id),
+        "{listing}"
+    );
+    assert!(listing.contains("remember the word KIWI-11") && !listing.contains("EMU-6"), "{listing}");
+
+    // A machine that never saw the sessions.
+    std::fs::remove_dir_all(env.home.join(".factory/sessions")).unwrap();
+    let _ = std::fs::remove_dir_all(env.home.join(".factory/cache"));
+    std::fs::remove_dir_all(&project).unwrap();
+    let target = env.root.path().join("new home/re.named dir/ünïcödé 日本");
+    std::fs::create_dir_all(target.join("sub")).unwrap();
+    // The control: Droid exits 0 for an id it does not have, and sends nothing old.
+    let sent = resume(&bin, &api, &env.home, &target, &id, "anything before?");
+    assert!(!sent.contains("KIWI-11"), "the control resumed a session that is not there");
+    let _ = std::fs::remove_dir_all(env.home.join(".factory/sessions"));
+
+    let dry = env
+        .cmd("lokust-shell-restore")
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .arg("--dry-run")
+        .assert()
+        .success();
+    assert!(crate::util::stdout(&dry).contains("Factory Droid: 2 sessions would be placed"));
+    assert!(!env.home.join(".factory/sessions").exists(), "a dry run wrote");
+    let said = crate::util::stdout(
+        &env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success(),
+    );
+    assert!(said.contains("droid --resume "), "{said}");
+
+    let real = std::fs::canonicalize(&target).unwrap();
+    let folder = env.home.join(".factory/sessions").join(droid::slot(real.to_str().unwrap()));
+    let settings = std::fs::read_to_string(folder.join(format!("{id}.settings.json"))).unwrap();
+    assert!(!settings.contains("autonomy"), "a grant travelled: {settings}");
+    let sent = resume(&bin, &api, &env.home, &target, &id, "which word?");
+    assert!(sent.contains("KIWI-11") && sent.contains(REPLY), "the earlier turn was not sent: {sent}");
+    // Droid appended to the moved file, in the new slot: the resume went through whole.
+    let after = std::fs::read_to_string(folder.join(format!("{id}.jsonl"))).unwrap();
+    assert!(after.contains("which word?"), "the resumed turn was not recorded in the new slot");
+    let sent = resume(&bin, &api, &env.home, &target.join("sub"), &sub_id, "and there?");
+    assert!(sent.contains("MOLE-4"), "{sent}");
+}
+
+fn element_of(files: &[(&str, Vec<u8>)], project_dir: &str) -> serde_json::Value {
+    use crate::util::archive::{raw, raw_tar};
+    use base64::Engine;
+    let entries: Vec<_> = files.iter().map(|(name, data)| raw(name.as_bytes(), b'0', data)).collect();
+    let tar = raw_tar(&entries);
+    let data = base64::engine::general_purpose::STANDARD.encode(crate::util::archive::gzip(&tar));
+    serde_json::json!({"kind": droid::KIND, "format": "tar.gz+base64", "uncompressed_bytes": tar.len(),
+        "base64_bytes": data.len(), "data": data, "project_dir": project_dir})
+}
+
+/// What a stranger's file may hold: a session whose settings grant full autonomy lands
+/// without the grant; a path out of the sessions tree, the user's settings, or a session
+/// recorded outside the project refuse the element whole, with nothing written.
+#[test]
+fn a_strangers_droid_element_grants_nothing_and_bad_ones_are_refused_whole() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    std::fs::create_dir_all(&project).unwrap();
+    crate::util::claude::make_project(&env, &project);
+    let (base, _) = crate::util::claude::snapshot(&env, &project, &["--agents", "claude"]);
+    let id = "de9533e0-92a6-4294-86e1-8c7b4a936ac6";
+    let start = |cwd: &str| {
+        let s = serde_json::json!({"type": "session_start", "id": id, "cwd": cwd});
+        let m = serde_json::json!({"type": "message", "id": "m1", "timestamp": "2026-11-24T06:46:58.678Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}});
+        format!("{s}\n{m}\n").into_bytes()
+    };
+    let grant =
+        br#"{"model":"gpt-5","autonomyLevel":"high","autonomyMode":"auto-high","toolExecutionMode":"all"}"#;
+    let with = |element: serde_json::Value, name: &str| {
+        let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+        doc["bundles"] = serde_json::json!([element]);
+        let out = env.root.path().join(name);
+        std::fs::write(&out, serde_json::to_vec(&doc).unwrap()).unwrap();
+        out
+    };
+
+    let lok = with(
+        element_of(
+            &[(&format!("{id}.jsonl"), start("/old/p")), (&format!("{id}.settings.json"), grant.to_vec())],
+            "/old/p",
+        ),
+        "grant.lok",
+    );
+    let target = env.root.path().join("t");
+    env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
+    let real = std::fs::canonicalize(&target).unwrap();
+    let folder = env.home.join(".factory/sessions").join(droid::slot(real.to_str().unwrap()));
+    let settings = std::fs::read_to_string(folder.join(format!("{id}.settings.json"))).unwrap();
+    assert!(!settings.contains("autonomy") && !settings.contains("toolExecutionMode"), "{settings}");
+    std::fs::remove_dir_all(env.home.join(".factory")).unwrap();
+
+    let cases: Vec<(&str, serde_json::Value)> = vec![
+        ("a path out of the tree", element_of(&[(&format!("../{id}.jsonl"), start("/old/p"))], "/old/p")),
+        (
+            "the user's settings",
+            element_of(&[("settings.json", br#"{"customModels":[]}"#.to_vec())], "/old/p"),
+        ),
+        ("MCP servers", element_of(&[("mcp.json", br#"{"mcpServers":{}}"#.to_vec())], "/old/p")),
+        (
+            "a session from outside the project",
+            element_of(&[(&format!("{id}.jsonl"), start("/etc"))], "/old/p"),
+        ),
+        ("no project path", element_of(&[(&format!("{id}.jsonl"), start("/old/p"))], "")),
+    ];
+    for (i, (what, element)) in cases.into_iter().enumerate() {
+        let lok = with(element, &format!("bad{i}.lok"));
+        let out = env
+            .cmd("lokust-shell-restore")
+            .arg(&lok)
+            .arg("--to")
+            .arg(env.root.path().join(format!("t{i}")))
+            .assert()
+            .failure();
+        let err = crate::util::stderr(&out);
+        assert!(
+            err.contains("Factory Droid conversations refused, nothing of them written"),
+            "{what}: {err}"
+        );
+        assert!(!env.home.join(".factory").exists(), "{what}: written");
+    }
+}
