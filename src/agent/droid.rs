@@ -81,13 +81,30 @@ pub struct Transcript {
     pub last_time: Option<String>,
 }
 
+/// A session id as a file name: Droid writes UUIDs; any short plain name is safe.
+fn is_session_id(id: &str) -> bool {
+    is_uuid(id)
+        || (!id.is_empty()
+            && id.len() <= 128
+            && !id.starts_with('-')
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+}
+
+/// What the user typed in a message: its text parts without the `<system-reminder>`
+/// blocks Droid puts before them.
 fn text_of(message: &Value) -> Option<String> {
     let parts = message.get("content")?.as_array()?;
     let text: Vec<&str> = parts
         .iter()
         .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|p| p.get("text").and_then(Value::as_str))
-        .filter(|t| !t.trim_start().starts_with("<system-reminder>"))
+        .map(|mut t| {
+            while let Some(rest) = t.trim_start().strip_prefix("<system-reminder>") {
+                t = rest.split_once("</system-reminder>").map_or("", |(_, after)| after);
+            }
+            t.trim()
+        })
+        .filter(|t| !t.is_empty())
         .collect();
     (!text.is_empty()).then(|| text.join(" "))
 }
@@ -101,7 +118,7 @@ pub fn parse_transcript(data: &[u8]) -> Option<Transcript> {
         return None;
     }
     let mut out = Transcript {
-        id: first.get("id").and_then(Value::as_str).filter(|id| is_uuid(id))?.to_string(),
+        id: first.get("id").and_then(Value::as_str).filter(|id| is_session_id(id))?.to_string(),
         cwd: first.get("cwd").and_then(Value::as_str)?.to_string(),
         title: first.get("title").and_then(Value::as_str).map(str::to_string),
         ..Transcript::default()
@@ -134,10 +151,10 @@ pub fn parse_transcript(data: &[u8]) -> Option<Transcript> {
 /// `<id>.jsonl` or `<id>.settings.json`: the id and whether it is the settings.
 fn parse_file_name(name: &str) -> Option<(&str, bool)> {
     if let Some(id) = name.strip_suffix(".jsonl") {
-        return is_uuid(id).then_some((id, false));
+        return is_session_id(id).then_some((id, false));
     }
     let id = name.strip_suffix(SETTINGS)?;
-    is_uuid(id).then_some((id, true))
+    is_session_id(id).then_some((id, true))
 }
 
 /// A session's settings with only the keys that grant nothing; `None` when it is not a

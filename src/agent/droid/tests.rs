@@ -69,6 +69,8 @@ fn an_element_is_refused_whole_for_any_bad_file() {
         vec![good.clone(), good.clone()],
         vec![File { rel: format!("../{ID}.jsonl"), ..good.clone() }],
         vec![File { rel: format!("-p/{ID}.jsonl"), ..good.clone() }],
+        vec![File { rel: "..jsonl".into(), ..good.clone() }],
+        vec![File { rel: "-x.jsonl".into(), ..good.clone() }],
         vec![File { rel: "settings.json".into(), data: b"{}".to_vec() }],
         vec![File { rel: "mcp.json".into(), data: b"{}".to_vec() }],
         vec![settings.clone()],
@@ -145,4 +147,31 @@ fn a_restore_puts_both_in_the_new_slot_and_keeps_what_differs_unless_forced() {
     assert!(!fs::read_to_string(folder.join(format!("{ID}.jsonl"))).unwrap().contains("more"));
     // Without the old path an element cannot be placed.
     assert!(plan(home.path(), "/new", None, &files, false, now).is_err());
+}
+
+/// The hand-made files a session viewer tests with (PROVENANCE.md): older `version`
+/// strings, ids that are not UUIDs, a reminder before the prompt in the same text.
+#[test]
+fn published_hand_made_sessions_read_and_move() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures-real/droid/handmade/jazzyalex-agent-sessions/droid");
+    let Ok(entries) = fs::read_dir(&dir) else {
+        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
+        return;
+    };
+    let mut read = 0;
+    for e in entries.flatten() {
+        let data = fs::read(e.path()).unwrap();
+        let t = parse_transcript(&data).unwrap_or_else(|| panic!("{}", e.path().display()));
+        assert!(t.turns > 0 && t.first_prompt.is_some(), "{}: {t:?}", e.path().display());
+        assert!(!t.first_prompt.as_deref().unwrap().contains("system-reminder"), "{t:?}");
+        let moved = relocate(&data, &t.cwd, "/n/é x").unwrap();
+        assert_eq!(parse_transcript(&moved).unwrap().cwd, "/n/é x");
+        let file = File { rel: format!("{}.jsonl", t.id), data };
+        validate(std::slice::from_ref(&file)).unwrap();
+        read += 1;
+    }
+    assert_eq!(read, 3);
+    let drift = parse_transcript(&fs::read(dir.join("session_store_schema_drift.jsonl")).unwrap()).unwrap();
+    assert_eq!(drift.first_prompt.as_deref(), Some("Do the thing"));
 }
