@@ -616,10 +616,10 @@ pub fn man_pages() -> Vec<(String, clap::Command)> {
 /// `lokust-tmux export` alike.
 #[derive(Debug, Clone, Args)]
 pub struct CarryArgs {
-    /// With --bundle: carry only these agents' sessions (claude,codex,droid,gemini)
+    /// With --bundle: carry only these agents' sessions (claude,codex,droid,gemini,…)
     ///
     /// A comma-separated list from claude (Claude Code), codex (Codex CLI), droid (Factory
-    /// Droid) and gemini (Gemini CLI). By
+    /// Droid), gemini (Gemini CLI) and codeloops (its session logs). By
     /// default every agent with sessions for the directory goes in, each redacted like
     /// the transcripts.
     #[arg(

@@ -440,6 +440,8 @@ pub struct ElementSession {
     turns: u64,
     /// RFC 3339, when the agent records it.
     last_updated: Option<String>,
+    /// How it ended, when the agent records it.
+    outcome: Option<String>,
 }
 
 /// The JSON Schema of both variants, as committed in `schema/lok.schema.json`.

@@ -99,7 +99,12 @@ pub fn agent_line<W: Write>(id: &str, sessions: &[crate::agent::Session], w: &mu
 }
 
 /// One agent's conversations in its element, as `inspect` lists them.
-pub fn agent_sessions<W: Write>(name: &str, sessions: &[crate::agent::Session], w: &mut W) -> io::Result<()> {
+pub fn agent_sessions<W: Write>(
+    name: &str,
+    turn_word: &str,
+    sessions: &[crate::agent::Session],
+    w: &mut W,
+) -> io::Result<()> {
     writeln!(w)?;
     writeln!(w, "{name} conversations:")?;
     if sessions.is_empty() {
@@ -107,7 +112,8 @@ pub fn agent_sessions<W: Write>(name: &str, sessions: &[crate::agent::Session], 
     }
     for s in sessions {
         let when = s.last_updated.as_deref().unwrap_or("-");
-        writeln!(w, "  {}  {:>5} turns  last {}", safe(&s.id), s.turns, safe(when))?;
+        let outcome = s.outcome.as_deref().map(|o| format!("  {}", safe(o))).unwrap_or_default();
+        writeln!(w, "  {}  {:>5} {turn_word}  last {}{outcome}", safe(&s.id), s.turns, safe(when))?;
         if let Some(p) = &s.first_prompt {
             let p: String = p.chars().take(70).collect();
             writeln!(w, "      {}", safe(&p))?;

@@ -250,6 +250,7 @@ pub fn summarize(files: &[File]) -> Vec<Session> {
                 turns: r.turns,
                 last_updated: r.last_time,
                 files: vec![f.rel.clone()],
+                outcome: None,
             })
         })
         .collect();

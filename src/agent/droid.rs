@@ -239,6 +239,7 @@ pub fn summarize(files: &[File]) -> Vec<Session> {
                 turns: t.turns,
                 last_updated: t.last_time,
                 files: own,
+                outcome: None,
             })
         })
         .collect();

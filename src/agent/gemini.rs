@@ -362,6 +362,7 @@ pub fn collect(gh: &Path, root: &str) -> Collected {
             turns: group.turns,
             last_updated: group.last_updated,
             files: group.files.iter().map(|c| c.rel.clone()).collect(),
+            outcome: None,
         });
         out.files.extend(group.files);
     }
@@ -751,6 +752,7 @@ pub fn summarize(files: &[File]) -> Vec<Session> {
             turns: 0,
             last_updated: None,
             files: Vec::new(),
+            outcome: None,
         });
         s.turns += chat.turns;
         if s.first_prompt.is_none() {

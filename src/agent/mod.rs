@@ -27,6 +27,7 @@ use crate::probe::Probe;
 use crate::redact::Report;
 
 pub mod claude;
+pub mod codeloops;
 pub mod codex;
 pub mod disk;
 pub mod droid;
@@ -35,7 +36,7 @@ pub mod gemini;
 pub use crate::bundle::elements::File;
 
 /// Every agent whose sessions travel in `bundles`, in the order the summary lists them.
-pub static AGENTS: &[&dyn Agent] = &[&codex::Codex, &droid::Droid, &gemini::Gemini];
+pub static AGENTS: &[&dyn Agent] = &[&codex::Codex, &droid::Droid, &gemini::Gemini, &codeloops::Codeloops];
 
 /// The names `--agents` accepts: Claude Code's and every [`AGENTS`] entry's.
 pub fn names() -> Vec<&'static str> {
@@ -57,6 +58,8 @@ pub struct Session {
     pub last_updated: Option<String>,
     /// Paths inside the element of every file of this session.
     pub files: Vec<String>,
+    /// How it ended, when the agent records it (codeloops: `success`, `failed`, …).
+    pub outcome: Option<String>,
 }
 
 /// How a restore places an agent's files.
@@ -90,6 +93,10 @@ pub trait Agent: Sync {
     fn name(&self) -> &'static str;
     /// The `kind` of its element in `bundles`.
     fn kind(&self) -> &'static str;
+    /// What a session's `turns` count, for `inspect`.
+    fn turn_word(&self) -> &'static str {
+        "turns"
+    }
     /// Where it keeps its state on this machine, from the environment; `None` when nowhere.
     fn home(&self, probe: &Probe) -> Option<PathBuf>;
     /// What of that state never travels and is never installed (credentials, settings
@@ -198,8 +205,12 @@ fn fields(root: &str, sessions: &[Session]) -> Map<String, Value> {
     let list = sessions
         .iter()
         .map(|s| {
-            serde_json::json!({"id": s.id, "first_prompt": s.first_prompt, "turns": s.turns,
-                "last_updated": s.last_updated})
+            let mut fields = serde_json::json!({"id": s.id, "first_prompt": s.first_prompt, "turns": s.turns,
+                "last_updated": s.last_updated});
+            if let Some(outcome) = &s.outcome {
+                fields["outcome"] = outcome.as_str().into();
+            }
+            fields
         })
         .collect();
     fields.insert("sessions".into(), list);

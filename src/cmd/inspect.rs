@@ -67,7 +67,9 @@ fn inspect_elements(s: &crate::lok::ShellLok, name: &str, out: &mut impl Write) 
             }
         } else if let Some(agent) = crate::agent::by_kind(&kind) {
             match crate::agent::files(agent, element, crate::restore::DEFAULT_MAX_SIZE) {
-                Ok(files) => summary::agent_sessions(agent.name(), &agent.sessions(&files), out)?,
+                Ok(files) => {
+                    summary::agent_sessions(agent.name(), agent.turn_word(), &agent.sessions(&files), out)?
+                }
                 Err(e) => writeln!(out, "\n{} conversations: refused ({e:#})", agent.name())?,
             }
         } else {

@@ -1,0 +1,380 @@
+//! codeloops session logs of one project: the actor–critic loop's own record, one JSONL
+//! file per run, moved with its `working_dir`.
+//!
+//! codeloops keeps every run as `<data dir>/codeloops/sessions/<time>_<hash>.jsonl`
+//! (`$XDG_DATA_HOME`, else `~/.local/share`), one flat folder for every project: a
+//! `session_start` line with `working_dir`, `iteration` lines, and a `session_end` once it
+//! is over. Lines are written whole and never changed (the format's promise), so a log
+//! being written is cut at its last complete line, and a restore changes `working_dir` on
+//! line 1 and keeps every other byte. Its configuration names the agents and their keys:
+//! only session logs travel. The conversations of the actor agent it drove travel with
+//! that agent. Not verified on a binary: codeloops is in no registry reachable here.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::disk::{complete_lines, is_under, moved, read_bounded, set_aside, time_of, write_new};
+use super::{File, Session};
+use crate::fsutil;
+
+/// The kind of this payload in the `.lok`'s `bundles` array.
+pub const KIND: &str = "codeloops-sessions";
+
+/// What of the codeloops data folder never travels: its configuration (agents, models,
+/// keys) and its database. Only `sessions/*.jsonl` is ever read.
+pub const NEVER_CARRIED: &[&str] = &["config.toml", "codeloops.db", "everything outside sessions/"];
+
+/// One log larger than this is refused.
+pub const MAX_FILE: u64 = 256 << 20;
+
+/// `$XDG_DATA_HOME/codeloops` when that is an absolute path, else
+/// `~/.local/share/codeloops`.
+pub fn data_dir(xdg_data_home: Option<&OsStr>, home: Option<&Path>) -> Option<PathBuf> {
+    match xdg_data_home.map(Path::new) {
+        Some(d) if d.is_absolute() => Some(d.join("codeloops")),
+        _ => home.map(|h| h.join(".local/share/codeloops")),
+    }
+}
+
+fn digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A log's file name as codeloops makes it: `YYYY-MM-DDThh-mm-ss[.fff]Z_<6 hex>.jsonl`.
+pub fn is_log_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".jsonl") else { return false };
+    let Some((time, hash)) = stem.split_once('_') else { return false };
+    let hash_ok = hash.len() == 6 && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let Some(time) = time.strip_suffix('Z') else { return false };
+    let Some((date, clock)) = time.split_once('T') else { return false };
+    let (clock, fraction) = clock.split_once('.').unwrap_or((clock, "0"));
+    let d: Vec<&str> = date.split('-').collect();
+    let c: Vec<&str> = clock.split('-').collect();
+    hash_ok
+        && d.len() == 3
+        && [4, 2, 2].iter().zip(&d).all(|(n, p)| p.len() == *n && digits(p))
+        && c.len() == 3
+        && c.iter().all(|p| p.len() == 2 && digits(p))
+        && digits(fraction)
+        && fraction.len() <= 9
+}
+
+/// What a log says about its run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Log {
+    pub working_dir: String,
+    pub prompt: Option<String>,
+    pub iterations: usize,
+    pub outcome: Option<String>,
+    pub last_time: Option<String>,
+}
+
+/// Reads a log: line 1 must be a `session_start` with an absolute `working_dir`; later
+/// lines that do not read are skipped. `None` when it is not a codeloops log.
+pub fn parse_log(data: &[u8]) -> Option<Log> {
+    let mut lines = data.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let first: Value = serde_json::from_slice(lines.next()?).ok()?;
+    if first.get("type").and_then(Value::as_str) != Some("session_start") {
+        return None;
+    }
+    let mut out = Log {
+        working_dir: first
+            .get("working_dir")
+            .and_then(Value::as_str)
+            .filter(|d| d.starts_with('/'))?
+            .to_string(),
+        prompt: first.get("prompt").and_then(Value::as_str).map(str::to_string),
+        last_time: first.get("timestamp").and_then(Value::as_str).map(str::to_string),
+        ..Log::default()
+    };
+    for line in lines {
+        let Ok(record) = serde_json::from_slice::<Value>(line) else { continue };
+        if let Some(t) = record.get("timestamp").and_then(Value::as_str) {
+            out.last_time = Some(t.to_string());
+        }
+        match record.get("type").and_then(Value::as_str) {
+            Some("iteration") => out.iterations += 1,
+            Some("session_end") => {
+                out.outcome = record.get("outcome").and_then(Value::as_str).map(str::to_string)
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// The logs of `root` (a realpath) and of every folder below it, cut at their last complete
+/// line, unredacted; `None` when codeloops has none there.
+pub fn carried_files(dir: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+    let sessions = dir.join("sessions");
+    let mut entries: Vec<_> = match fs::read_dir(&sessions) {
+        Ok(e) => e.flatten().collect(),
+        Err(_) => return Ok(None),
+    };
+    entries.sort_by_key(|e| e.file_name());
+    let mut files = Vec::new();
+    for e in entries {
+        let Some(name) = e.file_name().to_str().map(str::to_string) else { continue };
+        if !is_log_name(&name) || !fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let data = match read_bounded(&e.path(), MAX_FILE) {
+            Ok(d) => complete_lines(d),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(err).with_context(|| format!("could not read {}", e.path().display())),
+        };
+        if parse_log(&data).is_some_and(|log| is_under(&log.working_dir, root)) {
+            files.push(File { rel: name, data });
+        }
+    }
+    Ok((!files.is_empty()).then_some(files))
+}
+
+/// The runs in a list of element files, oldest first.
+pub fn summarize(files: &[File]) -> Vec<Session> {
+    let mut out: Vec<Session> = files
+        .iter()
+        .filter_map(|f| {
+            let log = parse_log(&f.data)?;
+            Some(Session {
+                id: f.rel.trim_end_matches(".jsonl").to_string(),
+                first_prompt: log.prompt,
+                turns: log.iterations,
+                last_updated: log.last_time,
+                files: vec![f.rel.clone()],
+                outcome: Some(log.outcome.unwrap_or_else(|| "not ended".to_string())),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+/// Refuses the element whole unless every file is a log name, once, holding a log.
+pub fn validate(files: &[File]) -> anyhow::Result<()> {
+    let mut seen = BTreeSet::new();
+    for f in files {
+        if !is_log_name(&f.rel) {
+            bail!("{:?} is not a codeloops log name (<time>_<hash>.jsonl)", f.rel);
+        }
+        if !seen.insert(f.rel.as_str()) {
+            bail!("{} appears twice", f.rel);
+        }
+        if f.data.len() as u64 > MAX_FILE {
+            bail!("{} is larger than {MAX_FILE} bytes", f.rel);
+        }
+        parse_log(&f.data).with_context(|| format!("{} is not a codeloops session log", f.rel))?;
+    }
+    Ok(())
+}
+
+/// The log with `working_dir` on line 1 moved from `old` to `new`, its other keys in
+/// their order, and every later byte kept.
+pub fn relocate(data: &[u8], old: &str, new: &str) -> anyhow::Result<Vec<u8>> {
+    let (first, rest) = data.split_at(memchr::memchr(b'\n', data).unwrap_or(data.len()));
+    let mut start: Value = serde_json::from_slice(first).context("line 1 is not JSON")?;
+    let dir = start.get("working_dir").and_then(Value::as_str).unwrap_or_default();
+    let Some(moved_dir) = moved(dir, old, new) else {
+        bail!("it ran in {dir}, which is not in the project's directory {old}");
+    };
+    if moved_dir == dir {
+        return Ok(data.to_vec());
+    }
+    start["working_dir"] = Value::String(moved_dir);
+    let mut out = start.to_string().into_bytes();
+    out.extend_from_slice(rest);
+    Ok(out)
+}
+
+/// What a restore does with one log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    Write,
+    Same,
+    /// The receiver has a log of that name with other content: kept.
+    Keep,
+    /// The same with `--force`: it is set aside as a backup first.
+    Replace,
+}
+
+/// One log's place on the receiver.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub name: String,
+    pub dest: PathBuf,
+    pub data: Vec<u8>,
+    pub step: Step,
+    pub mtime: Option<SystemTime>,
+}
+
+/// Where each log of a validated element goes for `root`, writing nothing.
+pub fn plan(
+    dir: &Path,
+    root: &str,
+    old_root: Option<&str>,
+    files: &[File],
+    force: bool,
+    now: SystemTime,
+) -> anyhow::Result<Vec<Placement>> {
+    validate(files)?;
+    let old =
+        old_root.filter(|o| o.starts_with('/')).context("the element does not say where it came from")?;
+    let mut out = Vec::new();
+    for f in files {
+        let data = relocate(&f.data, old, root).with_context(|| format!("log {}", f.rel))?;
+        let dest = dir.join("sessions").join(&f.rel);
+        let step = match fs::symlink_metadata(&dest) {
+            Err(_) => Step::Write,
+            Ok(m) if m.is_file() && fs::read(&dest).is_ok_and(|b| b == data) => Step::Same,
+            Ok(m) if m.is_file() && force => Step::Replace,
+            Ok(_) => Step::Keep,
+        };
+        let mtime = parse_log(&data).and_then(|l| l.last_time).and_then(|t| time_of(&t, now));
+        out.push(Placement { name: f.rel.clone(), dest, data, step, mtime });
+    }
+    Ok(out)
+}
+
+/// What a restore did.
+#[derive(Debug, Default)]
+pub struct Placed {
+    pub written: usize,
+    pub same: usize,
+    pub kept: Vec<String>,
+    pub backups: Vec<PathBuf>,
+}
+
+/// Places a plan, never over a file that appeared meanwhile.
+pub fn apply(dir: &Path, plan: &[Placement], now: SystemTime) -> anyhow::Result<Placed> {
+    let sessions = dir.join("sessions");
+    let mut placed = Placed::default();
+    if plan.iter().any(|p| matches!(p.step, Step::Write | Step::Replace)) {
+        fsutil::create_private_dir(&sessions)
+            .with_context(|| format!("could not create {}", sessions.display()))?;
+    }
+    for p in plan {
+        match p.step {
+            Step::Same => placed.same += 1,
+            Step::Keep => placed.kept.push(p.name.clone()),
+            Step::Write | Step::Replace => {
+                if p.step == Step::Replace {
+                    placed.backups.push(set_aside(&p.dest, now)?);
+                }
+                if write_new(&p.dest, &p.data, p.mtime)
+                    .with_context(|| format!("could not write {}", p.dest.display()))?
+                {
+                    placed.written += 1;
+                } else if fs::read(&p.dest).is_ok_and(|b| b == p.data) {
+                    placed.same += 1;
+                } else {
+                    placed.kept.push(p.name.clone());
+                }
+            }
+        }
+    }
+    Ok(placed)
+}
+
+/// codeloops as an [`Agent`](super::Agent).
+pub struct Codeloops;
+
+impl super::Agent for Codeloops {
+    fn id(&self) -> &'static str {
+        "codeloops"
+    }
+
+    fn name(&self) -> &'static str {
+        "codeloops"
+    }
+
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn turn_word(&self) -> &'static str {
+        "iterations"
+    }
+
+    fn home(&self, probe: &crate::probe::Probe) -> Option<PathBuf> {
+        data_dir(probe.var_os("XDG_DATA_HOME"), probe.home().as_deref())
+    }
+
+    fn never_carried(&self) -> &'static [&'static str] {
+        NEVER_CARRIED
+    }
+
+    fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+        carried_files(home, root)
+    }
+
+    fn sessions(&self, files: &[File]) -> Vec<Session> {
+        summarize(files)
+    }
+
+    fn validate(&self, files: &[File]) -> anyhow::Result<()> {
+        validate(files)
+    }
+
+    fn plan(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
+        let mut lines = vec![format!(
+            "codeloops: {} session logs would go to {}",
+            plan.len(),
+            safe(&home.join("sessions").to_string_lossy())
+        )];
+        for p in &plan {
+            let what = match p.step {
+                Step::Write => "new",
+                Step::Same => "already there",
+                Step::Keep => "differs from the receiver's own: kept (--force replaces it)",
+                Step::Replace => "differs from the receiver's own: replaced, the old one kept as a backup",
+            };
+            lines.push(format!("  {}: {what}", safe(&p.name)));
+        }
+        Ok(super::Restored { lines, resume: None })
+    }
+
+    fn restore(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
+        let placed = apply(home, &plan, opts.now)?;
+        let mut lines = vec![format!(
+            "codeloops: {} session logs in {} ({} written, {} already there, {} kept as they were)",
+            plan.len(),
+            safe(&home.join("sessions").to_string_lossy()),
+            placed.written,
+            placed.same,
+            placed.kept.len()
+        )];
+        for b in &placed.backups {
+            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
+        }
+        // codeloops has no resume: a run is a record, read in its UI.
+        Ok(super::Restored { lines, resume: None })
+    }
+}
+
+fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::sanitize::for_terminal(s)
+}
+
+#[cfg(test)]
+mod tests;
