@@ -619,7 +619,7 @@ pub struct CarryArgs {
     /// With --bundle: carry only these agents' sessions (claude,codex,droid,gemini,…)
     ///
     /// A comma-separated list from claude (Claude Code), codex (Codex CLI), droid (Factory
-    /// Droid), gemini (Gemini CLI) and codeloops (its session logs). By
+    /// Droid), gemini (Gemini CLI), opencode (OpenCode) and codeloops (its session logs). By
     /// default every agent with sessions for the directory goes in, each redacted like
     /// the transcripts.
     #[arg(

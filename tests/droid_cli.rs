@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use lokust::agent::droid;
 
 use crate::util::TestEnv;
-use crate::util::standin::{Reply, StandIn};
+use crate::util::standin::StandIn;
 
 /// The binary `scripts/agent-clis` installs (npm, into target/agent-clis/droid).
 fn droid_bin() -> Option<PathBuf> {
@@ -24,35 +24,10 @@ fn droid_bin() -> Option<PathBuf> {
     None
 }
 
-const REPLY: &str = "STAND-IN-REPLY";
+const REPLY: &str = crate::util::standin::REPLY;
 
-/// Chat completions get one short answer, streamed or not; every other call a 404.
 fn chat_api() -> StandIn {
-    StandIn::start(|request| {
-        if !request.path.ends_with("/chat/completions") {
-            return Reply::not_found();
-        }
-        let streamed = serde_json::from_str::<serde_json::Value>(&request.body)
-            .is_ok_and(|b| b["stream"] == serde_json::Value::Bool(true));
-        if !streamed {
-            return Reply::json(
-                serde_json::json!({"id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
-                .to_string(),
-            );
-        }
-        let chunks = [
-            serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
-                "choices": [{"index": 0, "delta": {"role": "assistant", "content": REPLY}, "finish_reason": null}]}),
-            serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}}),
-        ];
-        Reply::events(
-            chunks.iter().map(|c| format!("data: {c}\n\n")).collect::<String>() + "data: [DONE]\n\n",
-        )
-    })
+    crate::util::standin::chat_completions()
 }
 
 /// `~/.factory/settings.json`: the stand-in as a custom model, with a key that must never

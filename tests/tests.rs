@@ -39,6 +39,8 @@ mod gemini_cli;
 mod codex_cli;
 // The real Factory Droid resumes a moved session against a local chat-completions stand-in.
 mod droid_cli;
+// The real OpenCode resumes a moved session against a local chat-completions stand-in.
+mod opencode_cli;
 // codeloops session logs, from its format document (no binary is reachable).
 mod codeloops;
 // Issue 14: unpushed commits, index, working tree and untracked files carried and laid back.

@@ -32,11 +32,13 @@ pub mod codex;
 pub mod disk;
 pub mod droid;
 pub mod gemini;
+pub mod opencode;
 
 pub use crate::bundle::elements::File;
 
 /// Every agent whose sessions travel in `bundles`, in the order the summary lists them.
-pub static AGENTS: &[&dyn Agent] = &[&codex::Codex, &droid::Droid, &gemini::Gemini, &codeloops::Codeloops];
+pub static AGENTS: &[&dyn Agent] =
+    &[&codex::Codex, &droid::Droid, &gemini::Gemini, &opencode::OpenCode, &codeloops::Codeloops];
 
 /// The names `--agents` accepts: Claude Code's and every [`AGENTS`] entry's.
 pub fn names() -> Vec<&'static str> {

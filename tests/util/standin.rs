@@ -164,3 +164,36 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Request>>, answer: &Answer) -> 
     }
     Ok(())
 }
+
+/// What every stand-in model answers.
+pub const REPLY: &str = "STAND-IN-REPLY";
+
+/// An OpenAI-compatible chat-completions API: every chat call gets one short answer,
+/// streamed or not; every other call a 404.
+pub fn chat_completions() -> StandIn {
+    StandIn::start(|request| {
+        if !request.path.ends_with("/chat/completions") {
+            return Reply::not_found();
+        }
+        let streamed = serde_json::from_str::<serde_json::Value>(&request.body)
+            .is_ok_and(|b| b["stream"] == serde_json::Value::Bool(true));
+        if !streamed {
+            return Reply::json(
+                serde_json::json!({"id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+                .to_string(),
+            );
+        }
+        let chunks = [
+            serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": REPLY}, "finish_reason": null}]}),
+            serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}}),
+        ];
+        Reply::events(
+            chunks.iter().map(|c| format!("data: {c}\n\n")).collect::<String>() + "data: [DONE]\n\n",
+        )
+    })
+}

@@ -1,0 +1,86 @@
+//! Cases written from the export format `opencode export` prints (1.18.33) and the
+//! research note, before the code: what a stranger's export may not do on import.
+
+use super::*;
+
+const SES: &str = "ses_df3a7aac4ffet0qRZdjIWm5G5h";
+
+fn export_doc() -> Value {
+    serde_json::json!({
+        "info": {"id": SES, "slug": "tidy-moon", "projectID": "197a6ca8", "directory": "/old/p", "path": "",
+            "title": "t", "version": "1.18.33",
+            "permission": [{"permission": "question", "pattern": "*", "action": "deny"},
+                           {"permission": "bash", "pattern": "*", "action": "allow"},
+                           {"permission": "edit", "pattern": "*", "action": "ask"}],
+            "revert": {"messageID": "msg_1", "snapshot": "abc"},
+            "share": {"url": "https://opncd.ai/s/x"},
+            "time": {"created": 1795503445307_u64, "updated": 1795503448616_u64}},
+        "messages": [
+            {"info": {"role": "user", "id": "msg_1", "sessionID": SES},
+             "parts": [{"type": "text", "text": "\"remember TAPIR-9\"", "id": "prt_1", "sessionID": SES, "messageID": "msg_1"}]},
+            {"info": {"role": "assistant", "id": "msg_2", "sessionID": SES},
+             "parts": [{"type": "text", "text": "ok", "id": "prt_2", "sessionID": SES, "messageID": "msg_2"}]}
+        ]
+    })
+}
+
+fn file(doc: &Value) -> File {
+    File { rel: format!("{SES}.json"), data: serde_json::to_vec(doc).unwrap() }
+}
+
+#[test]
+fn an_import_grants_nothing() {
+    let clean = without_grants(export_doc());
+    let info = &clean["info"];
+    assert!(info.get("revert").is_none() && info.get("share").is_none());
+    let actions: Vec<&str> =
+        info["permission"].as_array().unwrap().iter().map(|r| r["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["deny", "ask"]);
+    let odd = without_grants(serde_json::json!({"info": {"permission": {"bash": "allow"}}}));
+    assert!(odd["info"].get("permission").is_none(), "a permission that is not a rule list is dropped");
+}
+
+#[test]
+fn the_summary_reads_the_first_prompt_without_the_clis_quotes() {
+    let s = summarize(&[file(&export_doc())]);
+    assert_eq!(s[0].id, SES);
+    assert_eq!(s[0].first_prompt.as_deref(), Some("remember TAPIR-9"));
+    assert_eq!(s[0].turns, 2);
+    assert_eq!(s[0].last_updated.as_deref(), Some("2026-11-24T06:57:28.616Z"));
+}
+
+#[test]
+fn an_element_is_refused_whole_for_any_bad_file() {
+    validate(&[file(&export_doc())]).unwrap();
+    let mut other_session = export_doc();
+    other_session["messages"][1]["info"]["sessionID"] = "ses_victim".into();
+    let mut other_message = export_doc();
+    other_message["messages"][0]["parts"][0]["messageID"] = "msg_2".into();
+    let mut foreign_parent = export_doc();
+    foreign_parent["info"]["parentID"] = "ses_receiversown".into();
+    let mut bad_id = export_doc();
+    bad_id["messages"][0]["info"]["id"] = "msg_../../x".into();
+    let mut renamed = export_doc();
+    renamed["info"]["id"] = "ses_other".into();
+    for (what, files) in [
+        ("a message of another session", vec![file(&other_session)]),
+        ("a part of another message", vec![file(&other_message)]),
+        ("a parent outside the element", vec![file(&foreign_parent)]),
+        ("a message id that is a path", vec![file(&bad_id)]),
+        ("info.id not its name", vec![file(&renamed)]),
+        ("twice", vec![file(&export_doc()), file(&export_doc())]),
+        ("the configuration", vec![File { rel: "opencode.json".into(), data: b"{}".to_vec() }]),
+        ("credentials", vec![File { rel: "auth.json".into(), data: b"{}".to_vec() }]),
+        ("a path", vec![File { rel: format!("../{SES}.json"), ..file(&export_doc()) }]),
+    ] {
+        assert!(validate(&files).is_err(), "{what}");
+    }
+}
+
+#[test]
+fn ids_are_a_prefix_and_letters_and_digits() {
+    assert!(is_id(SES, "ses_") && is_id("msg_20c5855b3001b1OHssz4fIIAKZ", "msg_"));
+    for bad in ["ses_", "ses_a/b", "msg_x", "ses_a.b", "ses_..", "SES_a"] {
+        assert!(!is_id(bad, "ses_"), "{bad}");
+    }
+}
