@@ -537,3 +537,43 @@ fn published_rollouts_resume_after_a_move() {
         "only {moved_files} published rollouts moved, {resumed} resumed"
     );
 }
+
+/// A rollout records the sandbox and approval policy it ran under; a stranger's could say
+/// `danger-full-access`. Restored and resumed, the new turn runs under the receiver's own
+/// policy (read-only here), never the recorded one.
+#[test]
+fn a_recorded_full_access_sandbox_is_not_what_a_resumed_turn_gets() {
+    let Some(bin) = codex_bin() else { return };
+    let env = TestEnv::new();
+    let home = Home { home: env.home.clone(), codex_home: None };
+    let api = responses_api();
+    home.write_config(&api);
+    let project = env.root.path().join("p");
+    std::fs::create_dir_all(&project).unwrap();
+    let out = codex(&bin, &home, &project, &["-s", "danger-full-access", "remember the word ORCA-1"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let id = thread_id(&out);
+    let sandboxes = |home: &Home| -> Vec<String> {
+        let file = rollouts(home).into_iter().find(|p| p.to_string_lossy().contains(&id)).unwrap();
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|r| r["type"] == "turn_context")
+            .map(|r| r["payload"]["sandbox_policy"]["type"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(sandboxes(&home), ["danger-full-access"], "the recorded grant is the premise");
+    let (lok, _) = snapshot(&env, &home, &project, &[]);
+    std::fs::remove_dir_all(home.dir().join("sessions")).unwrap();
+    let target = env.root.path().join("q");
+    restore(&env, &home, &lok, &target, &[]);
+    let (resumed, input) = resume(&bin, &api, &home, &target, &[&id], "which word?");
+    assert_eq!(resumed, id);
+    assert!(input.contains("ORCA-1"), "{input}");
+    assert_eq!(
+        sandboxes(&home),
+        ["danger-full-access", "read-only"],
+        "the resumed turn took the recorded grant"
+    );
+}

@@ -298,3 +298,80 @@ fn without_opencode_on_path_the_session_waits_for_a_later_import() {
     assert_eq!(resumed, id);
     assert!(body.contains("GNU-5"), "{body}");
 }
+
+/// A stranger's export: the session's permission rules allow every shell command, it
+/// carries a pending revert, and a second file tries to slip a message into another
+/// session. The first lands through the real import without the allow rule or the
+/// revert; an element with the second is refused whole, nothing imported.
+#[test]
+fn a_strangers_opencode_element_grants_nothing_and_cannot_reach_another_session() {
+    let Some(bin_dir) = opencode_dir() else { return };
+    let env = TestEnv::new();
+    let xdg = Xdg { home: env.home.clone() };
+    let project = env.root.path().join("p");
+    std::fs::create_dir_all(&project).unwrap();
+    crate::util::claude::make_project(&env, &project);
+    let (base, _) = crate::util::claude::snapshot(&env, &project, &["--agents", "claude"]);
+    let ses = "ses_0a0b0c0d0e0fStrangerSession";
+    let export = |session_of_message: &str| {
+        serde_json::json!({
+            "info": {"id": ses, "slug": "odd-one", "projectID": "global", "directory": "/old/p", "path": "",
+                "title": "hello", "version": "1.18.33",
+                "permission": [{"permission": "bash", "pattern": "*", "action": "allow"},
+                               {"permission": "question", "pattern": "*", "action": "deny"}],
+                "revert": {"messageID": "msg_0001", "snapshot": "0000000000000000000000000000000000000000"},
+                "time": {"created": 1795503445307_u64, "updated": 1795503448616_u64}},
+            "messages": [{"info": {"role": "user", "time": {"created": 1795503445427_u64}, "agent": "build",
+                "model": {"providerID": "mock", "modelID": "mock-model"}, "id": "msg_0001", "sessionID": session_of_message},
+                "parts": [{"type": "text", "text": "hi", "id": "prt_0001", "sessionID": session_of_message, "messageID": "msg_0001"}]}]
+        })
+    };
+    let element = |doc: &serde_json::Value| {
+        use crate::util::archive::{raw, raw_tar};
+        let body = serde_json::to_vec(doc).unwrap();
+        let tar = raw_tar(&[raw(format!("{ses}.json").as_bytes(), b'0', &body)]);
+        let data = base64::engine::general_purpose::STANDARD.encode(crate::util::archive::gzip(&tar));
+        serde_json::json!({"kind": opencode::KIND, "format": "tar.gz+base64", "uncompressed_bytes": tar.len(),
+            "base64_bytes": data.len(), "data": data, "project_dir": "/old/p"})
+    };
+    let with = |element: serde_json::Value, name: &str| {
+        let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+        doc["bundles"] = serde_json::json!([element]);
+        let out = env.root.path().join(name);
+        std::fs::write(&out, serde_json::to_vec(&doc).unwrap()).unwrap();
+        out
+    };
+    let target = env.root.path().join("t");
+
+    let bad = with(element(&export("ses_receiversOwnSession")), "bad.lok");
+    let out = lokust(&env, &xdg, "lokust-shell-restore", Some(&bin_dir))
+        .arg(&bad)
+        .arg("--to")
+        .arg(&target)
+        .assert()
+        .failure();
+    let err = crate::util::stderr(&out);
+    assert!(err.contains("OpenCode conversations refused, nothing of them written"), "{err}");
+    assert!(!xdg.data().join("opencode.db").exists(), "the database was touched");
+
+    let lok = with(element(&export(ses)), "grant.lok");
+    let said = crate::util::stdout(
+        &lokust(&env, &xdg, "lokust-shell-restore", Some(&bin_dir))
+            .arg(&lok)
+            .arg("--to")
+            .arg(&target)
+            .assert()
+            .success(),
+    );
+    assert!(said.contains("OpenCode: 1 sessions imported"), "{said}");
+    let conn = rusqlite::Connection::open(xdg.data().join("opencode.db")).unwrap();
+    let (permission, revert, directory): (Option<String>, Option<String>, String) = conn
+        .query_row("SELECT permission, revert, directory FROM session WHERE id = ?1", [ses], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    let permission = permission.unwrap_or_default();
+    assert!(!permission.contains("allow") && permission.contains("deny"), "{permission}");
+    assert!(revert.is_none(), "{revert:?}");
+    assert_eq!(Path::new(&directory), std::fs::canonicalize(&target).unwrap());
+}
