@@ -16,7 +16,7 @@
 //!   reads the embedded project archives and the `bundles` elements · [`worktree`] the
 //!   git work not yet pushed.
 //! - [`agent`] the `Agent` trait and one module per coding agent whose sessions move with
-//!   a project (Claude Code, Gemini CLI, …): **a new agent goes here**.
+//!   a project (Claude Code, Codex, Droid, Gemini CLI, OpenCode, codeloops): **a new agent goes here**.
 //! - [`restore`] puts a bundle back on disk: plan (what `--dry-run` prints), then apply.
 //! - Presentation: [`summary`] what a `.lok` holds, for people · [`hook`] the prompt
 //!   hooks' live snapshots · [`latest`] the newest snapshot on this machine · [`tmux`]
