@@ -20,7 +20,9 @@ use std::time::SystemTime;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::disk::{complete_lines, is_under, moved, read_bounded, set_aside, time_of, write_new};
+use super::disk::{
+    complete_lines, is_plain_absolute, is_under, moved, read_bounded, set_aside, time_of, write_new,
+};
 use super::{File, Session};
 use crate::fsutil;
 
@@ -170,7 +172,10 @@ pub fn validate(files: &[File]) -> anyhow::Result<()> {
         if f.data.len() as u64 > MAX_FILE {
             bail!("{} is larger than {MAX_FILE} bytes", f.rel);
         }
-        parse_log(&f.data).with_context(|| format!("{} is not a codeloops session log", f.rel))?;
+        let log = parse_log(&f.data).with_context(|| format!("{} is not a codeloops session log", f.rel))?;
+        if !is_plain_absolute(&log.working_dir) {
+            bail!("{}: its working_dir is not a plain absolute path", f.rel);
+        }
     }
     Ok(())
 }

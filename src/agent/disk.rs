@@ -44,6 +44,13 @@ pub fn is_under(path: &str, root: &str) -> bool {
     root == "/" || path == root || path.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// An absolute path without `.` or `..` components or doubled slashes: one a session may
+/// record as where it ran.
+pub fn is_plain_absolute(path: &str) -> bool {
+    path.starts_with('/')
+        && (path == "/" || path[1..].split('/').all(|c| !c.is_empty() && c != "." && c != ".."))
+}
+
 /// `path` with `old` replaced by `new` when it is `old` or below it.
 pub fn moved(path: &str, old: &str, new: &str) -> Option<String> {
     if path == old {
@@ -97,6 +104,10 @@ mod tests {
         assert_eq!(moved("/p/proj/sub", "/p/proj", "/n").as_deref(), Some("/n/sub"));
         assert_eq!(moved("/p/proj", "/p/proj", "/n").as_deref(), Some("/n"));
         assert_eq!(moved("/p/project", "/p/proj", "/n"), None);
+        assert!(is_plain_absolute("/p/é x.y") && is_plain_absolute("/"));
+        for bad in ["/p/../etc", "/p/./x", "p/x", "/p//x", "/p/", ""] {
+            assert!(!is_plain_absolute(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -19,7 +19,9 @@ use std::time::SystemTime;
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
 
-use super::disk::{complete_lines, is_under, is_uuid, moved, read_bounded, set_aside, time_of, write_new};
+use super::disk::{
+    complete_lines, is_plain_absolute, is_under, is_uuid, moved, read_bounded, set_aside, time_of, write_new,
+};
 use super::{File, Session};
 use crate::fsutil;
 
@@ -271,8 +273,8 @@ pub fn validate(files: &[File]) -> anyhow::Result<()> {
             if t.id != id {
                 bail!("{}: its session_start id {} is not the one in its name", f.rel, t.id);
             }
-            if !t.cwd.starts_with('/') {
-                bail!("{}: its cwd is not an absolute path", f.rel);
+            if !is_plain_absolute(&t.cwd) {
+                bail!("{}: its cwd is not a plain absolute path", f.rel);
             }
             transcripts.insert(id.to_string());
         }

@@ -115,6 +115,10 @@ fn a_restore_never_overwrites_unless_forced_and_refuses_bad_elements() {
         vec![File { rel: "config.toml".into(), ..files[0].clone() }],
         vec![File { data: b"{}\n".to_vec(), ..files[0].clone() }],
         vec![files[0].clone(), files[0].clone()],
+        vec![File {
+            data: EXAMPLE.replace("/home/user/myapp", "/home/user/myapp/../../../etc").into_bytes(),
+            ..files[0].clone()
+        }],
     ] {
         assert!(validate(&bad).is_err());
     }

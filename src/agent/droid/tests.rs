@@ -77,6 +77,7 @@ fn an_element_is_refused_whole_for_any_bad_file() {
         vec![good.clone(), File { data: b"[]".to_vec(), ..settings.clone() }],
         vec![File { rel: "de9533e0-92a6-4294-86e1-000000000000.jsonl".into(), ..good.clone() }],
         vec![File { data: transcript("relative/path"), ..good.clone() }],
+        vec![File { data: transcript("/p/../../etc"), ..good.clone() }],
     ];
     for files in cases {
         assert!(validate(&files).is_err(), "{:?}", files.iter().map(|f| &f.rel).collect::<Vec<_>>());
