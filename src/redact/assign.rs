@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use regex::bytes::Regex;
 
 use super::scan::{Span, ascii_regex, lazy_re};
-use super::value::{Form, name_class, should_redact};
+use super::value::{Form, name_class, name_class_strict, should_redact};
 
 /// A quoted or bare value; bare values stop at shell and URL delimiters.
 const VALUE: &str = r#"("(?:[^"\\]|\\.)*"|'[^']*'|[^\s;&|'"<>()=,][^\s;&|'"<>)=,]*=*)"#;
@@ -32,12 +32,23 @@ lazy_re!(
     r#"[\[(][ \t]*["']([A-Za-z_][A-Za-z0-9_.\-]*)["'][ \t]*(?:\][ \t]*=|,)[ \t]*("(?:[^"\\]|\\.)*"|'[^']*')"#
 );
 
-/// `os.environ["API_KEY"] = "…"`, `SetEnvironmentVariable("API_TOKEN", "…")`.
+/// `os.environ["API_KEY"] = "…"`, `SetEnvironmentVariable("API_TOKEN", "…")`. A pair in
+/// a list or a tuple (`('AUTH', 'SELECTED')`, `__all__ = ["getpass", "getuser"]`) is data,
+/// not a name and its value: only a call's first two arguments count.
 pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
     for c in CODE_ASSIGN.captures_iter(line) {
+        let whole = c.get(0).unwrap();
         let val = c.get(2).unwrap();
         let (vs, ve) = unquote(line, val.start(), val.end());
-        if let Some(class) = name_class(c.get(1).unwrap().as_bytes(), Form::Env)
+        let pair = line[whole.start()] == b'(' || line[whole.start()..val.start()].contains(&b',');
+        let call = line[..whole.start()].last().is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        if pair && (!call || line[whole.start()] != b'(' || line[vs..ve].iter().any(u8::is_ascii_whitespace))
+        {
+            continue;
+        }
+        // `PageDescriptor("pageToken", "nextPageToken", …)`: field names, not a value.
+        if let Some(class) = name_class_strict(c.get(1).unwrap().as_bytes(), Form::Env)
+            && !super::value::is_code_identifier(&line[vs..ve])
             && should_redact(class, &line[vs..ve])
         {
             out.push(Span { start: vs, end: ve, rule: "assign" });
@@ -74,10 +85,20 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>) {
             Form::Query => "query",
             _ => "assign",
         };
-        let class = name_class(name.as_bytes(), form).filter(|_| !tracking(name.as_bytes()));
+        // Code and config files write `name = value`, keyword arguments `f(name=value)` and
+        // attributes `self.name = value`; there a name must end with what names a secret.
+        let spaced = line[name.end()..val.start()].iter().any(|b| *b == b' ' || *b == b'\t');
+        let kwarg = matches!(before, Some(b'(')) || line[..dashes.start()].trim_ascii_end().ends_with(b",");
+        let code = dashes.is_empty() && (spaced || kwarg || name.as_bytes().contains(&b'.'));
+        let class =
+            if code { name_class_strict(name.as_bytes(), form) } else { name_class(name.as_bytes(), form) }
+                .filter(|_| !tracking(name.as_bytes()));
         let v = &line[vs..ve];
         let bare = vs == val.start();
+        // `b"password"`, `r'…'`, `f"{x}"`: a string literal's prefix, not a bare value.
+        let prefix = bare && v.len() <= 2 && matches!(line.get(ve), Some(b'"' | b'\''));
         if let Some(class) = class
+            && !prefix
             && !(bare && (looks_like_code(v) || is_regex_pattern(v)))
             && !is_expression(line, name.as_bytes(), name.end(), val.start(), val.end(), bare)
             && should_redact(class, v)
@@ -100,8 +121,8 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>) {
 /// (`session=session`), or an identifier assigned with spaces around `=` as code writes it
 /// (`getpass = fallback_getpass`; a shell assignment has no spaces).
 fn is_expression(line: &[u8], name: &[u8], name_end: usize, start: usize, end: usize, bare: bool) -> bool {
-    let v = &line[start..end];
-    let v = v.strip_suffix(b",").unwrap_or(v);
+    let whole = &line[start..end];
+    let v = whole.strip_suffix(b",").unwrap_or(whole);
     let last = name.rsplit(|b| *b == b'.').next().unwrap_or(name);
     if v == last {
         return true;
@@ -116,7 +137,182 @@ fn is_expression(line: &[u8], name: &[u8], name_end: usize, start: usize, end: u
         return true;
     }
     let spaced = line[name_end..start].iter().any(|b| *b == b' ' || *b == b'\t');
-    bare && spaced && super::value::is_code_identifier(v)
+    // `NL80211_ATTR_SAE_PASSWORD = 277,`: an enum's value; a config file has no comma there.
+    if bare && spaced && line.get(end) == Some(&b',') && !v.is_empty() && v.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
+    // `sig = quote_spanned! {…}`: a macro call.
+    if bare
+        && spaced
+        && v.ends_with(b"!")
+        && v.len() > 1
+        && v[..v.len() - 1].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
+        return true;
+    }
+    // `change_passphrase = "ssh-keygen -o -p"`: a command line, options and all.
+    if !bare && spaced && v.windows(2).any(|w| w[0] == b' ' && w[1] == b'-') && v.contains(&b' ') {
+        return true;
+    }
+    if bare && spaced && (super::value::is_code_identifier(v) || is_hex_literal(v)) {
+        return true;
+    }
+    // `signature = {$vis:vis …}`, `keys = [a, b]`: a block, a dict or a list as code writes it.
+    if bare && spaced && (v.starts_with(b"{") || v.starts_with(b"[")) {
+        return true;
+    }
+    // `tokenize2 = function* (text)`, `x = this.#keys;`, `a = b ?? c`: code.
+    if bare && spaced && is_code_value(v, &line[end..]) {
+        return true;
+    }
+    // `exports.GoogleAuth = GoogleAuth6;`: a statement, ended as JavaScript and C end them.
+    if bare
+        && spaced
+        && line.get(end) == Some(&b';')
+        && v.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$')
+    {
+        return true;
+    }
+    // `PseudoToken = Whitespace + group(…)`: an operand of an expression.
+    if bare
+        && spaced
+        && [&b"+ "[..], b"| ", b"& ", b"* ", b"- ", b"or ", b"and ", b"if "]
+            .iter()
+            .any(|op| rest.starts_with(op))
+    {
+        return true;
+    }
+    // `self._pwd = pwd`, `password = credentials` in an indented block, `a, self.password =
+    // creds`: a variable passed along. An INI file's `password = x` starts its line.
+    let indented = line.starts_with(b"    ") || line.starts_with(b"\t");
+    let attribute = name.contains(&b'.');
+    bare && spaced && (indented || attribute) && is_lower_identifier(v)
+}
+
+/// `0x08074b50`: a number as code writes it.
+fn is_hex_literal(v: &[u8]) -> bool {
+    let digits = |p: &[u8], ok: fn(&u8) -> bool| {
+        v.len() > 2 && v.starts_with(p) && v[2..].iter().all(|b| ok(b) || *b == b'_')
+    };
+    digits(b"0x", u8::is_ascii_hexdigit)
+        || digits(b"0b", |b| matches!(b, b'0' | b'1'))
+        || digits(b"0o", |b| (b'0'..=b'7').contains(b))
+}
+
+/// `credentials`, `auth_info`: a lower-case identifier.
+fn is_lower_identifier(v: &[u8]) -> bool {
+    v.first().is_some_and(|b| b.is_ascii_lowercase() || *b == b'_')
+        && v.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
+}
+
+/// `password: &[u8]`, `sig: Signature`, `token: Option<String>`, `colon_token: Token![:]`,
+/// `password: str`, `log_passwd: __u32`: the type of a field, an argument or a variable in
+/// Rust, Python, TypeScript or C bindings, never its value.
+fn is_type_annotation(v: &[u8], rest: &[u8]) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64",
+        "bool", "char", "str", "int", "float", "bytes", "number", "boolean", "any", "unknown", "object",
+        "void", "long", "short", "double",
+    ];
+    let t = std::str::from_utf8(v).unwrap_or("");
+    let identifier = !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    // `Token![:]`, `Option<&str>`, `Tokenizer<'a>`: a type's name with its arguments.
+    let name_end = v.iter().position(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).unwrap_or(v.len());
+    let next = v.get(name_end).or(rest.first());
+    if name_end > 0 && v[0].is_ascii_alphabetic() | (v[0] == b'_') && matches!(next, Some(b'<' | b'!' | b'['))
+    {
+        return true;
+    }
+    // `impl AsRef<[u8]>`, `dyn Fn()`: a trait bound.
+    if (t == "impl" || t == "dyn") && rest.starts_with(b" ") {
+        return true;
+    }
+    let code_follows =
+        rest.trim_ascii_start().first().is_some_and(|b| matches!(b, b',' | b')' | b'=' | b';' | b'>' | b'{'));
+    // `Signature,`, `SecretString`: capitalised words without digits, as types are named;
+    // a single word only where code punctuation follows.
+    let humps = camel_humps(t);
+    let camel = humps >= 2 || (humps == 1 && code_follows);
+    v.starts_with(b"&")
+        || v.starts_with(b"*")
+        // `[u8; 32]`, `<Token![:]>::default()`: an array type or a qualified path.
+        || (v.starts_with(b"[") && (v.contains(&b';') || rest.first() == Some(&b';')))
+        || v.starts_with(b"<")
+        || (identifier && matches!(rest.first(), Some(b'<' | b'!' | b'[')))
+        || (identifier && camel)
+        // `_bindgen_ty_3`, `__u32`, `__IncompleteArrayField`: generated names.
+        || (t.starts_with('_') && {
+            let inner = t.trim_start_matches('_');
+            is_lower_identifier(inner.as_bytes()) || camel_humps(inner) > 0
+        })
+        || PRIMITIVES.contains(&t)
+        || (identifier && code_follows && super::value::is_code_identifier(v))
+}
+
+/// `refresh_token: refreshToken`, `signature: storeSignature`: a variable named after
+/// what it holds, passed along.
+fn names_itself(v: &[u8], name: &[u8]) -> bool {
+    let v = String::from_utf8_lossy(v).to_ascii_lowercase();
+    super::value::segments(name).iter().any(|s| s.len() >= 3 && v.contains(s.as_str()))
+}
+
+/// `cond ? "password" : "text"`: the two branches of a conditional, not a pair.
+fn ternary(line: &[u8], start: usize) -> bool {
+    line[..start + 1].trim_ascii_end().ends_with(b"?") || line[..start].trim_ascii_end().ends_with(b"?")
+}
+
+/// `progressToken`, `handleDeleteSession`: a name as JavaScript writes it, lower-case
+/// first with a capital inside; YAML and INI keys are rarely written so.
+fn camel_name(name: &[u8]) -> bool {
+    name.first().is_some_and(u8::is_ascii_lowercase)
+        && name.iter().any(u8::is_ascii_uppercase)
+        && name.iter().all(u8::is_ascii_alphanumeric)
+}
+
+/// How many capitalised words `t` is made of (`SecretString` 2), or 0 when it is not
+/// only such words.
+fn camel_humps(t: &str) -> usize {
+    let mut humps = 0;
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !c.is_ascii_uppercase() {
+            return 0;
+        }
+        // A capital and lower-case letters, or a capital and digits (`NonZeroI32`).
+        let mut rest_of_word = 0;
+        while chars.peek().is_some_and(char::is_ascii_lowercase) {
+            chars.next();
+            rest_of_word += 1;
+        }
+        if rest_of_word == 0 {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+                rest_of_word += 1;
+            }
+        }
+        if rest_of_word == 0 {
+            return 0;
+        }
+        humps += 1;
+    }
+    humps
+}
+
+/// `pass: determine the maximum…`, `- password:  The password for the account.`: a word
+/// that goes on as a sentence, in a comment or a docstring, not a config value.
+fn is_prose(v: &[u8], rest: &[u8]) -> bool {
+    let word =
+        |w: &[u8]| !w.is_empty() && w.iter().all(|b| b.is_ascii_alphabetic() || matches!(b, b',' | b'.'));
+    word(v)
+        && rest.starts_with(b" ")
+        && rest.split(|b| *b == b' ').filter(|w| !w.is_empty()).take(2).filter(|w| word(w)).count() == 2
+}
+
+/// A quoted text written for people (`'The "pass" statement\n'`): several words, begun
+/// with a capital or carrying a line break.
+fn is_sentence(v: &[u8]) -> bool {
+    let words = v.split(|b| *b == b' ').filter(|w| !w.is_empty()).count();
+    words >= 3 && (v.first().is_some_and(u8::is_ascii_uppercase) || v.windows(2).any(|w| w == b"\\n"))
 }
 
 /// The pattern of a substitution (`s/KEY=.*/…/`): a wildcard, not a literal.
@@ -132,9 +328,19 @@ pub(crate) fn looks_like_code(v: &[u8]) -> bool {
     if v.contains(&b'(') || v.contains(&b')') || v.windows(2).any(|w| w == b"::") {
         return true;
     }
-    let parts: Vec<&[u8]> = v.split(|&b| b == b'.').collect();
+    // `auth[2]`, `line[start:pos]`, `grammar.opmap[value]`: an index into a variable.
+    if let Some(open) = v.iter().position(|&b| b == b'[')
+        && open > 0
+        && (v[0].is_ascii_alphabetic() || v[0] == b'_')
+        && v[..open].iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    {
+        return true;
+    }
+    // `a?.b` (optional chaining) and `this.#field` (a private field) are chains too.
+    let parts: Vec<&[u8]> = v.split(|&b| b == b'.').map(|p| p.strip_suffix(b"?").unwrap_or(p)).collect();
     parts.len() >= 2
-        && parts.iter().all(|p| {
+        && parts.iter().enumerate().all(|(i, p)| {
+            let p = if i > 0 { p.strip_prefix(b"#").unwrap_or(p) } else { p };
             !p.is_empty()
                 && (p[0].is_ascii_alphabetic() || p[0] == b'_' || p[0] == b'$')
                 && p.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
@@ -144,6 +350,55 @@ pub(crate) fn looks_like_code(v: &[u8]) -> bool {
                     && p.iter().any(u8::is_ascii_lowercase)
                     && p.iter().any(u8::is_ascii_digit))
         })
+}
+
+/// A bare value that is code, by what it is or by what follows it (`rest`): a keyword
+/// that starts an expression (`function* (…)`, `class extends`), a regular expression, a
+/// member chain, an operand (`a ?? b`, `x === 0`, `a + " "`), or an identifier that code
+/// punctuation ends (`signature: actualSignature }`, `progressToken: messageId,`).
+pub(crate) fn is_code_value(v: &[u8], rest: &[u8]) -> bool {
+    const KEYWORDS: &[&[u8]] = &[
+        b"function",
+        b"function*",
+        b"class",
+        b"new",
+        b"async",
+        b"await",
+        b"typeof",
+        b"void",
+        b"this",
+        b"require",
+        b"lambda",
+        b"yield",
+        b"not",
+        b"match",
+    ];
+    let after = rest.trim_ascii_start();
+    const OPERATORS: &[&[u8]] = &[
+        b"?? ",
+        b"|| ",
+        b"&& ",
+        b"? ",
+        b"+ ",
+        b"- ",
+        b"* ",
+        b"/ ",
+        b"=== ",
+        b"!== ",
+        b"== ",
+        b"!= ",
+        b"?.",
+        b"instanceof ",
+    ];
+    // `/^[A-Za-z0-9-_]+…$/`, `/[A-Za-z0-9_-]+/`: a regular expression literal.
+    let regex =
+        v.starts_with(b"/") && (v.starts_with(b"/^") || v.starts_with(b"/[") || v.starts_with(b"/\\"));
+    KEYWORDS.contains(&v)
+        || regex
+        || looks_like_code(v)
+        || (rest.starts_with(b" ") && OPERATORS.iter().any(|op| after.starts_with(op)))
+        || rest.starts_with(b"?.")
+        || (super::value::is_code_identifier(v) && matches!(after.first(), Some(b',' | b')' | b'}' | b';')))
 }
 
 /// Tracking and pagination parameters are never secrets, whatever they are called.
@@ -173,10 +428,25 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
         let header =
             matches!(lower.as_str(), "authorization" | "proxy-authorization" | "cookie" | "set-cookie");
+        let bare = vs == val.start();
+        let v = &line[vs..ve];
+        // `{sig:0mwidth$x}`: a format string's spec, not a flow mapping (which has a space).
+        let format_spec = bare
+            && c.get(0).unwrap().as_bytes().first() == Some(&b'{')
+            && line.get(vs - 1) == Some(&b':')
+            && line.get(ve) == Some(&b'}');
         if !header
-            && let Some(class) = name_class(name, Form::Colon)
-            && !(vs == val.start() && looks_like_code(&line[vs..ve]))
-            && should_redact(class, &line[vs..ve])
+            && !format_spec
+            && let Some(class) = name_class_strict(name, Form::Colon)
+            && !(bare && is_code_value(v, &line[ve..]))
+            && !(bare && super::value::is_code_identifier(v) && (camel_name(name) || names_itself(v, name)))
+            && !ternary(line, c.get(0).unwrap().start())
+            && !(bare && line.get(ve) == Some(&b'('))
+            && !(bare && is_type_annotation(v, &line[ve..]))
+            && !v.eq_ignore_ascii_case(name)
+            && !(bare && is_prose(v, &line[ve..]))
+            && (bare || !is_sentence(v))
+            && should_redact(class, v)
         {
             out.push(Span { start: vs, end: ve, rule: "kv" });
             pos = val.end();

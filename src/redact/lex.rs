@@ -24,6 +24,11 @@ impl Word {
         self.span(from, self.text.len())
     }
 
+    /// Whether `text[from..]` stands in the line as it is: no quote or escape removed.
+    pub fn is_verbatim(&self, from: usize) -> bool {
+        self.map.get(from..).is_some_and(|m| m.windows(2).all(|w| w[1] == w[0] + 1))
+    }
+
     /// The span of the line that holds `text[from..to]`.
     pub fn span(&self, from: usize, to: usize) -> Option<(usize, usize)> {
         if from >= to || to > self.text.len() {

@@ -176,10 +176,14 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
             Matcher::Context(e) => engines |= 1 << e as u16,
         }
     }
-    // A secret's name only matters next to a value: after `=` or `:`, or as a flag. A
+    // A secret's name only matters next to a value: after `=` or `:`, as a flag, or as a
+    // call's first argument. A
     // base64 blob in scrollback that happens to contain "key" has none of them, and
     // skipping it keeps long harmless lines cheap.
-    if name_woken && memchr::memchr3(b'=', b':', b'-', line).is_some() {
+    // A call's arguments (`SetEnvironmentVariable("API_TOKEN", "…")`) pair them with a comma.
+    if name_woken
+        && (memchr::memchr3(b'=', b':', b'-', line).is_some() || memchr::memchr(b',', line).is_some())
+    {
         engines |= 1 << Engine::Shell as u16 | 1 << Engine::Colon as u16;
     }
     let on = |e: Engine| engines & (1 << e as u16) != 0;

@@ -279,6 +279,10 @@ fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>) {
     if val.strip_suffix(b",").unwrap_or(val) == name {
         return;
     }
+    // `authkey=process.current_process().authkey` unquoted: code, as the shell would not run it.
+    if w.is_verbatim(from + eq + 1) && crate::redact::assign::looks_like_code(val) {
+        return;
+    }
     if let Some(c) = name_class(name, Form::Env)
         && should_redact(c, val)
     {

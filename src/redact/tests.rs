@@ -426,3 +426,126 @@ fn json_walk_redacts_a_repeated_long_string_every_time() {
     let line = serde_json::json!({"stdout": clean}).to_string();
     assert!(matches!(redact_json_line(&line, &mut r), Cow::Borrowed(_)));
 }
+
+/// Lines of real code nobody here wrote that the redactor used to change, one family
+/// each: from this Python's standard library, crates in the cargo registry and the
+/// bundled JavaScript of an agent's CLI. Each must come out byte for byte.
+#[test]
+fn real_code_is_left_alone() {
+    let lines = [
+        // Python: a list or a tuple of names is data, not a name and its value.
+        "            'APPEND':       ('AUTH', 'SELECTED'),",
+        "__all__ = [\"getpass\",\"getuser\",\"GetPassWarning\"]",
+        "class TokenInfo(collections.namedtuple('TokenInfo', 'type string start end line')):",
+        "            lambda name: name in ('SIG_BLOCK', 'SIG_UNBLOCK', 'SIG_SETMASK'))",
+        // Python: names that merely contain a secret's word.
+        "TOKEN_ENDS = TSPECIALS | WSP",
+        "      GetPassWarning: When we were unable to turn echo off on the input.",
+        "        # First pass: determine maximum length of long option names",
+        "    'sid_et':                               'sid_ET.UTF-8',",
+        "    UNKNOWN_PSK_IDENTITY = 115",
+        "            proxy_auth_hdr = \"Proxy-Authorization\"",
+        "                urllib.request.HTTPBasicAuthHandler(password_mgr=auth)",
+        // Python: a variable, an index, a call, a format slot, a constant.
+        "        self._pwd = pwd",
+        "                password = auth[2]",
+        "        self.username, self.password = credentials",
+        "            itoken = grammar.opmap[value] # Fails if unknown token",
+        "                        token = line[start:pos]",
+        "    password:%s",
+        "            \"auth\":         LOG_AUTH,",
+        "        self._config = {'authkey': AuthenticationString(os.urandom(32)),",
+        "            c = Client(address, authkey=process.current_process().authkey)",
+        "            if user or passwd: self.auth_cache[key] = (user, passwd)",
+        "    _DD_SIGNATURE = 0x08074b50",
+        "    PseudoToken = Whitespace + group(PseudoExtras, Number, Funny, ContStr, Name)",
+        "                - password:     The password for the authentication.",
+        "        * signature : Signature",
+        " 'pass': 'The \"pass\" statement\\n'",
+        "   'Set-Cookie: fig=newton\\r\\nSet-Cookie: sugar=wafer'",
+        // Rust: types of fields and arguments, enum values, macros, byte strings.
+        "    pub colon_token: Token![:],",
+        "    pub target_session: Option<Cow<'a, str>>,",
+        "    pub pw_passwd: *mut c_char,",
+        "    password: &[u8],",
+        "    passphrase: SecretString,",
+        "    let sig: Signature = input.parse()?;",
+        "pub const fn from_named_raw_nonzero(sig: NonZeroI32) -> Option<Self> {",
+        "    pub salt: [c_uchar; TLS_CIPHER_AES_GCM_128_SALT_SIZE],",
+        "    pub const DEVCONF_STABLE_SECRET: _bindgen_ty_3 = _bindgen_ty_3::DEVCONF_STABLE_SECRET;",
+        "    NL80211_ATTR_SAE_PASSWORD = 277,",
+        "    IFLA_VXLAN_LOCALBYPASS = 31,",
+        "    Private = 0b11000000,",
+        "        let sig = quote_spanned! { span =>",
+        "            colon_token: <Token![:]>::default(),",
+        "    password: impl AsRef<[u8]>,",
+        "//! let password = b\"password\";",
+        "    change_passphrase = \"ssh-keygen -o -p\",",
+        "            .map_or_else(|_| ffi::SQLITE_ERROR, Authorization::into_raw)",
+        "        write!(f, \"0x{leading}{sig:0mwidth$x}p{exponent:+}\")",
+        "        \"--jobserver-auth=auth-a --jobserver-auth=auth-b\",",
+        // JavaScript: object literals, optional chaining, operators, keywords.
+        "    maxOutputTokens: config2?.maxOutputTokens,",
+        "      client_secret: this.#clientAuthentication.clientSecret || \"\"",
+        "      Authorization: thisCreds.token_type + \" \" + thisCreds.access_token",
+        "    isFirstToken: insertIndex === 0,",
+        "    progressToken: messageId",
+        "      refresh_token: refreshToken",
+        "  const { store, signature: actualSignature } = rawStore;",
+        "var Minipass = class extends EventEmitter4 {",
+        "  findPassword: function (service) {",
+        "  tokenize2 = function* (text) {",
+        "    exports2.GoogleAuth = GoogleAuth6;",
+        "    opts.headers.Authorization = requestHeaders.Authorization;",
+        "    listViews: new this._gaxModule.PageDescriptor(\"pageToken\", \"nextPageToken\", \"views\"),",
+        "  jwt: /^[A-Za-z0-9-_]+\\.[A-Za-z0-9-_]+\\.[A-Za-z0-9-_]*$/",
+        "var FOCUS_UI_ENABLED_STATE_KEY = \"focusUiEnabled\";",
+        "var ReactPropTypesSecret = \"SECRET_DO_NOT_PASS_THIS_OR_YOU_WILL_BE_FIRED\";",
+        "      thoughtSignature: SYNTHETIC_THOUGHT_SIGNATURE2",
+        "    type: setting.sensitive ? \"password\" : \"text\",",
+        "const BARE_KEY = /[A-Za-z0-9_-]+/;",
+    ];
+    let changed: Vec<String> = lines
+        .iter()
+        .filter_map(|l| {
+            let out = redact(l);
+            (out != *l).then(|| format!("{l}\n  → {out}"))
+        })
+        .collect();
+    assert!(changed.is_empty(), "{} lines of code changed:\n{}", changed.len(), changed.join("\n"));
+}
+
+/// What the code rules must not let go of: the same shapes holding a secret.
+#[test]
+fn secrets_in_code_and_config_shapes_are_still_caught() {
+    let cases = [
+        ("password: hunter2", "hunter2"),
+        ("db_password = \"s3cr3t-Value!\"", "s3cr3t-Value!"),
+        ("    self.password = \"Tr0ub4dor&3\"", "Tr0ub4dor&3"),
+        ("client = Client(api_key=\"sk_live_4eC39HqLyjWDarjtT1zdp7dc\")", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+        ("  clientSecret: \"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\",", "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"),
+        ("DB_PASSWORD_PROD=Qx9!mP2#vL", "Qx9!mP2#vL"),
+        (
+            "os.environ[\"API_TOKEN\"] = \"f3a9c1d2e4b5a6978812aabbccddeeff\"",
+            "f3a9c1d2e4b5a6978812aabbccddeeff",
+        ),
+        (
+            "SetEnvironmentVariable(\"GITHUB_TOKEN\", \"ghp_R8cXq2Lm4Nv6Bt8Zp1Ys3Wa5Ke7Jh9Df0Gu\")",
+            "ghp_R8cXq2Lm4Nv6Bt8Zp1Ys3Wa5Ke7Jh9Df0Gu",
+        ),
+        (
+            "secret_key_base: 9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c",
+            "9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c",
+        ),
+        ("{\"password\": \"correct horse battery staple\"}", "correct horse battery staple"),
+        ("PRIVATE_TOKEN: pStnMGdYqLLLyDZUE_kd", "pStnMGdYqLLLyDZUE_kd"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Xv8Tk1",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Xv8Tk1",
+        ),
+    ];
+    for (line, secret) in cases {
+        let out = redact(line);
+        assert!(!out.contains(secret), "{line}\n  → {out}");
+    }
+}

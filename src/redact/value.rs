@@ -274,27 +274,106 @@ pub(crate) fn name_class(name: &[u8], form: Form) -> Option<Class> {
     if segs.iter().any(|s| PUBLIC.contains(&s.as_str())) {
         return None;
     }
-    let password = segs.iter().any(|s| {
-        PASSWORD_SEG.contains(&s.as_str())
-            || s.contains("password")
-            || s.contains("passwd")
-            || (s.ends_with("pwd") && s != "oldpwd")
-            || s.ends_with("passphrase")
-            // keytool's `-storepass`, `-keypass`, `-srcstorepass`.
-            || (s.ends_with("pass") && !matches!(s.as_str(), "bypass" | "askpass" | "compass"))
-    });
-    if password {
+    if segs.iter().any(|s| is_password_segment(s)) {
         return Some(Class::Password);
     }
     let secret = segs.iter().enumerate().any(|(i, s)| {
-        SECRET_SEG.contains(&s.as_str())
-            || s.contains("token")
-            || s.contains("secret")
-            || s.contains("apikey")
-            || s.contains("credential")
-            || (s == "key" || s == "keys") && key_counts(&segs[..i], name, form)
+        is_secret_segment(s) || (s == "key" || s == "keys") && key_counts(&segs[..i], name, form)
     });
     secret.then_some(Class::Secret)
+}
+
+/// One segment that names a password (`password`, `db_pwd`'s `pwd`, keytool's `storepass`).
+fn is_password_segment(s: &str) -> bool {
+    PASSWORD_SEG.contains(&s)
+        || s.contains("password")
+        || s.contains("passwd")
+        || (s.ends_with("pwd") && s != "oldpwd")
+        || s.ends_with("passphrase")
+        // keytool's `-storepass`, `-keypass`, `-srcstorepass`.
+        || (s.ends_with("pass") && !s.ends_with("bypass") && !matches!(s, "askpass" | "compass"))
+}
+
+/// One segment that names another secret (`token`, `secret`, `apikey`, `credentials`).
+fn is_secret_segment(s: &str) -> bool {
+    SECRET_SEG.contains(&s)
+        || s.contains("token")
+        || s.contains("secret")
+        || s.contains("apikey")
+        || s.contains("credential")
+}
+
+/// Segments that may follow the one naming a secret without changing what the name holds:
+/// an encoding, an environment, a generation (`secret_key_base`, `DB_PASSWORD_PROD`,
+/// `token_b64`).
+const TRAILERS: &[&str] = &[
+    "value",
+    "val",
+    "str",
+    "string",
+    "b64",
+    "base64",
+    "hex",
+    "raw",
+    "enc",
+    "plain",
+    "plaintext",
+    "text",
+    "data",
+    "bytes",
+    "base",
+    "prod",
+    "production",
+    "dev",
+    "development",
+    "staging",
+    "stage",
+    "test",
+    "testing",
+    "live",
+    "local",
+    "new",
+    "old",
+    "current",
+    "next",
+    "prev",
+    "previous",
+    "primary",
+    "secondary",
+    "backup",
+    "default",
+    "main",
+    "ro",
+    "rw",
+    "readonly",
+    "admin",
+    "root",
+    "override",
+    "id",
+];
+
+/// Whether `name` ends with what names its secret, as a code or config key that holds one
+/// does (`apiKey`, `client_secret`, `DB_PASSWORD_PROD`), rather than merely containing such
+/// a word before what it really is (`TokenInfo`, `GetPassWarning`, `password_mgr`,
+/// `TOKEN_ENDS`, `proxy_auth_hdr`, `sid_et`).
+pub(crate) fn names_secret_last(name: &[u8], form: Form) -> bool {
+    let segs = segments(name);
+    let last_secret = (0..segs.len()).rev().find(|&i| {
+        let s = segs[i].as_str();
+        is_password_segment(s)
+            || is_secret_segment(s)
+            || (s == "key" || s == "keys") && key_counts(&segs[..i], name, form)
+    });
+    let Some(last_secret) = last_secret else { return false };
+    segs[last_secret + 1..]
+        .iter()
+        .all(|s| TRAILERS.contains(&s.as_str()) || s.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// [`name_class`] for a name in code or a config file, where it must end with what names
+/// the secret ([`names_secret_last`]).
+pub(crate) fn name_class_strict(name: &[u8], form: Form) -> Option<Class> {
+    name_class(name, form).filter(|_| names_secret_last(name, form))
 }
 
 fn key_counts(before: &[String], name: &[u8], form: Form) -> bool {
@@ -333,6 +412,7 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
         || l.starts_with("$ansible_vault")
         || l.starts_with('@')
         || (l.starts_with('%') && l.ends_with('%') && l.len() > 2)
+        || is_printf_placeholder(l)
         || (l.starts_with('<') && l.ends_with('>'))
         || (l.starts_with('[') && l.ends_with(']'))
         || (l.starts_with('{') && l.ends_with('}') && !l.contains(':'))
@@ -389,6 +469,62 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
     masky || l == "…"
 }
 
+/// `%s`, `%d`, `%(name)s`, `%-10.3f`: a format string's slot, filled in later.
+fn is_printf_placeholder(l: &str) -> bool {
+    let Some(rest) = l.strip_prefix('%') else { return false };
+    let rest = match rest.strip_prefix('(') {
+        Some(r) => match r.split_once(')') {
+            Some((key, after)) if key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => after,
+            _ => return false,
+        },
+        None => rest,
+    };
+    let spec = rest
+        .trim_start_matches(['-', '#', '0', ' ', '+'])
+        .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    spec.len() == 1 && "sdrifxaocegu".contains(spec)
+}
+
+/// An upper-case name with underscores and no digit (`SELECTED`, `LOG_AUTH`, `SIG_UNBLOCK`):
+/// a constant's name in code, not a generated secret.
+pub(crate) fn is_constant_name(v: &[u8]) -> bool {
+    // `SYNTHETIC_THOUGHT_SIGNATURE2`: at most two digits, at the end, after a word break;
+    // `AKIAIOSFODNN7EXAMPLE` mixes digits in and is no constant.
+    let letters = v.trim_ascii_end();
+    let stem_len = letters.iter().rposition(|b| !b.is_ascii_digit()).map_or(0, |i| i + 1);
+    let (stem, digits) = letters.split_at(stem_len);
+    v.len() <= 64
+        && stem.iter().filter(|b| b.is_ascii_uppercase()).count() >= 2
+        && stem.iter().all(|b| b.is_ascii_uppercase() || *b == b'_')
+        && (digits.is_empty() || digits.len() <= 2 && stem.contains(&b'_'))
+}
+
+/// An HTTP header's name (`Proxy-Authorization`, `X-Api-Key`, `WWW-Authenticate`): the
+/// name of where a secret goes.
+pub(crate) fn is_header_name(v: &[u8]) -> bool {
+    let Ok(t) = std::str::from_utf8(v) else { return false };
+    let parts: Vec<&str> = t.split('-').collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            p.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && p.chars().all(|c| c.is_ascii_alphabetic())
+        })
+        && parts.last().is_some_and(|p| {
+            [
+                "authorization",
+                "authenticate",
+                "token",
+                "key",
+                "cookie",
+                "signature",
+                "secret",
+                "session",
+                "auth",
+            ]
+            .contains(&p.to_ascii_lowercase().as_str())
+        })
+}
+
 pub(crate) fn is_bool(v: &[u8]) -> bool {
     const B: &[&str] = &[
         "true", "false", "yes", "no", "on", "off", "y", "n", "0", "1", "enabled", "disabled", "enable",
@@ -398,7 +534,9 @@ pub(crate) fn is_bool(v: &[u8]) -> bool {
 }
 
 pub(crate) fn is_path(v: &[u8]) -> bool {
+    // make's `--jobserver-auth=fifo:/tmp/GMfifo1` names a pipe.
     (v.starts_with(b"/") && !base64_with_leading_slash(v))
+        || v.starts_with(b"fifo:")
         || v.starts_with(b"~/")
         || v == b"~"
         || v.starts_with(b"./")
@@ -483,7 +621,13 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
     let v = trim_ascii(v);
     // A keyword argument in code ends with its separator: `password=None,`.
     let v = v.strip_suffix(b",").unwrap_or(v);
-    if is_reference_or_placeholder(v) || is_bool(v) || is_path(v) || is_code_literal(v) {
+    if is_reference_or_placeholder(v)
+        || is_bool(v)
+        || is_path(v)
+        || is_code_literal(v)
+        || is_constant_name(v)
+        || is_header_name(v)
+    {
         return false;
     }
     match class {
@@ -492,6 +636,11 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
         Class::Secret => {
             !(v.len() < 8
                 || is_number(v)
+                // A list, a signature (`(*, a, b)`) or a command line: never one token.
+                || v.iter().any(u8::is_ascii_whitespace)
+                // `focusUiEnabled`, `React::DevTools::defaultTab`: a name in code, not a token.
+                || (is_code_identifier(v) && is_made_of_words(v))
+                || v.windows(2).any(|w| w == b"::")
                 || v.windows(3).any(|w| w == b"://")
                 || is_wordy(v)
                 || is_filename(v)
@@ -516,6 +665,20 @@ pub(crate) fn is_code_identifier(v: &[u8]) -> bool {
         && v.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_')
         && (v[1..].contains(&b'_')
             || v[1..].iter().any(u8::is_ascii_uppercase) && v.iter().any(u8::is_ascii_lowercase))
+}
+
+/// Whether an identifier reads as words (`focusUiEnabled`, `total_output_tokens`): most of
+/// its parts of three letters or more hold a vowel, where a generated token
+/// (`pStnMGdYqLLLyDZUE_kd`) breaks into consonant runs.
+fn is_made_of_words(v: &[u8]) -> bool {
+    let segs = segments(v);
+    let long: Vec<&String> = segs.iter().filter(|s| s.len() >= 3).collect();
+    let voiced = long.iter().filter(|s| s.bytes().any(|b| b"aeiouy".contains(&b))).count();
+    let singles = segs.iter().filter(|s| s.len() == 1).count();
+    let letters = v.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    let lower = v.iter().filter(|b| b.is_ascii_lowercase()).count();
+    // Words are mostly lower case; a random token is half capitals.
+    !long.is_empty() && voiced * 3 >= long.len() * 2 && singles <= 1 && lower * 10 >= letters * 7
 }
 
 pub(crate) fn trim_ascii(v: &[u8]) -> &[u8] {

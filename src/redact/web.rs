@@ -39,8 +39,18 @@ pub(crate) fn header(line: &[u8], out: &mut Vec<Span>) {
         let scheme_given = c.get(1).is_some();
         let class = if scheme_given { Class::Password } else { Class::Secret };
         // `authorization = request.headers.get(…)`: code reading the header, not its value.
-        let call =
-            !scheme_given && (matches!(line.get(v.end()), Some(b'(' | b'[')) || v.as_bytes().contains(&b'('));
+        // `Authorization::into_raw`: a path in code, not a header.
+        // `Authorization: creds.token_type + " " + …`, `= requestHeaders.Authorization;`.
+        let code = !scheme_given
+            && super::assign::is_code_value(
+                v.as_bytes().strip_suffix(b";").unwrap_or(v.as_bytes()),
+                &line[v.end()..],
+            );
+        let call = code
+            || !scheme_given
+                && (matches!(line.get(v.end()), Some(b'(' | b'['))
+                    || v.as_bytes().contains(&b'(')
+                    || v.as_bytes().starts_with(b":"));
         if !call && should_redact(class, v.as_bytes()) {
             out.push(Span { start: v.start(), end: v.end(), rule: "header" });
         }
@@ -58,6 +68,8 @@ pub(crate) fn cookie(line: &[u8], out: &mut Vec<Span>) {
                 let name = part[..eq].trim_ascii();
                 let attr = String::from_utf8_lossy(name).to_ascii_lowercase();
                 let v = &part[eq + 1..];
+                // A cookie value has no space, comma or backslash: `\r\n` in a string ends it.
+                let v = &v[..v.iter().position(|b| matches!(b, b' ' | b',' | b'\\')).unwrap_or(v.len())];
                 let vt = v.trim_ascii_end();
                 if !matches!(attr.as_str(), "path" | "domain" | "expires" | "max-age" | "samesite")
                     && should_redact(Class::Secret, vt)
