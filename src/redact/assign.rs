@@ -10,11 +10,14 @@ use super::scan::{Span, ascii_regex, lazy_re};
 use super::value::{Form, name_class, name_class_strict, should_redact};
 
 /// A quoted or bare value; bare values stop at shell and URL delimiters.
-const VALUE: &str = r#"("(?:[^"\\]|\\.)*"|'[^']*'|[^\s;&|'"<>()=,][^\s;&|'"<>)=,]*=*)"#;
+/// A `\n`, `\r` or `\t` escape ends a bare value: in `printf '…\npassword=x\n'` and
+/// `$'…'` the next line starts there.
+const VALUE: &str =
+    r#"("(?:[^"\\]|\\.)*"|'[^']*'|(?:[^\s;&|'"<>()=,\\]|\\[^nrt])(?:[^\s;&|'"<>)=,\\]|\\[^nrt])*=*)"#;
 
 lazy_re!(
     EQUALS,
-    &format!(r#"(?:^|[\s;&|('"`,{{?:/\[])(-{{0,2}})([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*{VALUE}"#)
+    &format!(r#"(?:^|\\[nrt]|[\s;&|('"`,{{?:/\[])(-{{0,2}})([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*{VALUE}"#)
 );
 
 /// The inner span of a captured value: quotes excluded.

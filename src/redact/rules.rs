@@ -126,6 +126,32 @@ pub static RULES: &[Rule] = &[
         ["open https://hooks.slack.com/services/"]
     ),
     token!(
+        "discord-webhook",
+        "Discord webhook URLs (the last path segment is the secret)",
+        ["discord.com/api/webhooks/", "discordapp.com/api/webhooks/"],
+        r"discord(?:app)?\.com/api/webhooks/\d{5,30}/(?P<s>[A-Za-z0-9_\-]{40,120})",
+        ["curl -d @m.json https://discord.com/api/webhooks/‹d19›/⟦‹u68›⟧"],
+        ["https://discord.com/api/webhooks/123/short"]
+    ),
+    token!(
+        "teams-webhook",
+        "Microsoft Teams incoming-webhook URLs (the segment after IncomingWebhook is the secret)",
+        ["/IncomingWebhook/"],
+        r"\.office\.com/webhook(?:b2)?/[^\s/]+/IncomingWebhook/(?P<s>[0-9a-f]{32})",
+        [
+            "curl -d x https://acme.webhook.office.com/webhookb2/‹h8›-‹h4›-‹h4›-‹h4›-‹h12›@‹h8›-‹h4›-‹h4›-‹h4›-‹h12›/IncomingWebhook/⟦‹h32›⟧/‹h8›-‹h4›-‹h4›-‹h4›-‹h12›"
+        ],
+        ["https://acme.webhook.office.com/webhookb2/x/IncomingWebhook/"]
+    ),
+    token!(
+        "ifttt-webhook",
+        "IFTTT Maker webhook keys in a trigger URL",
+        ["maker.ifttt.com/"],
+        r"maker\.ifttt\.com/(?:trigger/[^\s/]+/(?:json/)?with/key|use)/(?P<s>[A-Za-z0-9_\-]{16,64})",
+        ["curl https://maker.ifttt.com/trigger/door/with/key/⟦‹u22›⟧"],
+        ["https://maker.ifttt.com/trigger/door/with/key/"]
+    ),
+    token!(
         "stripe-key",
         "Stripe secret and restricted keys",
         ["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
@@ -503,6 +529,9 @@ pub static RULES: &[Rule] = &[
             "[Environment]::SetEnvironmentVariable(\"API_TOKEN\", \"⟦‹a24›⟧\", \"User\")",
             "os.environ['OPENAI_API_KEY'] = '⟦‹a40›⟧'",
             "$env:GITHUB_TOKEN = \"⟦‹a40›⟧\"",
+            // Lines inside one string: `\n` starts the next.
+            "printf 'host=github.com\\nusername=me\\npassword=⟦Zq8rT5wLp⟧\\n' | git credential approve",
+            "git credential approve <<< $'protocol=https\\npassword=⟦Zq8!rT5wLp⟧\\n'",
         ],
         negatives: &[
             "TOKENIZERS_PARALLELISM=false python train.py",
@@ -684,6 +713,8 @@ pub static RULES: &[Rule] = &[
             "echo -n ⟦luksPass1⟧ | cryptsetup open /dev/sdb1 data -",
             "echo ⟦‹b43›=⟧ | wg pubkey",
             "echo -n admin:⟦hunter2⟧ | base64",
+            "echo -n '⟦Zq8!rT5wLp⟧' | base64",
+            "base64 <<< ⟦s3cretVal⟧",
             "echo ⟦‹a52›⟧ | az devops login --organization https://dev.azure.com/acme",
         ],
         negatives: &[
@@ -691,7 +722,8 @@ pub static RULES: &[Rule] = &[
             "cat ~/pw.txt | docker login --password-stdin",
             "echo hello | sudo tee /etc/x",
             "sudo -S true < /dev/null",
-            "echo -n hello | base64",
+            "echo -n \"$PASSWORD\" | base64",
+            "echo 'two words' | base64",
             "wg genkey | tee privatekey | wg pubkey > publickey",
         ],
     },
@@ -731,6 +763,41 @@ pub static RULES: &[Rule] = &[
             "ngrok http 8080",
             "snyk auth",
             "git config --global user.signingkey ~/.ssh/id_ed25519.pub",
+        ],
+    },
+    Rule {
+        id: "key-file",
+        what: "text echoed or printed into a private-key or credential file (id_*, *.pem, *.key, .netrc, *token*)",
+        keywords: &[
+            "id_rsa",
+            "id_ed25519",
+            "id_ecdsa",
+            "id_dsa",
+            ".pem",
+            ".key",
+            ".p12",
+            ".pfx",
+            ".ppk",
+            ".netrc",
+            ".pgpass",
+            "credentials",
+            "master.key",
+            "token",
+            "secret",
+            "password",
+            "apikey",
+            "api_key",
+        ],
+        matcher: Matcher::Context(Engine::Shell),
+        positives: &[
+            "echo \"⟦‹b70›⟧\" >> ~/.ssh/id_ed25519",
+            "printf '%s' ⟦‹a40›⟧ > ~/.config/hub/token",
+            "echo ⟦‹h32›⟧ > config/master.key",
+        ],
+        negatives: &[
+            "echo '-----BEGIN OPENSSH PRIVATE KEY-----' > ~/.ssh/id_ed25519",
+            "echo hello > notes.txt",
+            "cat ~/.ssh/id_ed25519.pub >> ~/.ssh/authorized_keys",
         ],
     },
     Rule {

@@ -206,11 +206,14 @@ fn is_cluster_with(w: &Word, c: u8) -> bool {
 struct Stage {
     words: Vec<Word>,
     here: Option<Word>,
+    /// Files its output or input is redirected to or from.
+    redirects: Vec<Word>,
 }
 
 fn stages(toks: Vec<Tok>) -> Vec<Vec<Stage>> {
     // Starts with one command of one stage and only ever grows, so `last_mut` always finds one.
-    let mut cmds: Vec<Vec<Stage>> = vec![vec![Stage { words: vec![], here: None }]];
+    let new = || Stage { words: vec![], here: None, redirects: vec![] };
+    let mut cmds: Vec<Vec<Stage>> = vec![vec![new()]];
     let mut pending_here = false;
     let mut skip_next = false;
     for t in toks {
@@ -222,12 +225,13 @@ fn stages(toks: Vec<Tok>) -> Vec<Vec<Stage>> {
                     pending_here = false;
                 } else if skip_next {
                     skip_next = false;
+                    st.redirects.push(w);
                 } else {
                     st.words.push(w);
                 }
             }
-            Tok::Pipe => cmds.last_mut().unwrap().push(Stage { words: vec![], here: None }),
-            Tok::Sep => cmds.push(vec![Stage { words: vec![], here: None }]),
+            Tok::Pipe => cmds.last_mut().unwrap().push(new()),
+            Tok::Sep => cmds.push(vec![new()]),
             Tok::HereString => pending_here = true,
             Tok::Redirect => skip_next = true,
         }
@@ -358,6 +362,36 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     flags(cmd, args, base, out);
     stdin(st, prev, cmd, args, sudo_s, base, out);
     base64_blobs(st, prev, cmd, args, base, out, depth);
+    into_key_file(st, base, out);
+}
+
+/// `echo "…" >> ~/.ssh/id_ed25519`, `printf '%s' TOKEN > ~/.config/x/token`: text written
+/// into a file that holds a key or a credential is that key, whatever it looks like. A
+/// PEM armour line (`-----BEGIN … KEY-----`) is kept: it says what the file is.
+fn into_key_file(st: &Stage, base: usize, out: &mut Vec<Span>) {
+    if !st.redirects.iter().any(|f| is_key_file(&f.text)) {
+        return;
+    }
+    for w in echo_args(st) {
+        if w.text.starts_with(b"-----") {
+            continue;
+        }
+        value(w, 0, ValueKind::Plain, Class::Password, base, "key-file", out);
+    }
+}
+
+/// A file that holds a private key or a credential by its name.
+fn is_key_file(path: &[u8]) -> bool {
+    let name = path.rsplit(|b| *b == b'/').next().unwrap_or(path);
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let ext = |e: &str| name.ends_with(e);
+    (name.starts_with("id_") && !ext(".pub"))
+        || [".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk"].iter().any(|e| ext(e))
+        || matches!(
+            name.as_str(),
+            ".netrc" | "_netrc" | ".pgpass" | ".git-credentials" | "master.key" | "credentials"
+        )
+        || ["token", "secret", "password", "apikey", "api_key"].iter().any(|w| name.contains(w))
 }
 
 /// Every word of the form NAME=VALUE, wherever it is: inline prefixes, `export`,
@@ -750,6 +784,10 @@ fn base64_blobs(
             {
                 // `echo -n user:password | base64`: building a Basic credential.
                 value(w, colon + 1, ValueKind::Plain, Class::Password, base, "stdin", out);
+            } else if !w.text.contains(&b' ') && !w.text.contains(&b'$') {
+                // `echo -n 'hunter2' | base64`: a literal encoded for a Secret manifest or a
+                // header; what is encoded so is a credential.
+                value(w, 0, ValueKind::Plain, Class::Password, base, "stdin", out);
             }
         }
     }
