@@ -181,9 +181,7 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
     // base64 blob in scrollback that happens to contain "key" has none of them, and
     // skipping it keeps long harmless lines cheap.
     // A call's arguments (`SetEnvironmentVariable("API_TOKEN", "…")`) pair them with a comma.
-    if name_woken
-        && (memchr::memchr3(b'=', b':', b'-', line).is_some() || memchr::memchr(b',', line).is_some())
-    {
+    if name_woken && (memchr::memchr3(b'=', b':', b'-', line).is_some() || quoted_call_argument(line)) {
         engines |= 1 << Engine::Shell as u16 | 1 << Engine::Colon as u16;
     }
     let on = |e: Engine| engines & (1 << e as u16) != 0;
@@ -199,6 +197,14 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
         }
     }
     out
+}
+
+/// `f("NAME", …)` or `f( 'NAME'`: a call whose first argument is quoted, which pairs a
+/// name with a value without `=` or `:`.
+fn quoted_call_argument(line: &[u8]) -> bool {
+    memchr::memchr_iter(b'(', line).any(|i| {
+        line[i + 1..].iter().find(|b| !matches!(b, b' ' | b'\t')).is_some_and(|b| matches!(b, b'"' | b'\''))
+    })
 }
 
 /// Finds an engine's spans in a line.

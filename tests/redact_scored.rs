@@ -1,0 +1,169 @@
+//! A second corpus, apart from the rules' own examples: credential files in the syntax
+//! their formats document, each with a freshly generated secret planted where the format
+//! puts it, read every way an agent shows a file. Recall is scored by format and by view;
+//! the clean side is real code (`redact_transcript.rs`).
+
+use std::collections::BTreeMap;
+
+use lokust::redact::{self, Report};
+
+/// A small deterministic generator, so a failure names the secret it missed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick(&mut self, alphabet: &[u8], n: usize) -> String {
+        (0..n).map(|_| alphabet[(self.next() % alphabet.len() as u64) as usize] as char).collect()
+    }
+}
+
+const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// What a password typed by a person looks like: letters, digits and one symbol.
+fn password(r: &mut Rng) -> String {
+    format!("{}{}{}", r.pick(ALNUM, 6), ["!", "#", "%", "@", "&"][(r.next() % 5) as usize], r.pick(ALNUM, 5))
+}
+
+/// A file as its format documents it, with `{S}` where the secret goes: (format, file name,
+/// text, the secret).
+fn files(r: &mut Rng) -> Vec<(&'static str, &'static str, String, String)> {
+    let mut out = Vec::new();
+    let mut add = |format: &'static str, name: &'static str, template: &str, secret: String| {
+        out.push((format, name, template.replace("{S}", &secret), secret));
+    };
+    add(
+        "aws credentials",
+        ".aws/credentials",
+        "[default]\naws_access_key_id = AKIAIOSFODNN7Q2WERTY\naws_secret_access_key = {S}\nregion = eu-west-1\n",
+        r.pick(B64, 40),
+    );
+    add("netrc", ".netrc", "machine api.example.com\n  login deploy\n  password {S}\n", password(r));
+    add("my.cnf", ".my.cnf", "[client]\nuser=app\npassword={S}\nhost=db.internal\n", password(r));
+    add(
+        "wireguard",
+        "wg0.conf",
+        "[Interface]\nAddress = 10.0.0.2/32\nPrivateKey = {S}\nListenPort = 51820\n",
+        format!("{}=", r.pick(B64, 43)),
+    );
+    add(
+        "django settings",
+        "settings.py",
+        "DEBUG = False\nSECRET_KEY = '{S}'\nALLOWED_HOSTS = ['example.com']\n",
+        r.pick(ALNUM, 50),
+    );
+    add(
+        "java properties",
+        "application.properties",
+        "spring.datasource.url=jdbc:postgresql://db:5432/app\nspring.datasource.password={S}\n",
+        password(r),
+    );
+    add("tfvars", "terraform.tfvars", "region      = \"eu-west-1\"\ndb_password = \"{S}\"\n", password(r));
+    add(
+        "wp-config",
+        "wp-config.php",
+        "<?php\ndefine( 'DB_NAME', 'wordpress' );\ndefine( 'DB_PASSWORD', '{S}' );\n",
+        password(r),
+    );
+    add(
+        "datadog yaml",
+        "datadog.yaml",
+        "site: datadoghq.eu\napi_key: {S}\nlogs_enabled: true\n",
+        r.pick(b"0123456789abcdef", 32),
+    );
+    add(
+        "dotenv",
+        ".env",
+        "NODE_ENV=production\nSTRIPE_SECRET_KEY={S}\n",
+        format!("sk_live_{}", r.pick(ALNUM, 24)),
+    );
+    add(
+        "npmrc",
+        ".npmrc",
+        "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken={S}\n",
+        format!("npm_{}", r.pick(ALNUM, 36)),
+    );
+    add(
+        "pypirc",
+        ".pypirc",
+        "[distutils]\nindex-servers = pypi\n\n[pypi]\nusername = __token__\npassword = {S}\n",
+        format!("pypi-{}", r.pick(ALNUM, 60)),
+    );
+    add("git-credentials", ".git-credentials", "https://deploy:{S}@git.example.com\n", password(r));
+    add(
+        "kubeconfig",
+        ".kube/config",
+        "apiVersion: v1\nkind: Config\nusers:\n- name: ci\n  user:\n    token: {S}\n",
+        r.pick(ALNUM, 40),
+    );
+    add(
+        "docker config",
+        ".docker/config.json",
+        "{\n  \"auths\": {\n    \"registry.example.com\": {\n      \"auth\": \"{S}\"\n    }\n  }\n}\n",
+        format!("{}=", r.pick(B64, 31)),
+    );
+    add(
+        "openssh key",
+        ".ssh/id_ed25519",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n{S}\n-----END OPENSSH PRIVATE KEY-----\n",
+        r.pick(B64, 70),
+    );
+    out
+}
+
+/// The ways an agent shows a file: as it is, as Claude Code's `Read` numbers it, `cat -n`,
+/// `grep -n` with its path, the lines a diff adds, and the whole file as one JSON string
+/// (a tool result in a transcript).
+fn views(name: &str, text: &str) -> Vec<(&'static str, String, bool)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let each = |f: &dyn Fn(usize, &str) -> String| {
+        lines.iter().enumerate().map(|(i, l)| f(i, l)).collect::<String>()
+    };
+    vec![
+        ("plain", text.to_string(), false),
+        ("Read", each(&|i, l| format!("{:>6}\u{2192}{l}\n", i + 1)), false),
+        ("cat -n", each(&|i, l| format!("{:>6}\t{l}\n", i + 1)), false),
+        ("grep -n", each(&|i, l| format!("{name}:{}:{l}\n", i + 1)), false),
+        ("diff", each(&|_, l| format!("+{l}\n")), false),
+        ("JSON string", serde_json::json!({"type": "tool_result", "content": text}).to_string(), true),
+    ]
+}
+
+#[test]
+fn planted_secrets_are_caught_in_every_format_and_every_view() {
+    let mut r = Rng(0x2545_f491_4f6c_dd1d);
+    let mut score: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+    let mut missed = Vec::new();
+    for _round in 0..20 {
+        for (format, name, text, secret) in files(&mut r) {
+            for (view, shown, json) in views(name, &text) {
+                let out = if json {
+                    redact::redact_json_line(&shown, &mut Report::default()).into_owned()
+                } else {
+                    redact::redact(&shown).into_owned()
+                };
+                let caught = !out.contains(&secret);
+                let cell = score.entry((format, view)).or_default();
+                cell.0 += usize::from(caught);
+                cell.1 += 1;
+                if !caught && missed.len() < 10 {
+                    missed.push(format!("{format} / {view}: {secret}\n{out}"));
+                }
+            }
+        }
+    }
+    let (caught, total) = score.values().fold((0, 0), |(c, t), (a, b)| (c + a, t + b));
+    println!("recall {caught}/{total} over {} formats × views", score.len());
+    for ((format, view), (c, t)) in &score {
+        if c != t {
+            println!("  {format:>16} / {view:<12} {c}/{t}");
+        }
+    }
+    assert!(missed.is_empty(), "missed:\n{}", missed.join("\n---\n"));
+}
