@@ -21,7 +21,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 pub use super::disk::is_uuid;
-use super::disk::{complete_lines, is_under, moved, read_bounded, set_aside, time_of, write_new};
+use super::disk::{complete_lines, is_under, moved, read_bounded, set_aside, step_for, time_of, write_new};
 use super::{File, Session};
 use crate::fsutil;
 
@@ -375,18 +375,7 @@ pub fn relocate(data: &[u8], old: &str, new: &str) -> Vec<u8> {
     out
 }
 
-/// What a restore does with one rollout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    /// Not on the receiver: written.
-    Write,
-    /// The receiver has it with these bytes already.
-    Same,
-    /// The receiver has this id with other content (at these paths): kept as it is.
-    Keep(Vec<PathBuf>),
-    /// The same, with `--force`: those files are set aside as backups and the rollout written.
-    Replace(Vec<PathBuf>),
-}
+pub use super::disk::Step;
 
 /// One rollout's place on the receiver.
 #[derive(Debug, Clone)]
@@ -518,21 +507,7 @@ pub fn plan(
             None => f.data.clone(),
         };
         let dest = home.join(&f.rel);
-        let theirs = have.get(&id).cloned().unwrap_or_default();
-        let differing: Vec<PathBuf> = theirs
-            .iter()
-            .filter(|p| !(**p == dest && fs::read(p).is_ok_and(|b| b == data)))
-            .cloned()
-            .collect();
-        let step = if theirs.is_empty() {
-            Step::Write
-        } else if differing.is_empty() {
-            Step::Same
-        } else if force {
-            Step::Replace(differing)
-        } else {
-            Step::Keep(differing)
-        };
+        let step = step_for(have.get(&id).map_or(&[][..], Vec::as_slice), &dest, &data, force);
         let mut stale_rows = Vec::new();
         if !matches!(step, Step::Keep(_)) {
             for db in &databases {

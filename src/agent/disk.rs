@@ -88,6 +88,38 @@ pub fn set_aside(path: &Path, now: SystemTime) -> anyhow::Result<PathBuf> {
     Ok(backup)
 }
 
+/// What a restore does with a session the receiver may already hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Not on the receiver: written.
+    Write,
+    /// The receiver has it with these bytes already.
+    Same,
+    /// The receiver has this session with other content (at these paths): kept as it is.
+    Keep(Vec<PathBuf>),
+    /// The same, with `--force`: those files are set aside as backups, then it is written.
+    Replace(Vec<PathBuf>),
+}
+
+/// The step for writing `data` at `dest` when the receiver holds `theirs` for the same
+/// session (anywhere the agent would find it).
+pub fn step_for(theirs: &[PathBuf], dest: &Path, data: &[u8], force: bool) -> Step {
+    let differing: Vec<PathBuf> = theirs
+        .iter()
+        .filter(|p| !(p.as_path() == dest && fs::read(p).is_ok_and(|b| b == data)))
+        .cloned()
+        .collect();
+    if theirs.is_empty() {
+        Step::Write
+    } else if differing.is_empty() {
+        Step::Same
+    } else if force {
+        Step::Replace(differing)
+    } else {
+        Step::Keep(differing)
+    }
+}
+
 /// An RFC 3339 time, never later than `now`, for a restored file's mtime.
 pub fn time_of(rfc3339: &str, now: SystemTime) -> Option<SystemTime> {
     humantime::parse_rfc3339_weak(rfc3339.trim_end_matches('Z')).ok().map(|t| t.min(now))

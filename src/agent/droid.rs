@@ -20,7 +20,8 @@ use anyhow::{Context, bail};
 use serde_json::{Map, Value};
 
 use super::disk::{
-    complete_lines, is_plain_absolute, is_under, is_uuid, moved, read_bounded, set_aside, time_of, write_new,
+    complete_lines, is_plain_absolute, is_under, is_uuid, moved, read_bounded, set_aside, step_for, time_of,
+    write_new,
 };
 use super::{File, Session};
 use crate::fsutil;
@@ -322,16 +323,7 @@ pub fn relocate(data: &[u8], old: &str, new: &str) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// What a restore does with one session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    Write,
-    Same,
-    /// The receiver has this id with other content (at these paths): kept.
-    Keep(Vec<PathBuf>),
-    /// The same with `--force`: those are set aside as backups first.
-    Replace(Vec<PathBuf>),
-}
+pub use super::disk::Step;
 
 /// One session's place on the receiver.
 #[derive(Debug, Clone)]
@@ -372,21 +364,7 @@ pub fn plan(
             .iter()
             .find(|g| g.rel == format!("{id}{SETTINGS}"))
             .and_then(|g| harmless_settings(&g.data));
-        let theirs = have.get(&id).cloned().unwrap_or_default();
-        let differing: Vec<PathBuf> = theirs
-            .iter()
-            .filter(|p| !(**p == dest && fs::read(p).is_ok_and(|b| b == transcript)))
-            .cloned()
-            .collect();
-        let step = if theirs.is_empty() {
-            Step::Write
-        } else if differing.is_empty() {
-            Step::Same
-        } else if force {
-            Step::Replace(differing)
-        } else {
-            Step::Keep(differing)
-        };
+        let step = step_for(have.get(&id).map_or(&[][..], Vec::as_slice), &dest, &transcript, force);
         let mtime = parse_transcript(&transcript).and_then(|t| t.last_time).and_then(|t| time_of(&t, now));
         out.push(Placement { id, folder, transcript, settings, step, mtime });
     }
