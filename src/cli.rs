@@ -397,13 +397,17 @@ pub struct RedactArgs {
     #[arg(long)]
     pub explain: bool,
 
-    /// What the input is: auto, text or transcript
+    /// What the input is: auto, text, shell, code, config or transcript
     ///
     /// transcript reads JSON Lines (a Claude Code, Codex or Gemini CLI transcript) the way
     /// --bundle does: each record stays valid JSON, its strings are redacted where they lie
     /// (escapes decoded, a key read as the context of its value) and every other byte is
-    /// kept. text reads lines of shell history, scrollback, config files or prose. auto
-    /// (the default) picks transcript when the first line is a JSON object or array.
+    /// kept. text reads lines in every form: shell history, scrollback, config files,
+    /// prose; shell reads the same way. code and config read source code and
+    /// configuration files: a name counts only when it ends with what names a secret
+    /// (api_key, dbPassword, SECRET_KEY_BASE, not password_mgr or TokenInfo), and a
+    /// trailing backslash joins no command. auto (the default) picks transcript when the
+    /// first line is a JSON object or array, else text.
     #[arg(long = "as", value_name = "KIND", value_enum, default_value_t = RedactAs::Auto, hide_possible_values = true)]
     pub kind: RedactAs,
 }
@@ -413,6 +417,9 @@ pub struct RedactArgs {
 pub enum RedactAs {
     Auto,
     Text,
+    Shell,
+    Code,
+    Config,
     Transcript,
 }
 

@@ -376,3 +376,33 @@ fn node_packages_are_left_nearly_untouched() {
         seen.join("\n")
     );
 }
+
+/// `--as code` and `--as config` read a name the way code and config files write one: it
+/// counts only when it ends with what names a secret. The same secrets are caught; a
+/// name that only contains such a word is let go. `--as shell` reads as `--as text`.
+#[test]
+fn code_and_config_readings_are_strict_about_names_and_catch_the_same_secrets() {
+    let env = TestEnv::new();
+    let input = "TOKEN_LIMIT_FACTOR=q9W8e7R6t5\n\
+                 AUTH_DB_ALIAS=replica_zx9q8w\n\
+                 export API_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc\n\
+                 db_password=Tr0ub4dor\n\
+                 \tmysql -u root -pS3cretPw db\n\
+                 spring.datasource.password=Zq8rT5wLp\n";
+    let read = |kind: &str| {
+        stdout(&env.cmd("lokust-shell").args(["redact", "--as", kind]).write_stdin(input).assert().success())
+    };
+    let text = read("text");
+    assert!(text.contains("TOKEN_LIMIT_FACTOR=[REDACTED]"), "text reads names leniently:\n{text}");
+    assert_eq!(read("shell"), text);
+    for kind in ["code", "config"] {
+        let out = read(kind);
+        assert!(
+            out.contains("TOKEN_LIMIT_FACTOR=q9W8e7R6t5") && out.contains("AUTH_DB_ALIAS=replica_zx9q8w"),
+            "{kind}:\n{out}"
+        );
+        for secret in ["sk_live_4eC39HqLyjWDarjtT1zdp7dc", "Tr0ub4dor", "S3cretPw", "Zq8rT5wLp"] {
+            assert!(!out.contains(secret), "{kind}: {secret} survived:\n{out}");
+        }
+    }
+}

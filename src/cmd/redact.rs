@@ -19,6 +19,9 @@ pub fn run(args: &RedactArgs) -> anyhow::Result<u8> {
     let kind = match args.kind {
         RedactAs::Auto => filter::Kind::Auto,
         RedactAs::Text => filter::Kind::Text,
+        RedactAs::Shell => filter::Kind::Shell,
+        RedactAs::Code => filter::Kind::Code,
+        RedactAs::Config => filter::Kind::Config,
         RedactAs::Transcript => filter::Kind::Transcript,
     };
     for file in files {

@@ -59,7 +59,9 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
-pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>) {
+/// `strict`: the text is code or a config file, where every name must end with what names
+/// a secret.
+pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, strict: bool) {
     let mut pos = 0;
     while let Some(c) = EQUALS.captures_at(line, pos) {
         let dashes = c.get(1).unwrap();
@@ -92,7 +94,7 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>) {
         // attributes `self.name = value`; there a name must end with what names a secret.
         let spaced = line[name.end()..val.start()].iter().any(|b| *b == b' ' || *b == b'\t');
         let kwarg = matches!(before, Some(b'(')) || line[..dashes.start()].trim_ascii_end().ends_with(b",");
-        let code = dashes.is_empty() && (spaced || kwarg || name.as_bytes().contains(&b'.'));
+        let code = dashes.is_empty() && (strict || spaced || kwarg || name.as_bytes().contains(&b'.'));
         let class =
             if code { name_class_strict(name.as_bytes(), form) } else { name_class(name.as_bytes(), form) }
                 .filter(|_| !tracking(name.as_bytes()));

@@ -11,15 +11,21 @@
 use std::io::{self, BufRead, Write};
 
 use super::Report;
-use super::scan::{LineScanner, keyword_lines};
+use super::scan::{LineScanner, Reading, keyword_lines};
 
 /// What a stream holds, which decides how it is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A transcript when the first line is a JSON object or array, else text.
     Auto,
-    /// Lines of text: shell history, scrollback, config files, prose.
+    /// Lines of text: shell history, scrollback, config files, prose; every form.
     Text,
+    /// Shell lines: history, scrollback, a script (today read as `Text` is).
+    Shell,
+    /// Source code: a name counts only when it ends with what names a secret.
+    Code,
+    /// A configuration file: read as code is.
+    Config,
     /// JSON Lines (Claude Code, Codex, Gemini transcripts): every line stays valid JSON
     /// with only its secret strings changed; a line that is not JSON is read as text.
     Transcript,
@@ -33,6 +39,7 @@ pub fn run_as<R: BufRead, W: Write>(kind: Kind, mut input: R, output: W) -> io::
     };
     match kind {
         Kind::Transcript => transcript(input, output),
+        Kind::Code | Kind::Config => run_reading(input, output, Reading::Code),
         _ => run(input, output),
     }
 }
@@ -87,9 +94,13 @@ fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<R
 }
 
 /// Copies `input` to `output`, redacting secrets; returns what was redacted.
-pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Report> {
+pub fn run<R: BufRead, W: Write>(input: R, output: W) -> io::Result<Report> {
+    run_reading(input, output, Reading::Any)
+}
+
+fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Reading) -> io::Result<Report> {
     let mut report = Report::default();
-    let mut sc = LineScanner::default();
+    let mut sc = LineScanner::reading(reading);
     let mut out = Vec::new();
     let mut hits = Vec::new();
     // A line longer than the reader's buffer, collected whole.

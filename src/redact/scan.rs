@@ -149,8 +149,26 @@ pub(crate) fn find_spans_depth(line: &[u8], depth: u8) -> Vec<Span> {
     find_spans_masked(line, woken(line), depth)
 }
 
+/// How a text is read, when its kind is known (`lokust-shell redact --as …`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Reading {
+    /// Any text: shell lines, scrollback, prose, files; names are read leniently, as
+    /// shell writes them (`DB_PASS=…`).
+    #[default]
+    Any,
+    /// Source code or a configuration file: a name counts only when it ends with what
+    /// names a secret, as keys and variables holding one do, and a trailing `\` joins no
+    /// command.
+    Code,
+}
+
 /// [`find_spans`] when the prefilter has already said which rules `line` wakes.
 pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span> {
+    find_spans_read(line, mask, depth, Reading::Any)
+}
+
+/// [`find_spans_masked`], reading the line as `reading` says.
+pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
     let mut out = Vec::new();
     if mask == 0 {
         return out;
@@ -187,8 +205,8 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
     let on = |e: Engine| engines & (1 << e as u16) != 0;
     // The name-keyed rules share keywords; whichever woke, run both readings.
     if on(Engine::Shell) || on(Engine::Equals) {
-        super::shell::scan(line, &mut out, depth);
-        equals(line, &mut out);
+        super::shell::scan(line, &mut out, depth, reading == Reading::Code);
+        equals(line, &mut out, reading == Reading::Code);
         code_assign(line, &mut out);
     }
     for (engine, read) in READERS {
@@ -280,12 +298,18 @@ pub(crate) struct LineScanner {
     /// The command so far when the last line ended with a continuation `\`: the next
     /// line is read after it, so that `mysql -u root \` / `  -phunter2` is still mysql.
     carry: Vec<u8>,
+    reading: Reading,
 }
 
 /// Longest command kept as context for continuation lines.
 const CARRY_MAX: usize = 4096;
 
 impl LineScanner {
+    /// A scanner for text of a known kind.
+    pub fn reading(reading: Reading) -> LineScanner {
+        LineScanner { reading, ..LineScanner::default() }
+    }
+
     /// Inside a multi-line PEM block or a command continued over lines, where lines
     /// without keywords matter too.
     pub fn in_block(&self) -> bool {
@@ -337,10 +361,8 @@ impl LineScanner {
         }
         let continued = body.trim_ascii_end().ends_with(b"\\");
         let spans = if self.carry.is_empty() {
-            match mask {
-                Some(m) => find_spans_masked(body, m, 0),
-                None => find_spans(body),
-            }
+            let mask = mask.unwrap_or_else(|| woken(body));
+            find_spans_read(body, mask, 0, self.reading)
         } else {
             // Read the line as the rest of the carried command, then keep only the spans
             // that fall on this line.
@@ -355,7 +377,7 @@ impl LineScanner {
             self.carry.truncate(off - 1);
             spans
         };
-        if continued && self.carry.len() + body.len() < CARRY_MAX {
+        if continued && self.reading == Reading::Any && self.carry.len() + body.len() < CARRY_MAX {
             if !self.carry.is_empty() {
                 self.carry.push(b' ');
             }

@@ -8,7 +8,7 @@
 
 use super::lex::{Tok, Word, lex};
 use super::scan::{Span, find_spans_depth};
-use super::value::{Class, Form, name_class, should_redact};
+use super::value::{Class, Form, name_class, name_class_strict, should_redact};
 
 /// Short flags whose value is a secret, per command. `-p` is a password for `mysql` and a
 /// port for `ssh`, `psql`, `docker run` and `redis-cli`, so nothing here is global.
@@ -274,7 +274,7 @@ fn is_assignment(t: &[u8]) -> Option<usize> {
 }
 
 /// Checks `text[from..]` as `NAME=VALUE` and redacts VALUE when NAME is a secret's name.
-fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>) {
+fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>, strict: bool) {
     let t = &w.text[from..];
     let Some(eq) = is_assignment(t) else { return };
     let name = &t[..eq];
@@ -287,13 +287,14 @@ fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>) {
     if w.is_verbatim(from + eq + 1) && crate::redact::assign::looks_like_code(val) {
         return;
     }
-    if let Some(c) = name_class(name, Form::Env)
+    let class = if strict { name_class_strict(name, Form::Env) } else { name_class(name, Form::Env) };
+    if let Some(c) = class
         && should_redact(c, val)
     {
         push(out, w.span_from(from + eq + 1), base, "assign");
     } else if is_assignment(val).is_some() {
         // `--from-literal=password=x`, `-var=db_password=x`: a pair inside a flag.
-        assignment(w, from + eq + 1, base, out);
+        assignment(w, from + eq + 1, base, out, strict);
     }
 }
 
@@ -330,7 +331,9 @@ fn value(
     }
 }
 
-pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8) {
+/// `strict`: in code or a config file, a `NAME=VALUE` word's name must end with what
+/// names a secret.
+pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8, strict: bool) {
     // fish history: `- cmd: …`.
     let (base, body) = match line.trim_ascii_start().strip_prefix(b"- cmd: ") {
         Some(rest) => (line.len() - rest.len(), rest),
@@ -339,14 +342,14 @@ pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8) {
     for cmd in stages(lex(body)) {
         for i in 0..cmd.len() {
             let prev = i.checked_sub(1).map(|p| &cmd[p]);
-            stage(&cmd[i], prev, base, out, depth);
+            stage(&cmd[i], prev, base, out, depth, strict);
         }
     }
 }
 
-fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, depth: u8) {
+fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, depth: u8, strict: bool) {
     let words = &st.words;
-    assignments(words, base, out);
+    assignments(words, base, out, strict);
     let Some((idx, sudo_s)) = command_at(words) else { return };
     // A continuation line read on its own starts with an option: no command is known,
     // but `--password X` still is one.
@@ -396,7 +399,7 @@ fn is_key_file(path: &[u8]) -> bool {
 
 /// Every word of the form NAME=VALUE, wherever it is: inline prefixes, `export`,
 /// `docker -e`, `-var`, `--set`, `make`; and `--password=x`, a flag with its value.
-fn assignments(words: &[Word], base: usize, out: &mut Vec<Span>) {
+fn assignments(words: &[Word], base: usize, out: &mut Vec<Span>, strict: bool) {
     for w in words {
         let from = usize::from(w.text.first() == Some(&b'-'))
             + usize::from(w.text.get(1) == Some(&b'-') && w.text[0] == b'-');
@@ -421,10 +424,10 @@ fn assignments(words: &[Word], base: usize, out: &mut Vec<Span>) {
                     value(w, eq + 1, ValueKind::Plain, c, base, "flag", out);
                     continue;
                 }
-                assignment(w, eq + 1, base, out);
+                assignment(w, eq + 1, base, out, strict);
             }
         } else {
-            assignment(w, 0, base, out);
+            assignment(w, 0, base, out, strict);
         }
     }
 }
