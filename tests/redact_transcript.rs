@@ -387,7 +387,7 @@ fn code_and_config_readings_are_strict_about_names_and_catch_the_same_secrets() 
                  AUTH_DB_ALIAS=replica_zx9q8w\n\
                  export API_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc\n\
                  db_password=Tr0ub4dor\n\
-                 \tmysql -u root -pS3cretPw db\n\
+                 os.system(\"mysql -u root -pS3cretPw db\")\n\
                  spring.datasource.password=Zq8rT5wLp\n";
     let read = |kind: &str| {
         stdout(&env.cmd("lokust-shell").args(["redact", "--as", kind]).write_stdin(input).assert().success())

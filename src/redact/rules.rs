@@ -616,6 +616,8 @@ pub static RULES: &[Rule] = &[
         matcher: Matcher::Context(Engine::Shell),
         positives: &[
             "mysql -u root -p⟦hunter2⟧ app",
+            // A command line inside a string literal of code.
+            "os.system(\"mysql -u root -p⟦hunter2⟧ app\")",
             "mysqldump -uroot -p⟦S3cr3t⟧ shop > shop.sql",
             "7z a -p⟦Vault42x⟧ backup.7z docs/",
             "sshpass -p ⟦Summer2024!⟧ ssh deploy@10.0.0.5",

@@ -345,6 +345,9 @@ pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8, strict: bool) {
             stage(&cmd[i], prev, base, out, depth, strict);
         }
     }
+    if depth == 0 {
+        commands_in_strings(body, base, out, strict);
+    }
 }
 
 fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, depth: u8, strict: bool) {
@@ -366,6 +369,33 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     stdin(st, prev, cmd, args, sudo_s, base, out);
     base64_blobs(st, prev, cmd, args, base, out, depth);
     into_key_file(st, base, out);
+}
+
+/// `os.system("mysql -u root -p…")`, `subprocess.run('sshpass -p … ssh host')`: a quoted
+/// string in a line that holds a command line is read as one, one level deep.
+fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
+    let mut i = 0;
+    while let Some(open) = line[i..].iter().position(|b| matches!(b, b'"' | b'\'')).map(|p| p + i) {
+        let q = line[open];
+        let mut close = open + 1;
+        while close < line.len() && line[close] != q {
+            close += if q == b'"' && line[close] == b'\\' { 2 } else { 1 };
+        }
+        if close >= line.len() {
+            return;
+        }
+        let inner = &line[open + 1..close];
+        if inner.contains(&b' ') {
+            let mut found = Vec::new();
+            scan(inner, &mut found, 1, strict);
+            out.extend(found.into_iter().map(|s| Span {
+                start: s.start + open + 1 + base,
+                end: s.end + open + 1 + base,
+                rule: s.rule,
+            }));
+        }
+        i = close + 1;
+    }
 }
 
 /// `echo "…" >> ~/.ssh/id_ed25519`, `printf '%s' TOKEN > ~/.config/x/token`: text written
