@@ -463,7 +463,13 @@ fn running_codex(home: &Path) -> Option<u32> {
     system
         .processes()
         .iter()
-        .filter(|(_, p)| p.name() == "codex" && p.user_id().is_some_and(|u| **u == me))
+        // A zombie (a Codex that has exited, not yet reaped) shows no environment and
+        // holds nothing open.
+        .filter(|(_, p)| {
+            p.name() == "codex"
+                && p.user_id().is_some_and(|u| **u == me)
+                && !matches!(p.status(), sysinfo::ProcessStatus::Zombie | sysinfo::ProcessStatus::Dead)
+        })
         .find(|(_, p)| {
             let var = |name: &str| {
                 p.environ().iter().find_map(|kv| {
