@@ -167,3 +167,89 @@ fn planted_secrets_are_caught_in_every_format_and_every_view() {
     }
     assert!(missed.is_empty(), "missed:\n{}", missed.join("\n---\n"));
 }
+
+/// Shell lines of the families a stranger found leaking, each with a fresh secret, as a
+/// terminal shows them (plain, zsh and fish history) and as a transcript holds them (a
+/// `Bash` tool call's JSON).
+fn shell_lines(r: &mut Rng) -> Vec<(&'static str, String, String)> {
+    let mut out = Vec::new();
+    let mut add = |family: &'static str, template: &str, secret: String| {
+        out.push((family, template.replace("{S}", &secret), secret));
+    };
+    add(
+        "discord webhook",
+        "curl -H 'Content-Type: application/json' -d '{\"content\":\"hi\"}' https://discord.com/api/webhooks/112233445566778899/{S}",
+        r.pick(ALNUM, 68),
+    );
+    add(
+        "teams webhook",
+        "curl -d @card.json https://acme.webhook.office.com/webhookb2/0a1b2c3d-0000-4000-8000-000000000001@0a1b2c3d-0000-4000-8000-000000000002/IncomingWebhook/{S}/0a1b2c3d-0000-4000-8000-000000000003",
+        r.pick(b"0123456789abcdef", 32),
+    );
+    add(
+        "ifttt webhook",
+        "curl -X POST https://maker.ifttt.com/trigger/door_open/with/key/{S}",
+        r.pick(ALNUM, 22),
+    );
+    add(
+        "git credential printf",
+        "printf 'protocol=https\\nhost=git.example.com\\nusername=ci\\npassword={S}\\n' | git credential approve",
+        password(r),
+    );
+    add(
+        "git credential $''",
+        "git credential approve <<< $'protocol=https\\nhost=git.example.com\\npassword={S}\\n'",
+        password(r),
+    );
+    add("key echoed into a file", "echo \"{S}\" >> ~/.ssh/id_ed25519", r.pick(B64, 70));
+    add("token written to a file", "printf '%s' {S} > ~/.config/acme/token", r.pick(ALNUM, 40));
+    add("base64 of a literal", "echo -n '{S}' | base64", password(r));
+    add(
+        "password on stdin",
+        "echo '{S}' | docker login registry.example.com -u ci --password-stdin",
+        password(r),
+    );
+    add("openssl passwd", "openssl passwd -6 '{S}'", password(r));
+    add("mysql -p", "mysql -h db -u root -p{S} app", password(r));
+    add("sshpass", "sshpass -p '{S}' ssh deploy@host", password(r));
+    add("a command in a string", "subprocess.run(\"mysql -u root -p{S} app\", shell=True)", password(r));
+    out
+}
+
+#[test]
+fn shell_families_are_caught_in_every_view() {
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut score: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+    let mut missed = Vec::new();
+    for _round in 0..20 {
+        for (family, line, secret) in shell_lines(&mut r) {
+            let shown = [
+                ("plain", line.clone(), false),
+                ("zsh history", format!(": 1700000000:0;{line}"), false),
+                ("fish history", format!("- cmd: {line}"), false),
+                (
+                    "Bash tool call",
+                    serde_json::json!({"name": "Bash", "input": {"command": line}}).to_string(),
+                    true,
+                ),
+            ];
+            for (view, text, json) in shown {
+                let out = if json {
+                    redact::redact_json_line(&text, &mut Report::default()).into_owned()
+                } else {
+                    redact::redact(&text).into_owned()
+                };
+                let caught = !out.contains(&secret);
+                let cell = score.entry((family, view)).or_default();
+                cell.0 += usize::from(caught);
+                cell.1 += 1;
+                if !caught && missed.len() < 10 {
+                    missed.push(format!("{family} / {view}: {secret}\n{out}"));
+                }
+            }
+        }
+    }
+    let (caught, total) = score.values().fold((0, 0), |(c, t), (a, b)| (c + a, t + b));
+    println!("recall {caught}/{total} over {} families × views", score.len());
+    assert!(missed.is_empty(), "missed:\n{}", missed.join("\n---\n"));
+}

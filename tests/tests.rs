@@ -23,7 +23,7 @@ mod redact;
 mod redact_transcript;
 // A bounded property test: never a panic, idempotent, JSON in is JSON out, signatures kept.
 mod redact_fuzz;
-// A corpus apart from the rules: credential files in their documented syntax, every view.
+// A corpus apart from the rules: credential files and shell families, every view.
 mod redact_scored;
 // lokust-shell-snapshot --bundle: the Claude Code project inside the .lok, redacted.
 mod bundle;
