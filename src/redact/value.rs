@@ -219,36 +219,74 @@ const KEY_QUALIFIER: &[&str] = &[
 
 /// Splits a name into lower-case segments at `_ - . / :` and camelCase boundaries.
 pub(crate) fn segments(name: &[u8]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for &b in name {
-        if b.is_ascii_alphanumeric() {
-            if b.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = b.is_ascii_lowercase() || b.is_ascii_digit();
-            cur.push(b.to_ascii_lowercase() as char);
-        } else {
-            prev_lower = false;
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    with_segments(name, |segs| segs.iter().map(|s| s.to_string()).collect())
 }
 
-/// Every sensitive segment above contains one of these; most names contain none, and
-/// are let go without splitting them into segments.
-const FRAGMENTS: &[&[u8]] = &[
-    b"pass", b"pwd", b"psk", b"pw", b"pin", b"token", b"secret", b"key", b"auth", b"cred", b"private",
-    b"signing", b"session", b"sid", b"cookie", b"sig", b"bearer", b"jwt", b"salt", b"sas", b"dsn",
-];
+/// Names up to this long are split on the stack; every name is judged many times a
+/// line, and allocating each segment cost more than the judging.
+const SHORT_NAME: usize = 128;
 
+/// Calls `f` with the lower-case segments of `name` (see [`segments`]).
+pub(crate) fn with_segments<R>(name: &[u8], f: impl FnOnce(&[&str]) -> R) -> R {
+    let mut stack = [0u8; SHORT_NAME];
+    let mut heap = Vec::new();
+    let lower: &mut [u8] = if name.len() <= SHORT_NAME {
+        &mut stack[..name.len()]
+    } else {
+        heap.resize(name.len(), 0);
+        &mut heap
+    };
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    // A segment starts at an alphanumeric after anything else, and at a capital after
+    // a lower-case letter or a digit.
+    let mut bounds = [(0usize, 0usize); SHORT_NAME / 2];
+    let mut more = Vec::new();
+    let mut count = 0;
+    let mut start = None;
+    let mut prev_lower = false;
+    for (i, &b) in name.iter().enumerate() {
+        let alnum = b.is_ascii_alphanumeric();
+        let splits = !alnum || (b.is_ascii_uppercase() && prev_lower);
+        if splits && let Some(s) = start.take() {
+            if count < bounds.len() {
+                bounds[count] = (s, i);
+            } else {
+                more.push((s, i));
+            }
+            count += 1;
+        }
+        if alnum && start.is_none() {
+            start = Some(i);
+        }
+        prev_lower = alnum && (b.is_ascii_lowercase() || b.is_ascii_digit());
+    }
+    if let Some(s) = start {
+        if count < bounds.len() {
+            bounds[count] = (s, name.len());
+        } else {
+            more.push((s, name.len()));
+        }
+        count += 1;
+    }
+    let lower: &[u8] = lower;
+    // Segments are ASCII alphanumerics, so each is a `str`.
+    let seg = |(s, e): (usize, usize)| std::str::from_utf8(&lower[s..e]).unwrap_or("");
+    let mut strs: [&str; SHORT_NAME / 2] = [""; SHORT_NAME / 2];
+    if count <= strs.len() {
+        for (slot, b) in strs.iter_mut().zip(&bounds[..count]) {
+            *slot = seg(*b);
+        }
+        f(&strs[..count])
+    } else {
+        let all: Vec<&str> = bounds.iter().chain(&more).map(|b| seg(*b)).collect();
+        f(&all)
+    }
+}
+
+/// Every sensitive segment above contains one of these (`pass pwd psk pw pin token secret
+/// key auth cred private signing session sid cookie sig bearer jwt salt sas dsn`); most
+/// names contain none, and are let go without splitting them into segments.
 fn may_name_a_secret(name: &[u8]) -> bool {
     let mut buf = [0u8; 128];
     if name.len() > buf.len() {
@@ -257,7 +295,27 @@ fn may_name_a_secret(name: &[u8]) -> bool {
     let lower = &mut buf[..name.len()];
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
-    FRAGMENTS.iter().any(|f| lower.windows(f.len()).any(|w| w == *f))
+    (0..lower.len()).any(|i| fragment_at(&lower[i..]))
+}
+
+/// Whether a fragment above starts `s`; one arm per first letter, so each comparison is
+/// against a constant and costs a load or two.
+fn fragment_at(s: &[u8]) -> bool {
+    let has = |f: &[u8]| s.starts_with(f);
+    match s[0] {
+        b'p' => has(b"pass") || has(b"pw") || has(b"psk") || has(b"pin") || has(b"private"),
+        b't' => has(b"token"),
+        b's' => {
+            has(b"secret") || has(b"session") || has(b"sid") || has(b"sig") || has(b"salt") || has(b"sas")
+        }
+        b'k' => has(b"key"),
+        b'a' => has(b"auth"),
+        b'c' => has(b"cred") || has(b"cookie"),
+        b'b' => has(b"bearer"),
+        b'j' => has(b"jwt"),
+        b'd' => has(b"dsn"),
+        _ => false,
+    }
 }
 
 /// Classifies a name, or `None` when its value is not a credential.
@@ -265,20 +323,22 @@ pub(crate) fn name_class(name: &[u8], form: Form) -> Option<Class> {
     if !may_name_a_secret(name) {
         return None;
     }
-    let segs = segments(name);
+    with_segments(name, |segs| classify(name, segs, form))
+}
+
+fn classify(name: &[u8], segs: &[&str], form: Form) -> Option<Class> {
     let last = segs.last()?;
-    let whole = String::from_utf8_lossy(name).to_ascii_lowercase();
-    if BENIGN_NAMES.contains(&whole.as_str()) || BENIGN_LAST.contains(&last.as_str()) {
+    if BENIGN_NAMES.iter().any(|b| name.eq_ignore_ascii_case(b.as_bytes())) || BENIGN_LAST.contains(last) {
         return None;
     }
-    if segs.iter().any(|s| PUBLIC.contains(&s.as_str())) {
+    if segs.iter().any(|s| PUBLIC.contains(s)) {
         return None;
     }
     if segs.iter().any(|s| is_password_segment(s)) {
         return Some(Class::Password);
     }
     let secret = segs.iter().enumerate().any(|(i, s)| {
-        is_secret_segment(s) || (s == "key" || s == "keys") && key_counts(&segs[..i], name, form)
+        is_secret_segment(s) || (*s == "key" || *s == "keys") && key_counts(&segs[..i], name, form)
     });
     secret.then_some(Class::Secret)
 }
@@ -286,8 +346,8 @@ pub(crate) fn name_class(name: &[u8], form: Form) -> Option<Class> {
 /// One segment that names a password (`password`, `db_pwd`'s `pwd`, keytool's `storepass`).
 fn is_password_segment(s: &str) -> bool {
     PASSWORD_SEG.contains(&s)
-        || s.contains("password")
-        || s.contains("passwd")
+        || holds(s, b"password")
+        || holds(s, b"passwd")
         || (s.ends_with("pwd") && s != "oldpwd")
         || s.ends_with("passphrase")
         // keytool's `-storepass`, `-keypass`, `-srcstorepass`.
@@ -297,10 +357,16 @@ fn is_password_segment(s: &str) -> bool {
 /// One segment that names another secret (`token`, `secret`, `apikey`, `credentials`).
 fn is_secret_segment(s: &str) -> bool {
     SECRET_SEG.contains(&s)
-        || s.contains("token")
-        || s.contains("secret")
-        || s.contains("apikey")
-        || s.contains("credential")
+        || holds(s, b"token")
+        || holds(s, b"secret")
+        || holds(s, b"apikey")
+        || holds(s, b"credential")
+}
+
+/// `s.contains(part)` for a short constant `part`: segments are short, and `str::contains`
+/// sets up a general searcher on every call.
+fn holds<const N: usize>(s: &str, part: &[u8; N]) -> bool {
+    s.as_bytes().windows(N).any(|w| w == part)
 }
 
 /// Segments that may follow the one naming a secret without changing what the name holds:
@@ -356,28 +422,28 @@ const TRAILERS: &[&str] = &[
 /// does (`apiKey`, `client_secret`, `DB_PASSWORD_PROD`), rather than merely containing such
 /// a word before what it really is (`TokenInfo`, `GetPassWarning`, `password_mgr`,
 /// `TOKEN_ENDS`, `proxy_auth_hdr`, `sid_et`).
-pub(crate) fn names_secret_last(name: &[u8], form: Form) -> bool {
-    let segs = segments(name);
+fn ends_with_secret(name: &[u8], segs: &[&str], form: Form) -> bool {
     let last_secret = (0..segs.len()).rev().find(|&i| {
-        let s = segs[i].as_str();
+        let s = segs[i];
         is_password_segment(s)
             || is_secret_segment(s)
             || (s == "key" || s == "keys") && key_counts(&segs[..i], name, form)
     });
     let Some(last_secret) = last_secret else { return false };
-    segs[last_secret + 1..]
-        .iter()
-        .all(|s| TRAILERS.contains(&s.as_str()) || s.bytes().all(|b| b.is_ascii_digit()))
+    segs[last_secret + 1..].iter().all(|s| TRAILERS.contains(s) || s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// [`name_class`] for a name in code or a config file, where it must end with what names
-/// the secret ([`names_secret_last`]).
+/// the secret ([`ends_with_secret`]).
 pub(crate) fn name_class_strict(name: &[u8], form: Form) -> Option<Class> {
-    name_class(name, form).filter(|_| names_secret_last(name, form))
+    if !may_name_a_secret(name) {
+        return None;
+    }
+    with_segments(name, |segs| classify(name, segs, form).filter(|_| ends_with_secret(name, segs, form)))
 }
 
-fn key_counts(before: &[String], name: &[u8], form: Form) -> bool {
-    if before.iter().any(|s| KEY_QUALIFIER.contains(&s.as_str())) {
+fn key_counts(before: &[&str], name: &[u8], form: Form) -> bool {
+    if before.iter().any(|s| KEY_QUALIFIER.contains(s)) {
         return true;
     }
     match form {
