@@ -22,6 +22,7 @@
 
 mod assign;
 mod formats;
+mod gate;
 mod json;
 mod keywords;
 mod lex;
@@ -41,7 +42,7 @@ use std::collections::BTreeMap;
 use std::io;
 
 pub use crate::lok::REDACTED;
-pub use rules::{Engine, Matcher, RULES, Rule};
+pub use rules::{Engine, Gate, Matcher, RULES, Rule};
 
 /// What a redaction pass did, by rule. Holds counts only, never secret text, so it can be
 /// printed, logged and stored in a snapshot summary.

@@ -9,6 +9,8 @@
 //! Token patterns are ASCII byte regexes. When a pattern has a group named `s`, only that
 //! group is replaced; otherwise the whole match is.
 
+pub use super::gate::Gate;
+
 /// How a rule finds its matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Matcher {
@@ -59,6 +61,8 @@ pub struct Rule {
     /// and capitalised.
     pub keywords: &'static [&'static str],
     pub matcher: Matcher,
+    /// What must surround a keyword for it to wake the rule (see `gate.rs`).
+    pub gate: Gate,
     /// Examples that must be redacted (templates, see the module documentation).
     pub positives: &'static [&'static str],
     /// Examples that must come out unchanged.
@@ -78,6 +82,7 @@ macro_rules! token {
             what: $what,
             keywords: &[$($kw),+],
             matcher: Matcher::Token($re),
+            gate: Gate::Token,
             positives: &[$($p),*],
             negatives: &[$($n),*],
         }
@@ -498,6 +503,7 @@ pub static RULES: &[Rule] = &[
         what: "PEM private-key blocks: the body is replaced, the BEGIN/END lines kept",
         keywords: &["PRIVATE KEY"],
         matcher: Matcher::Context(Engine::Pem),
+        gate: Gate::Any,
         positives: &[
             r"-----BEGIN RSA PRIVATE KEY-----\n⟦MII‹b60›\n‹b64›\n‹b20›==⟧\n-----END RSA PRIVATE KEY-----",
             r#"{"key": "-----BEGIN PRIVATE KEY-----\n⟦MIIE‹b60›\n‹b30›⟧\n-----END PRIVATE KEY-----\n"}"#,
@@ -514,6 +520,7 @@ pub static RULES: &[Rule] = &[
         what: "NAME=value where NAME names a secret: export, inline prefix, set -gx, setenv, docker -e, --from-literal, -var",
         keywords: NAME_WORDS,
         matcher: Matcher::Context(Engine::Equals),
+        gate: Gate::Named,
         positives: &[
             "export DB_PASSWORD=⟦hunter2⟧",
             "PGPASSWORD='⟦falcon nebula 9⟧' psql -h db -U app",
@@ -558,6 +565,7 @@ pub static RULES: &[Rule] = &[
         what: "--password, --token, --api-key, -storepass … followed by a value",
         keywords: NAME_WORDS,
         matcher: Matcher::Context(Engine::Shell),
+        gate: Gate::Named,
         positives: &[
             "docker login --username bob --password ⟦Pa55word!⟧ registry.example.com",
             "mysql --password=⟦hunter2⟧ -u root",
@@ -614,6 +622,7 @@ pub static RULES: &[Rule] = &[
             "login",
         ],
         matcher: Matcher::Context(Engine::Shell),
+        gate: Gate::Options(&[]),
         positives: &[
             "mysql -u root -p⟦hunter2⟧ app",
             // A command line inside a string literal of code.
@@ -666,6 +675,7 @@ pub static RULES: &[Rule] = &[
             "net ",
         ],
         matcher: Matcher::Context(Engine::Shell),
+        gate: Gate::Options(&["/p:", "rabbitmqctl", "mysqladmin"]),
         positives: &[
             "curl -u admin:⟦s3cretPw⟧ https://api.example.com",
             "curl --user deploy:⟦hunter2⟧ https://x.example.com",
@@ -706,6 +716,7 @@ pub static RULES: &[Rule] = &[
             "devops",
         ],
         matcher: Matcher::Context(Engine::Shell),
+        gate: Gate::LineHas(b"|<"),
         positives: &[
             "echo '⟦hunter2⟧' | sudo -S apt update",
             "echo ⟦Pa55word!⟧ | docker login -u bob --password-stdin",
@@ -740,12 +751,17 @@ pub static RULES: &[Rule] = &[
             "nmcli",
             "configure",
             "dotenv",
+            // `dotenvx set`: the keyword must be a whole word.
+            "dotenvx",
             "config",
             "setenv",
             "cloudflared",
             "heroku",
+            // `openssl passwd PASSWORD`, which has no option to wake the short flags.
+            "openssl",
         ],
         matcher: Matcher::Context(Engine::Shell),
+        gate: Gate::Word,
         positives: &[
             "vault login ⟦s.‹a24›⟧",
             "ngrok config add-authtoken ⟦‹a27›_‹a21›⟧",
@@ -791,6 +807,7 @@ pub static RULES: &[Rule] = &[
             "api_key",
         ],
         matcher: Matcher::Context(Engine::Shell),
+        gate: Gate::LineHas(b"<>"),
         positives: &[
             "echo \"⟦‹b70›⟧\" >> ~/.ssh/id_ed25519",
             "printf '%s' ⟦‹a40›⟧ > ~/.config/hub/token",
@@ -807,6 +824,7 @@ pub static RULES: &[Rule] = &[
         what: "a base64 blob piped to base64 -d that decodes to a secret or to user:password",
         keywords: &["base64"],
         matcher: Matcher::Context(Engine::Shell),
+        gate: Gate::LineHas(b"|<"),
         positives: &[
             // "password=Tr0ub4dor&3" and "deploy:N3wPass!".
             "echo ⟦cGFzc3dvcmQ9VHIwdWI0ZG9yJjM=⟧ | base64 -d",
@@ -819,6 +837,7 @@ pub static RULES: &[Rule] = &[
         what: "the password in scheme://user:password@host (git, databases, proxies, brokers)",
         keywords: &["://"],
         matcher: Matcher::Context(Engine::Url),
+        gate: Gate::Userinfo,
         positives: &[
             "git clone https://deploy:⟦Pa55w0rd⟧@git.example.com/app.git",
             "psql postgres://app:⟦s3cr3t⟧@db:5432/app",
@@ -842,6 +861,7 @@ pub static RULES: &[Rule] = &[
         what: "Authorization and Proxy-Authorization header credentials",
         keywords: &["uthorization", "UTHORIZATION"],
         matcher: Matcher::Context(Engine::Header),
+        gate: Gate::Then(b":="),
         positives: &[
             "curl -H 'Authorization: Bearer ⟦‹u40›⟧' https://api.example.com",
             "curl -H \"Authorization: Basic ⟦‹b28›⟧\" https://x.example.com",
@@ -858,6 +878,7 @@ pub static RULES: &[Rule] = &[
         what: "name: value where the name names a secret (YAML, JSON bodies, X-Api-Key-style headers)",
         keywords: NAME_WORDS,
         matcher: Matcher::Context(Engine::Colon),
+        gate: Gate::Named,
         positives: &[
             "curl -H 'X-Api-Key: ⟦‹a32›⟧' https://api.example.com",
             "curl -H 'PRIVATE-TOKEN: ⟦‹u20›⟧' https://gitlab.example.com/api/v4/user",
@@ -884,6 +905,7 @@ pub static RULES: &[Rule] = &[
         what: "cookie values in Cookie:/Set-Cookie: headers and curl -b",
         keywords: &["ookie", "OOKIE", "curl"],
         matcher: Matcher::Context(Engine::Cookie),
+        gate: Gate::Then(b":"),
         positives: &[
             "curl -b 'session=⟦‹a32›⟧' https://x.example.com",
             "curl -H 'Cookie: sid=⟦‹a24›⟧; theme=dark' https://x.example.com",
@@ -895,6 +917,7 @@ pub static RULES: &[Rule] = &[
         what: "secret query parameters (api_key, access_token, sig, password …), never tracking ones",
         keywords: NAME_WORDS,
         matcher: Matcher::Context(Engine::Equals),
+        gate: Gate::Named,
         positives: &[
             "curl 'https://api.example.com/v1/x?api_key=⟦‹a32›⟧&page=2'",
             "azcopy copy 'https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sr=b&sig=⟦‹b43›%3D⟧' .",
@@ -913,6 +936,7 @@ pub static RULES: &[Rule] = &[
         what: "AWS secret access keys as `aws configure` prompts for them",
         keywords: &["Secret Access Key"],
         matcher: Matcher::Context(Engine::AwsPrompt),
+        gate: Gate::Any,
         positives: &["AWS Secret Access Key [None]: ⟦‹b40›⟧"],
         negatives: &["AWS Secret Access Key [None]: ", "AWS Secret Access Key [****************abcd]: "],
     },
@@ -921,6 +945,7 @@ pub static RULES: &[Rule] = &[
         what: ".netrc entries: machine … login … password X",
         keywords: &["machine"],
         matcher: Matcher::Context(Engine::Netrc),
+        gate: Gate::Any,
         positives: &[
             "machine api.heroku.com login me@example.com password ⟦‹h32›⟧",
             "echo 'machine github.com login me password ⟦h‹a20›⟧' > ~/.netrc",
@@ -932,6 +957,7 @@ pub static RULES: &[Rule] = &[
         what: "a .netrc entry written over several lines: its `password X` line",
         keywords: &["password"],
         matcher: Matcher::Context(Engine::Netrc),
+        gate: Gate::Any,
         positives: &["  password ⟦Qz7‹a10›⟧", "login deploy password ⟦w4‹a14›⟧"],
         negatives: &[
             "password reset",
@@ -947,6 +973,7 @@ pub static RULES: &[Rule] = &[
         what: "PHP constants named like a secret: define('DB_PASSWORD', 'x')",
         keywords: &["define"],
         matcher: Matcher::Context(Engine::PhpDefine),
+        gate: Gate::Call,
         positives: &["define( 'DB_PASSWORD', '⟦Wq‹a10›⟧' );", "define('SECURE_AUTH_KEY', '⟦‹b40›⟧');"],
         negatives: &["define( 'DB_NAME', 'wordpress' );", "define('DB_PASSWORD', getenv('DB_PASSWORD'));"],
     },
@@ -955,6 +982,7 @@ pub static RULES: &[Rule] = &[
         what: "a secret given in words: \"my password is X\", \"the API token is X\"",
         keywords: &["password", "passphrase", "token", "secret"],
         matcher: Matcher::Context(Engine::Prose),
+        gate: Gate::Sentence,
         positives: &[
             "the staging db password is ⟦Hx4‹a9›⟧, use it",
             "My password is ⟦r7‹a8›⟧.",
@@ -973,6 +1001,7 @@ pub static RULES: &[Rule] = &[
         what: "XML elements named like a secret (Maven settings.xml, web.config, plists): <password>X</password>",
         keywords: NAME_WORDS,
         matcher: Matcher::Context(Engine::Xml),
+        gate: Gate::Tag,
         positives: &[
             "      <password>⟦Jd4Kw9Vn2Hx7⟧</password>",
             "<server><id>central</id><password>⟦Mv8#qL2wZt⟧</password></server>",

@@ -13,10 +13,11 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use super::assign::{code_assign, colon, equals};
 use super::formats::{aws_prompt, netrc, php_define, xml};
+use super::gate::{Gate, LineFacts, token_gate};
 use super::keywords::Keywords;
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
-use super::rules::{Engine, Matcher, RULES};
+use super::rules::{Engine, Matcher, RULES, Rule};
 use super::web::{cookie, header, url};
 use super::{REDACTED, Report};
 
@@ -29,23 +30,33 @@ pub(crate) struct Span {
 }
 
 struct Prefilter {
-    /// Pattern id → rule index.
-    rule_of: Vec<u8>,
     finder: Keywords,
+    /// Pattern id → the rules it wakes, grouped by gate: `(gate, mask of rules)`. A
+    /// keyword shared by several rules (a secret's name words wake four) is found and
+    /// judged once per occurrence.
+    wakes: Vec<Vec<(Gate, u128)>>,
 }
 
 static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
-    let (pats, rule_of) = keyword_list();
+    let (pats, wakes) = keyword_list();
     let finder = Keywords::new(&pats);
-    Prefilter { rule_of, finder }
+    Prefilter { finder, wakes }
 });
 
-/// Every rule's keywords, case variants included, and the rule of each.
-fn keyword_list() -> (Vec<String>, Vec<u8>) {
+/// A rule's gate, with a token pattern's decided from the pattern.
+fn rule_gate(rule: &Rule) -> Gate {
+    match (rule.gate, rule.matcher) {
+        (Gate::Token, Matcher::Token(pattern)) => token_gate(pattern),
+        (gate, _) => gate,
+    }
+}
+
+/// Every rule's keywords, case variants included, each once, with what it wakes.
+fn keyword_list() -> (Vec<String>, Vec<Vec<(Gate, u128)>>) {
     assert!(RULES.len() <= 128, "rule masks are u128");
-    let mut pats: Vec<String> = Vec::new();
-    let mut rule_of = Vec::new();
+    let mut wakes: std::collections::BTreeMap<String, Vec<(Gate, u128)>> = Default::default();
     for (i, r) in RULES.iter().enumerate() {
+        let gate = rule_gate(r);
         for kw in r.keywords {
             let mut variants = vec![kw.to_string()];
             if matches!(r.matcher, Matcher::Context(_)) {
@@ -56,15 +67,16 @@ fn keyword_list() -> (Vec<String>, Vec<u8>) {
                 }
                 variants.push(cap);
             }
-            variants.sort();
-            variants.dedup();
             for v in variants {
-                pats.push(v);
-                rule_of.push(i as u8);
+                let groups = wakes.entry(v).or_default();
+                match groups.iter_mut().find(|(g, _)| *g == gate) {
+                    Some((_, mask)) => *mask |= 1u128 << i,
+                    None => groups.push((gate, 1u128 << i)),
+                }
             }
         }
     }
-    (pats, rule_of)
+    wakes.into_iter().unzip()
 }
 
 /// Every keyword the prefilter looks for, case variants included.
@@ -73,9 +85,10 @@ pub(crate) fn keywords() -> Vec<String> {
     keyword_list().0
 }
 
-/// Every line of `chunk` (complete lines) that holds a keyword, with the rules it wakes:
-/// `(start, end, mask)`, in order, into `hits`. One pass over the bytes serves both the
-/// decision to copy a stretch untouched and the choice of rules for the other lines.
+/// Every line of `chunk` (complete lines) that holds a keyword whose gate it passes, with
+/// the rules it wakes: `(start, end, mask)`, in order, into `hits`. One pass over the
+/// bytes serves both the decision to copy a stretch untouched and the choice of rules for
+/// the other lines.
 ///
 /// The whole chunk is scanned before any line is processed: interleaving the two let
 /// the rule engines evict the automaton's tables from the cache between hits, which made
@@ -83,25 +96,45 @@ pub(crate) fn keywords() -> Vec<String> {
 pub(crate) fn keyword_lines(chunk: &[u8], hits: &mut Vec<(usize, usize, u128)>) {
     hits.clear();
     let p = &*PREFILTER;
+    // The line of the last hit, whether or not any of its hits passed.
+    let mut line = (0, 0, 0u128);
+    let mut facts = LineFacts::default();
     p.finder.each(chunk, |start, end, id| {
-        let bit = 1u128 << p.rule_of[id];
-        match hits.last_mut() {
-            // Keywords hold no newline: a match ending by the line's end is on the line.
-            Some(last) if end <= last.1 => last.2 |= bit,
-            _ => {
-                let line_start = memchr::memrchr(b'\n', &chunk[..start]).map_or(0, |i| i + 1);
-                let line_end = memchr::memchr(b'\n', &chunk[end..]).map_or(chunk.len(), |i| end + i + 1);
-                hits.push((line_start, line_end, bit));
+        // Keywords hold no newline: a match ending by the line's end is on the line.
+        if end > line.1 {
+            if line.2 != 0 {
+                hits.push(line);
+            }
+            let line_start = memchr::memrchr(b'\n', &chunk[..start]).map_or(0, |i| i + 1);
+            let line_end = memchr::memchr(b'\n', &chunk[end..]).map_or(chunk.len(), |i| end + i + 1);
+            line = (line_start, line_end, 0);
+            facts = LineFacts::default();
+        }
+        for &(gate, rules) in &p.wakes[id] {
+            if line.2 & rules != rules
+                && gate.passes(&chunk[line.0..line.1], start - line.0, end - line.0, &mut facts)
+            {
+                line.2 |= rules;
             }
         }
     });
+    if line.2 != 0 {
+        hits.push(line);
+    }
 }
 
-/// The rules the keywords in `line` wake.
+/// The rules the keywords in `line` wake, gates passed.
 pub(crate) fn woken(line: &[u8]) -> u128 {
     let p = &*PREFILTER;
     let mut mask = 0u128;
-    p.finder.each(line, |_, _, id| mask |= 1u128 << p.rule_of[id]);
+    let mut facts = LineFacts::default();
+    p.finder.each(line, |start, end, id| {
+        for &(gate, rules) in &p.wakes[id] {
+            if mask & rules != rules && gate.passes(line, start, end, &mut facts) {
+                mask |= rules;
+            }
+        }
+    });
     mask
 }
 

@@ -1,0 +1,412 @@
+//! What must surround a keyword for its rule to be worth running.
+//!
+//! Transcripts are full of the rules' keywords in harmless places: "a session across a
+//! date boundary", `tokens := countTokens(msg)`, "the config file". Waking the shell
+//! lexer and the name engines for every such line cost most of the redaction time, and
+//! none of them could fire there: a name only matters beside its value, a command's
+//! option only where there is an option. Each rule says, as data, what its engine needs
+//! next to a keyword or on the line; a hit without it wakes nothing.
+//!
+//! Every gate is a necessary condition of the engine it guards, never a judgement of the
+//! value: a line that passes is read exactly as before. The rule examples, the corpora
+//! and a comparison with the ungated engine on real text keep it so (see the tests).
+
+use super::value::{Form, name_class, name_class_strict};
+
+/// The condition a keyword hit must meet to wake its rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Any occurrence wakes the rule.
+    Any,
+    /// A token pattern: at a word's start when the pattern begins with `\b` and the
+    /// keyword, anywhere otherwise (decided once, from the pattern).
+    Token,
+    /// At a word's start (`\b` before it), as `\bsk-…` begins.
+    WordStart,
+    /// A whole word, as a command or sub-command is written (`git config`, `/usr/bin/vault`).
+    Word,
+    /// Part of a name that could be a secret's and is given a value: `name=`, `name:`,
+    /// `name = `, `("NAME",`, `--name`, `-storepass`; or on a line with an option word
+    /// (`gh secret set NAME --body X`, `set -gx NAME X`).
+    Named,
+    /// An XML element's name: `<password>`, `</apiKey>`.
+    Tag,
+    /// Followed, after blanks, by one of these bytes (`Authorization:`, `Cookie:`).
+    Then(&'static [u8]),
+    /// At a word's start and followed, after blanks, by `(`: PHP's `define(`.
+    Call,
+    /// The line holds one of these bytes: a pipe or here-string for what reads standard
+    /// input, a redirection for what writes a file.
+    LineHas(&'static [u8]),
+    /// The line has an option word (`-p`, `--user`, `'-pX'`) or one of these strings.
+    Options(&'static [&'static str]),
+    /// `… is X`, `… was X`: a sentence giving a value.
+    Sentence,
+    /// `scheme://…@`: credentials before a host.
+    Userinfo,
+}
+
+/// A word character of an ASCII regex's `\b`.
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+fn is_space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == b'\x0b'
+}
+
+/// What is known of one line, computed once when a gate first asks.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct LineFacts {
+    known: bool,
+    pipe: bool,
+    less: bool,
+    greater: bool,
+    option: bool,
+    /// The line ends with a continuation `\\`: the command goes on below, where its
+    /// options, pipes and redirections may be.
+    continued: bool,
+}
+
+impl LineFacts {
+    fn of(line: &[u8]) -> LineFacts {
+        let mut f = LineFacts { known: true, ..LineFacts::default() };
+        f.pipe = memchr::memchr(b'|', line).is_some();
+        f.less = memchr::memchr(b'<', line).is_some();
+        f.greater = memchr::memchr(b'>', line).is_some();
+        f.option = memchr::memchr_iter(b'-', line).any(|i| option_at(line, i));
+        f.continued = line.trim_ascii_end().ends_with(b"\\");
+        f
+    }
+
+    fn has(&self, b: u8) -> bool {
+        match b {
+            b'|' => self.pipe,
+            b'<' => self.less,
+            b'>' => self.greater,
+            _ => false,
+        }
+    }
+}
+
+/// An option word starts at `i` (a `-`): `-p`, `--user`, `'-pX'`, but not a bullet
+/// (`- item`), a rule (`---`) or a hyphen inside a word.
+fn option_at(line: &[u8], i: usize) -> bool {
+    let starts_word = i == 0 || is_space(line[i - 1]) || matches!(line[i - 1], b'"' | b'\'' | b'`');
+    if !starts_word {
+        return false;
+    }
+    let after = if line.get(i + 1) == Some(&b'-') { i + 2 } else { i + 1 };
+    line.get(after).is_some_and(u8::is_ascii_alphanumeric)
+}
+
+impl Gate {
+    /// Whether the hit at `start..end` of `line` wakes its rule. `facts` holds what was
+    /// already learnt of the line, so a line with many hits is read once.
+    pub(crate) fn passes(self, line: &[u8], start: usize, end: usize, facts: &mut LineFacts) -> bool {
+        #[cfg(test)]
+        if tests::UNGATED.get() {
+            return true;
+        }
+        let mut line_facts = || {
+            if !facts.known {
+                *facts = LineFacts::of(line);
+            }
+            *facts
+        };
+        match self {
+            Gate::Any | Gate::Token => true,
+            Gate::WordStart => start == 0 || !is_word(line[start - 1]),
+            Gate::Word => {
+                (start == 0 || !is_word(line[start - 1])) && line.get(end).is_none_or(|b| !is_word(*b))
+            }
+            Gate::Named => {
+                named(line, start, end) || {
+                    let f = line_facts();
+                    f.option || f.continued
+                }
+            }
+            Gate::Tag => tag(line, start, end),
+            Gate::Then(next) => next_after_blanks(line, end).is_some_and(|b| next.contains(&b)),
+            Gate::Call => {
+                (start == 0 || !is_word(line[start - 1]))
+                    && line[end..].iter().find(|b| !is_space(**b)) == Some(&b'(')
+            }
+            Gate::LineHas(bytes) => {
+                let f = line_facts();
+                f.continued || bytes.iter().any(|b| f.has(*b))
+            }
+            Gate::Options(or) => {
+                let f = line_facts();
+                f.option
+                    || f.continued
+                    || or.iter().any(|s| memchr::memmem::find(line, s.as_bytes()).is_some())
+            }
+            Gate::Sentence => sentence(line, end),
+            Gate::Userinfo => line[end..]
+                .iter()
+                .take_while(|b| !is_space(**b) && !matches!(b, b'/' | b'\'' | b'"'))
+                .any(|b| *b == b'@'),
+        }
+    }
+}
+
+fn next_after_blanks(line: &[u8], from: usize) -> Option<u8> {
+    line[from..].iter().copied().find(|b| !matches!(b, b' ' | b'\t'))
+}
+
+/// The keyword is in a name that could be a secret's and that a value follows, the way
+/// the name engines read one: `name=` (any name that classifies, as shell assignments
+/// and flags are read), `name:` and `("NAME", …` (a name that ends with what names a
+/// secret, as keys and call arguments are read), or `--name` (a flag).
+fn named(line: &[u8], start: usize, end: usize) -> bool {
+    let name_byte = |b: u8| is_word(b) || matches!(b, b'.' | b'-');
+    let mut from = start;
+    while from > 0 && name_byte(line[from - 1]) {
+        from -= 1;
+    }
+    // `printf 'a\npassword=x'`: the escape before the name is not part of it.
+    if from > 0 && line[from - 1] == b'\\' && matches!(line[from], b'n' | b'r' | b't') {
+        from += 1;
+    }
+    let mut to = end;
+    while to < line.len() && name_byte(line[to]) {
+        to += 1;
+    }
+    let name = &line[from..to];
+    let dashes = name.iter().take_while(|b| **b == b'-').count();
+    if dashes > 0 {
+        return name_class(&name[dashes..], Form::Query).is_some();
+    }
+    let closed = line[to..].iter().take_while(|b| matches!(b, b'"' | b'\'' | b'`' | b']')).count();
+    match next_after_blanks(line, to + closed) {
+        Some(b'=') => name_class(name, Form::Query).is_some(),
+        Some(b':') => name_class_strict(name, Form::Query).is_some(),
+        Some(b',') if closed > 0 => name_class_strict(name, Form::Query).is_some(),
+        _ => false,
+    }
+}
+
+/// An element name as XML writes it, between `<` (or `</`) and `>`.
+fn tag(line: &[u8], start: usize, end: usize) -> bool {
+    let name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-');
+    let before = line[..start].iter().rev().find(|b| !name(b));
+    let after = line[end..].iter().find(|b| !name(b));
+    matches!(before, Some(b'<' | b'/')) && after == Some(&b'>')
+}
+
+/// Blanks, then `is` or `was` (any case), then a blank.
+fn sentence(line: &[u8], end: usize) -> bool {
+    let rest = &line[end..];
+    let blanks = rest.iter().take_while(|b| is_space(**b)).count();
+    if blanks == 0 {
+        return false;
+    }
+    let rest = &rest[blanks..];
+    [&b"is"[..], b"was"]
+        .iter()
+        .any(|w| rest.len() > w.len() && rest[..w.len()].eq_ignore_ascii_case(w) && is_space(rest[w.len()]))
+}
+
+/// The gate a token pattern implies: when every alternative begins with `\b` and then a
+/// literal, a match starts where its keyword does, after a non-word byte.
+pub(crate) fn token_gate(pattern: &str) -> Gate {
+    let b = pattern.as_bytes();
+    let mut alternatives = vec![0usize];
+    let (mut depth, mut i) = (0i32, 0);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            // A class ends at the first `]` that is not its first member or escaped.
+            b'[' => {
+                i += 1 + usize::from(b.get(i + 1) == Some(&b'^'));
+                i += usize::from(b.get(i) == Some(&b']'));
+                while i < b.len() && b[i] != b']' {
+                    i += 1 + usize::from(b[i] == b'\\');
+                }
+            }
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b'|' if depth == 0 => alternatives.push(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    let at_keyword = alternatives.iter().all(|&a| {
+        b[a..]
+            .strip_prefix(b"\\b")
+            .is_some_and(|rest| rest.first().is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'('))
+    });
+    if at_keyword { Gate::WordStart } else { Gate::Any }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::borrow::Cow;
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::redact::{Report, redact, redact_json_line};
+
+    thread_local! {
+        /// Every gate passes: the engines read every line a keyword is on, as before
+        /// there were gates. The comparison below runs both ways.
+        pub(crate) static UNGATED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// `f(text)` with the gates, then without them.
+    fn both<T>(f: impl Fn() -> T) -> (T, T) {
+        let gated = f();
+        UNGATED.set(true);
+        let ungated = f();
+        UNGATED.set(false);
+        (gated, ungated)
+    }
+
+    fn passes(gate: Gate, line: &str, keyword: &str) -> bool {
+        let start = line.find(keyword).unwrap();
+        gate.passes(line.as_bytes(), start, start + keyword.len(), &mut LineFacts::default())
+    }
+
+    #[test]
+    fn named_wants_a_value_or_an_option() {
+        for (line, kw) in [
+            ("export DB_PASSWORD=x", "PASSWORD"),
+            ("password = 'x'", "password"),
+            ("\"api_key\" : \"x\"", "key"),
+            ("os.environ['API_TOKEN'] = 'x'", "TOKEN"),
+            ("SetEnvironmentVariable(\"API_TOKEN\", \"x\")", "TOKEN"),
+            ("curl -H 'X-Api-Key: x'", "Key"),
+            ("+--password x", "pass"),
+            ("keytool -srcstorepass x", "pass"),
+            ("set -gx OPENAI_API_KEY x", "KEY"),
+            ("gh secret set DEPLOY_KEY --body x", "KEY"),
+            ("printf 'a\\npassword=x\\n'", "pass"),
+            ("printf 'a\\napi_key=x\\n'", "key"),
+            ("--db-password x", "pass"),
+        ] {
+            assert!(passes(Gate::Named, line, kw), "{line}");
+        }
+        for (line, kw) in [
+            ("a session across a date boundary", "session"),
+            ("the token expired - try again", "token"),
+            ("see date-boundary session", "session"),
+            ("cd fix-session-date-bug", "session"),
+            ("SessionStart:startup", "Session"),
+            ("key_id: abc", "key"),
+            ("Search in cli/session/, and", "session"),
+        ] {
+            assert!(!passes(Gate::Named, line, kw), "{line}");
+        }
+    }
+
+    #[test]
+    fn line_and_word_gates() {
+        assert!(passes(Gate::LineHas(b"|<"), "echo x | sudo -S true", "sudo"));
+        assert!(!passes(Gate::LineHas(b"|<"), "use sudo for that", "sudo"));
+        assert!(passes(Gate::Word, "/usr/bin/vault login x", "vault"));
+        assert!(!passes(Gate::Word, "my_config_file", "config"));
+        assert!(passes(Gate::Options(&[]), "mysql -u root -px", "mysql"));
+        assert!(passes(Gate::Options(&[]), "run('-pX')", "run"));
+        assert!(!passes(Gate::Options(&[]), "- the mysql docs, well-known", "mysql"));
+        assert!(passes(Gate::Options(&["mysqladmin"]), "mysqladmin password x", "mysqladmin"));
+        // The options of a command continued over lines come on the lines below.
+        assert!(passes(Gate::Options(&[]), "sshpass \\", "sshpass"));
+        assert!(passes(Gate::LineHas(b"|<"), "echo hunter2 \\\n", "echo"));
+        assert!(passes(Gate::Tag, "<apiKey>x</apiKey>", "Key"));
+        assert!(!passes(Gate::Tag, "an apiKey", "Key"));
+        assert!(passes(Gate::Then(b":="), "Authorization : Bearer x", "uthorization"));
+        assert!(passes(Gate::Call, "define ('X', 'y')", "define"));
+        assert!(!passes(Gate::Call, "undefined(x)", "define"));
+        assert!(passes(Gate::Sentence, "the token IS abc", "token"));
+        assert!(!passes(Gate::Sentence, "the tokens is", "token"));
+        assert!(passes(Gate::Userinfo, "https://u:p@host", "://"));
+        assert!(!passes(Gate::Userinfo, "https://host/a@b", "://"));
+        assert!(passes(Gate::WordStart, "key=sk-abc", "sk-"));
+        assert!(!passes(Gate::WordStart, "task-abc", "sk-"));
+    }
+
+    #[test]
+    fn token_gates_follow_the_pattern() {
+        assert_eq!(token_gate(r"\bgh[pousr]_[A-Za-z0-9]{36}\b"), Gate::WordStart);
+        assert_eq!(token_gate(r"\bsk-a|\bsk-b(?:x|y)"), Gate::WordStart);
+        assert_eq!(token_gate(r"\b(?:AKIA|ASIA)[A-Z2-7]{16}\b"), Gate::WordStart);
+        assert_eq!(token_gate(r"\b[A-Za-z0-9]{14}\.atlasv1\."), Gate::Any);
+        assert_eq!(token_gate(r"hooks\.slack\.com/"), Gate::Any);
+        assert_eq!(token_gate(r"\bsk-a|sk-b"), Gate::Any);
+        assert_eq!(token_gate(r"\bx[|)]y|z"), Gate::Any);
+        assert_eq!(token_gate(r"\b[rs]k_live"), Gate::Any);
+    }
+
+    /// The ways an agent or a shell shows a line: as it is, numbered by `Read`, `cat -n`
+    /// and `grep -n`, in a diff, as fish history, in a comment, inside a quoted command,
+    /// and cut over two lines with a continuation.
+    fn views(line: &str, n: usize) -> Vec<String> {
+        let mut v = vec![
+            line.to_string(),
+            format!("{n:>6}\u{2192}{line}"),
+            format!("{n:>6}\t{line}"),
+            format!("src/app.py:{n}:{line}"),
+            format!("+{line}"),
+            format!("- cmd: {line}"),
+            format!("  # {line}"),
+            format!("os.system(\"{line}\")"),
+        ];
+        let words: Vec<&str> = line.split(' ').collect();
+        if words.len() > 2 {
+            let k = 1 + n % (words.len() - 1);
+            v.push(format!("{} \\\n  {}", words[..k].join(" "), words[k..].join(" ")));
+        }
+        v
+    }
+
+    /// Gates only spare the engines lines they could not redact anything in: on every
+    /// line of the secrets corpus, in every view, alone and in a transcript record, the
+    /// gated redactor writes what the ungated one writes. The comparison on real code
+    /// (the Python standard library, the cargo registry, 240 MB) and on the transcripts of
+    /// `shared/fixtures-real` found no difference either when the gates were written.
+    #[test]
+    fn gates_change_no_output() {
+        let mut lines: Vec<String> = include_str!("../../fixtures/redaction/corpus.jsonl")
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["line"].as_str().unwrap().to_string()
+            })
+            .collect();
+        // And every rule's own examples, which reach the forms the corpus lacks (prose,
+        // XML, `define()`).
+        let mut rng = crate::redact::tests::Rng(0x9a7e);
+        for rule in crate::redact::RULES {
+            for t in rule.positives.iter().chain(rule.negatives) {
+                lines.push(crate::redact::tests::expand(t, &mut rng).0);
+            }
+        }
+        let mut compared = 0;
+        let mut redacted = 0;
+        for (n, line) in lines.iter().enumerate() {
+            for text in views(line, n) {
+                let (gated, ungated) = both(|| redact(&text).into_owned());
+                assert_eq!(gated, ungated, "{text:?}");
+                compared += 1;
+                redacted += usize::from(gated != text);
+            }
+            let next = &lines[(n + 1) % lines.len()];
+            let record = serde_json::json!({
+                "message": {"content": format!("{line}\n{next}")},
+                "toolUseResult": {"file": {"content": views(line, n).join("\n")}},
+            })
+            .to_string();
+            let (gated, ungated) = both(|| {
+                let mut report = Report::default();
+                let out = redact_json_line(&record, &mut report).into_owned();
+                (out, report)
+            });
+            assert_eq!(gated, ungated, "{record}");
+        }
+        // The comparison means something only if the corpus holds many secrets.
+        assert!(compared > 10_000 && redacted > 5_000, "{compared} compared, {redacted} redacted");
+        let (a, b) = both(|| matches!(redact("a session across a date boundary"), Cow::Borrowed(_)));
+        assert!(a && b);
+    }
+}
