@@ -244,8 +244,9 @@ impl<'a> Walker<'a, '_> {
         if !lit.escaped {
             return Ok(Cow::Borrowed(&self.line[lit.start + 1..lit.end - 1]));
         }
-        // Escapes are rare outside long texts; serde_json knows their corners (surrogates).
-        serde_json::from_str::<String>(&self.line[lit.start..lit.end]).map(Cow::Owned).map_err(|_| NotJson)
+        let mut text = Vec::with_capacity(lit.end - lit.start);
+        unescape(&self.b[lit.start + 1..lit.end - 1], &mut text)?;
+        String::from_utf8(text).map(Cow::Owned).map_err(|_| NotJson)
     }
 
     fn string_value(&mut self, lit: &Literal, key: Option<(&str, Option<Class>)>) -> Result<(), NotJson> {
@@ -321,11 +322,18 @@ impl<'a> Walker<'a, '_> {
             new.push(b'"');
             return Ok(Some(new));
         }
-        let text = self.decode(lit)?;
-        match super::redact_report(&text, counts) {
-            Cow::Borrowed(_) => Ok(None),
-            Cow::Owned(new) => Ok(Some(serde_json::to_string(&new).map_err(|_| NotJson)?.into_bytes())),
-        }
+        // Long texts are decoded into one buffer per thread, not a string each.
+        DECODED.with_borrow_mut(|text| {
+            text.clear();
+            unescape(&self.b[lit.start + 1..lit.end - 1], text)?;
+            match super::redact_bytes(text, counts) {
+                None => Ok(None),
+                Some(new) => {
+                    let new = String::from_utf8(new).map_err(|_| NotJson)?;
+                    Ok(Some(serde_json::to_string(&new).map_err(|_| NotJson)?.into_bytes()))
+                }
+            }
+        })
     }
 
     fn replace(&mut self, lit: &Literal, with: &[u8]) {
@@ -334,6 +342,69 @@ impl<'a> Walker<'a, '_> {
         out.extend_from_slice(with);
         self.copied = lit.end;
     }
+}
+
+thread_local! {
+    static DECODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Appends the text the inside of a string literal stands for to `out`. Escapes were
+/// checked by [`Walker::literal`]; a lone surrogate is refused, as serde_json refuses it,
+/// so the line is then read as plain text.
+fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'\\', &raw[at..]) {
+        let esc = at + i;
+        out.extend_from_slice(&raw[at..esc]);
+        let byte = match raw.get(esc + 1).ok_or(NotJson)? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let (c, used) = unicode_escape(&raw[esc..])?;
+                let mut utf8 = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                at = esc + used;
+                continue;
+            }
+            _ => return Err(NotJson),
+        };
+        out.push(byte);
+        at = esc + 2;
+    }
+    out.extend_from_slice(&raw[at..]);
+    Ok(())
+}
+
+/// The character of a `\uXXXX` escape (or a surrogate pair of two) at the start of `s`,
+/// and how many bytes it took.
+fn unicode_escape(s: &[u8]) -> Result<(char, usize), NotJson> {
+    let hex = |at: usize| -> Result<u32, NotJson> {
+        let digits = s.get(at..at + 4).ok_or(NotJson)?;
+        let text = std::str::from_utf8(digits).map_err(|_| NotJson)?;
+        u32::from_str_radix(text, 16).map_err(|_| NotJson)
+    };
+    let first = hex(2)?;
+    if (0xDC00..0xE000).contains(&first) {
+        return Err(NotJson);
+    }
+    if !(0xD800..0xDC00).contains(&first) {
+        return char::from_u32(first).map(|c| (c, 6)).ok_or(NotJson);
+    }
+    if s.get(6..8) != Some(b"\\u") {
+        return Err(NotJson);
+    }
+    let second = hex(8)?;
+    if !(0xDC00..0xE000).contains(&second) {
+        return Err(NotJson);
+    }
+    let c = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+    char::from_u32(c).map(|c| (c, 12)).ok_or(NotJson)
 }
 
 /// What is known of a key: how its name classifies a value, and whether its own text is
@@ -405,4 +476,43 @@ fn keep(crc: u32, raw: &[u8], with: &Option<Vec<u8>>, counts: &Report) {
         }
         recent.push_back(Remembered { crc, raw: raw.into(), with: with.clone(), counts: counts.clone() });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::tests::Rng;
+
+    /// Every character escaped as Python's `json.dumps` does by default (`ensure_ascii`).
+    fn ascii_escaped(s: &str) -> String {
+        let mut out = String::new();
+        for c in s.chars() {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn unescape_reads_what_serde_json_reads() {
+        let mut r = Rng(0x5e7d);
+        let pool = [
+            'a', 'Z', '"', '\\', '/', '\n', '\r', '\t', '\u{8}', '\u{c}', '\u{1}', 'é', '→', '日', '🦀', ' ',
+        ];
+        for _ in 0..2000 {
+            let text: String = (0..r.below(40)).map(|_| pool[r.below(pool.len())]).collect();
+            for written in [serde_json::to_string(&text).unwrap(), format!("\"{}\"", ascii_escaped(&text))] {
+                let mut out = Vec::new();
+                unescape(&written.as_bytes()[1..written.len() - 1], &mut out).unwrap();
+                assert_eq!(String::from_utf8(out).unwrap(), text, "{written}");
+            }
+        }
+        // What serde_json refuses is refused: lone and reversed surrogates.
+        for bad in [r"\ud800", r"\udc00", r"\ud800x", r"\ud800\u0041", r"\udc00\ud800", r"\q"] {
+            assert!(unescape(bad.as_bytes(), &mut Vec::new()).is_err(), "{bad}");
+            assert!(serde_json::from_str::<String>(&format!("\"{bad}\"")).is_err(), "{bad}");
+        }
+    }
 }
