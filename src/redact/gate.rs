@@ -11,7 +11,7 @@
 //! value: a line that passes is read exactly as before. The rule examples, the corpora
 //! and a comparison with the ungated engine on real text keep it so (see the tests).
 
-use super::value::{Form, name_class, name_class_strict};
+use super::value::{Form, names_a_secret};
 
 /// The condition a keyword hit must meet to wake its rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,37 +55,43 @@ fn is_space(b: u8) -> bool {
     b.is_ascii_whitespace() || b == b'\x0b'
 }
 
-/// What is known of one line, computed once when a gate first asks.
+/// What is known of one line, each fact computed once, when a gate first asks.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct LineFacts {
-    known: bool,
-    pipe: bool,
-    less: bool,
-    greater: bool,
-    option: bool,
-    /// The line ends with a continuation `\\`: the command goes on below, where its
-    /// options, pipes and redirections may be.
-    continued: bool,
+    /// `|`, `<`, `>` on the line.
+    redirects: Option<[bool; 3]>,
+    /// An option word on the line, or a continuation `\\` at its end: the command goes
+    /// on below, where its options, pipes and redirections may be.
+    options: Option<bool>,
 }
 
 impl LineFacts {
-    fn of(line: &[u8]) -> LineFacts {
-        let mut f = LineFacts { known: true, ..LineFacts::default() };
-        f.pipe = memchr::memchr(b'|', line).is_some();
-        f.less = memchr::memchr(b'<', line).is_some();
-        f.greater = memchr::memchr(b'>', line).is_some();
-        f.option = memchr::memchr_iter(b'-', line).any(|i| option_at(line, i));
-        f.continued = line.trim_ascii_end().ends_with(b"\\");
-        f
+    fn has(&mut self, line: &[u8], b: u8) -> bool {
+        let [pipe, less, greater] = *self.redirects.get_or_insert_with(|| {
+            [
+                memchr::memchr(b'|', line).is_some(),
+                memchr::memchr(b'<', line).is_some(),
+                memchr::memchr(b'>', line).is_some(),
+            ]
+        });
+        self.continued(line)
+            || match b {
+                b'|' => pipe,
+                b'<' => less,
+                b'>' => greater,
+                _ => false,
+            }
     }
 
-    fn has(&self, b: u8) -> bool {
-        match b {
-            b'|' => self.pipe,
-            b'<' => self.less,
-            b'>' => self.greater,
-            _ => false,
-        }
+    fn options(&mut self, line: &[u8]) -> bool {
+        *self.options.get_or_insert_with(|| {
+            line.trim_ascii_end().ends_with(b"\\")
+                || memchr::memchr_iter(b'-', line).any(|i| option_at(line, i))
+        })
+    }
+
+    fn continued(&mut self, line: &[u8]) -> bool {
+        line.trim_ascii_end().ends_with(b"\\")
     }
 }
 
@@ -108,39 +114,22 @@ impl Gate {
         if tests::UNGATED.get() {
             return true;
         }
-        let mut line_facts = || {
-            if !facts.known {
-                *facts = LineFacts::of(line);
-            }
-            *facts
-        };
         match self {
             Gate::Any | Gate::Token => true,
             Gate::WordStart => start == 0 || !is_word(line[start - 1]),
             Gate::Word => {
                 (start == 0 || !is_word(line[start - 1])) && line.get(end).is_none_or(|b| !is_word(*b))
             }
-            Gate::Named => {
-                named(line, start, end) || {
-                    let f = line_facts();
-                    f.option || f.continued
-                }
-            }
+            Gate::Named => named(line, start, end) || facts.options(line),
             Gate::Tag => tag(line, start, end),
             Gate::Then(next) => next_after_blanks(line, end).is_some_and(|b| next.contains(&b)),
             Gate::Call => {
                 (start == 0 || !is_word(line[start - 1]))
                     && line[end..].iter().find(|b| !is_space(**b)) == Some(&b'(')
             }
-            Gate::LineHas(bytes) => {
-                let f = line_facts();
-                f.continued || bytes.iter().any(|b| f.has(*b))
-            }
+            Gate::LineHas(bytes) => bytes.iter().any(|b| facts.has(line, *b)),
             Gate::Options(or) => {
-                let f = line_facts();
-                f.option
-                    || f.continued
-                    || or.iter().any(|s| memchr::memmem::find(line, s.as_bytes()).is_some())
+                facts.options(line) || or.iter().any(|s| memchr::memmem::find(line, s.as_bytes()).is_some())
             }
             Gate::Sentence => sentence(line, end),
             Gate::Userinfo => line[end..]
@@ -176,13 +165,13 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     let name = &line[from..to];
     let dashes = name.iter().take_while(|b| **b == b'-').count();
     if dashes > 0 {
-        return name_class(&name[dashes..], Form::Query).is_some();
+        return names_a_secret(&name[dashes..], Form::Query, false);
     }
     let closed = line[to..].iter().take_while(|b| matches!(b, b'"' | b'\'' | b'`' | b']')).count();
     match next_after_blanks(line, to + closed) {
-        Some(b'=') => name_class(name, Form::Query).is_some(),
-        Some(b':') => name_class_strict(name, Form::Query).is_some(),
-        Some(b',') if closed > 0 => name_class_strict(name, Form::Query).is_some(),
+        Some(b'=') => names_a_secret(name, Form::Query, false),
+        Some(b':') => names_a_secret(name, Form::Query, true),
+        Some(b',') if closed > 0 => names_a_secret(name, Form::Query, true),
         _ => false,
     }
 }
@@ -190,9 +179,9 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
 /// An element name as XML writes it, between `<` (or `</`) and `>`.
 fn tag(line: &[u8], start: usize, end: usize) -> bool {
     let name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-');
-    let before = line[..start].iter().rev().find(|b| !name(b));
-    let after = line[end..].iter().find(|b| !name(b));
-    matches!(before, Some(b'<' | b'/')) && after == Some(&b'>')
+    // The `>` after is the rarer, so it is looked for first.
+    line[end..].iter().find(|b| !name(b)) == Some(&b'>')
+        && matches!(line[..start].iter().rev().find(|b| !name(b)), Some(b'<' | b'/'))
 }
 
 /// Blanks, then `is` or `was` (any case), then a blank.

@@ -225,6 +225,8 @@ pub(crate) fn segments(name: &[u8]) -> Vec<String> {
 /// Names up to this long are split on the stack; every name is judged many times a
 /// line, and allocating each segment cost more than the judging.
 const SHORT_NAME: usize = 128;
+/// Segments held on the stack; a name of more goes to the heap.
+const SEGMENTS: usize = 16;
 
 /// Calls `f` with the lower-case segments of `name` (see [`segments`]).
 pub(crate) fn with_segments<R>(name: &[u8], f: impl FnOnce(&[&str]) -> R) -> R {
@@ -240,7 +242,7 @@ pub(crate) fn with_segments<R>(name: &[u8], f: impl FnOnce(&[&str]) -> R) -> R {
     lower.make_ascii_lowercase();
     // A segment starts at an alphanumeric after anything else, and at a capital after
     // a lower-case letter or a digit.
-    let mut bounds = [(0usize, 0usize); SHORT_NAME / 2];
+    let mut bounds = [(0usize, 0usize); SEGMENTS];
     let mut more = Vec::new();
     let mut count = 0;
     let mut start = None;
@@ -272,7 +274,7 @@ pub(crate) fn with_segments<R>(name: &[u8], f: impl FnOnce(&[&str]) -> R) -> R {
     let lower: &[u8] = lower;
     // Segments are ASCII alphanumerics, so each is a `str`.
     let seg = |(s, e): (usize, usize)| std::str::from_utf8(&lower[s..e]).unwrap_or("");
-    let mut strs: [&str; SHORT_NAME / 2] = [""; SHORT_NAME / 2];
+    let mut strs: [&str; SEGMENTS] = [""; SEGMENTS];
     if count <= strs.len() {
         for (slot, b) in strs.iter_mut().zip(&bounds[..count]) {
             *slot = seg(*b);
@@ -440,6 +442,14 @@ pub(crate) fn name_class_strict(name: &[u8], form: Form) -> Option<Class> {
         return None;
     }
     with_segments(name, |segs| classify(name, segs, form).filter(|_| ends_with_secret(name, segs, form)))
+}
+
+/// Whether [`name_class`] (or, `strict`, [`name_class_strict`]) has a class for `name`,
+/// for a name known to hold one of the fragments above: without screening it again.
+pub(crate) fn names_a_secret(name: &[u8], form: Form, strict: bool) -> bool {
+    with_segments(name, |segs| {
+        classify(name, segs, form).is_some() && (!strict || ends_with_secret(name, segs, form))
+    })
 }
 
 fn key_counts(before: &[&str], name: &[u8], form: Form) -> bool {
