@@ -99,52 +99,81 @@ pub(super) struct ChunkPlan {
     edits: Vec<(usize, usize, Vec<u8>)>,
 }
 
-/// The first read of a file: every chunk's edits and the redacted size. Redaction is
-/// most of a bundle's cost and the compressors idle meanwhile, so `workers` chunks are
-/// redacted at once.
+/// A chunk's edits, its redacted length and what was redacted.
+type Planned = (Edits, u64, Report);
+
+struct PlanJob {
+    raw: Vec<u8>,
+    jsonl: bool,
+    reply: SyncSender<Planned>,
+}
+
+/// Threads that redact chunks for the first read, alive for the whole bundle: a thread
+/// per batch of chunks started every redactor's caches (the transcript's keys, its
+/// long repeated strings) empty again, which cost a third of the redaction.
+pub(super) struct Redactors {
+    jobs: SyncSender<PlanJob>,
+    workers: usize,
+}
+
+impl Redactors {
+    /// Starts `workers` redactors in `scope`; they stop when the returned value is
+    /// dropped.
+    pub(super) fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, workers: usize) -> Redactors {
+        let workers = workers.max(1);
+        let (jobs, rx) = sync_channel::<PlanJob>(workers);
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..workers {
+            let rx = Arc::clone(&rx);
+            scope.spawn(move || {
+                loop {
+                    let job = match rx.lock() {
+                        Ok(guard) => guard.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(job) = job else { return };
+                    let mut report = Report::default();
+                    let (edits, len) = plan_chunk(&job.raw, job.jsonl, &mut report);
+                    let _ = job.reply.send((edits, len, report));
+                }
+            });
+        }
+        Redactors { jobs, workers }
+    }
+}
+
+/// The first read of a file: every chunk's edits and the redacted size. Up to one chunk
+/// per redactor is in flight, answered in order.
 pub(super) fn plan_file(
     mut chunks: Chunker,
     jsonl: bool,
-    workers: usize,
+    redactors: &Redactors,
     report: &mut Report,
 ) -> io::Result<(u64, Vec<ChunkPlan>)> {
     let mut plans = Vec::new();
     let mut size = 0u64;
-    let mut batch: Vec<Vec<u8>> = Vec::with_capacity(workers);
+    let mut pending: VecDeque<(usize, u32, Receiver<Planned>)> = VecDeque::new();
+    let stopped = || io::Error::other("a redaction thread stopped");
     loop {
-        batch.clear();
-        while batch.len() < workers.max(1) {
-            match chunks.next()? {
-                Some(raw) => batch.push(raw.to_vec()),
-                None => break,
-            }
+        if crate::interrupt::interrupted() {
+            return Err(io::Error::other(crate::interrupt::Interrupted));
         }
-        if batch.is_empty() {
-            return Ok((size, plans));
+        let raw = chunks.next()?;
+        if let Some(raw) = raw {
+            let (reply, rx) = sync_channel(1);
+            pending.push_back((raw.len(), crc32fast::hash(raw), rx));
+            let job = PlanJob { raw: raw.to_vec(), jsonl, reply };
+            redactors.jobs.send(job).map_err(|_| stopped())?;
         }
-        let planned: Vec<(Edits, u64, Report)> = if batch.len() == 1 {
-            let mut r = Report::default();
-            let (edits, n) = plan_chunk(&batch[0], jsonl, &mut r);
-            vec![(edits, n, r)]
-        } else {
-            std::thread::scope(|s| {
-                let jobs: Vec<_> = batch
-                    .iter()
-                    .map(|raw| {
-                        s.spawn(move || {
-                            let mut r = Report::default();
-                            let (edits, n) = plan_chunk(raw, jsonl, &mut r);
-                            (edits, n, r)
-                        })
-                    })
-                    .collect();
-                jobs.into_iter().map(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-            })
-        };
-        for (raw, (edits, out_len, r)) in batch.iter().zip(planned) {
+        while pending.len() >= redactors.workers || (raw.is_none() && !pending.is_empty()) {
+            let Some((len, crc, rx)) = pending.pop_front() else { break };
+            let (edits, out_len, r) = rx.recv().map_err(|_| stopped())?;
             report.merge(&r);
-            plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
+            plans.push(ChunkPlan { len, crc, edits });
             size += out_len;
+        }
+        if raw.is_none() {
+            return Ok((size, plans));
         }
     }
 }

@@ -89,11 +89,86 @@ fn threads(n: usize) -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4)
 }
 
+/// Files a planner thread opens and redacts ahead of the one being written: each one
+/// waiting holds only its edits, never its text.
+const READ_AHEAD: usize = 2;
+
+/// A file as the planner left it for the writer.
+enum Ahead {
+    /// Gone between the listing and the read.
+    Missing,
+    Ready {
+        file: File,
+        /// The bytes to take (see [`consistent_len`]).
+        len: u64,
+        /// The redacted size, for the tar header.
+        size: u64,
+        plans: Option<Vec<ChunkPlan>>,
+        redactions: Report,
+    },
+}
+
+/// Opens `src` and finds what redaction changes in it: the first of the two reads.
+fn read_ahead(src: &Path, jsonl: bool, redactors: Option<&Redactors>) -> anyhow::Result<Ahead> {
+    let mut file = match File::open(src) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Ahead::Missing),
+        Err(e) => return Err(e).with_context(|| format!("could not read {}", src.display())),
+    };
+    let read = |file: &mut File| -> io::Result<Ahead> {
+        let len = consistent_len(file, jsonl)?;
+        let mut redactions = Report::default();
+        let (size, plans) = if let Some(redactors) = redactors {
+            let (size, plans) =
+                plan_file(Chunker::new(file.try_clone()?, len), jsonl, redactors, &mut redactions)?;
+            file.seek(SeekFrom::Start(0))?;
+            (size, Some(plans))
+        } else {
+            (len, None)
+        };
+        Ok(Ahead::Ready { file: file.try_clone()?, len, size, plans, redactions })
+    };
+    read(&mut file).with_context(|| format!("could not read {}", src.display()))
+}
+
 fn write_tar<W: Write>(
     plan: &Plan,
     opts: &BundleOptions,
     sink: W,
     stats: &mut BundleStats,
+) -> anyhow::Result<W> {
+    // Redaction and compression took turns on the cores: the files are now planned
+    // (read and redacted, by the redactors) on a thread of their own while the writer
+    // sends the ones before them to the compressors.
+    std::thread::scope(|s| {
+        let (tx, rx) = sync_channel::<anyhow::Result<Ahead>>(READ_AHEAD);
+        let redactors = opts.redact.then(|| Redactors::start(s, threads(opts.threads)));
+        s.spawn(move || {
+            for item in &plan.items {
+                let Item::File { src, jsonl, .. } = item else { continue };
+                if crate::interrupt::interrupted() {
+                    let _ = tx.send(Err(io::Error::other(crate::interrupt::Interrupted).into()));
+                    return;
+                }
+                // The writer stopped (an error): nothing more is wanted.
+                if tx.send(read_ahead(src, *jsonl, redactors.as_ref())).is_err() {
+                    return;
+                }
+            }
+        });
+        let result = write_items(plan, opts, sink, stats, &rx);
+        // An early return drops `rx`, so the planner stops at its next send.
+        drop(rx);
+        result
+    })
+}
+
+fn write_items<W: Write>(
+    plan: &Plan,
+    opts: &BundleOptions,
+    sink: W,
+    stats: &mut BundleStats,
+    ahead: &Receiver<anyhow::Result<Ahead>>,
 ) -> anyhow::Result<W> {
     let progress = opts.progress.then(|| {
         let bar = indicatif::ProgressBar::with_draw_target(
@@ -150,28 +225,12 @@ fn write_tar<W: Write>(
                 stats.files += 1;
             }
             Item::File { path, src, mtime, jsonl } => {
-                let mut file = match File::open(src) {
-                    Ok(f) => f,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        stats
-                            .warnings
-                            .push(format!("bundle: {} disappeared while being read", src.display()));
-                        continue;
-                    }
-                    Err(e) => return Err(e).with_context(|| format!("could not read {}", src.display())),
+                let planned = ahead.recv().map_err(|_| io::Error::other("the bundle's reader stopped"))??;
+                let Ahead::Ready { file, len, size, plans, redactions } = planned else {
+                    stats.warnings.push(format!("bundle: {} disappeared while being read", src.display()));
+                    continue;
                 };
-                let len = consistent_len(&mut file, *jsonl)
-                    .with_context(|| format!("could not read {}", src.display()))?;
-                // First read: what redaction changes, and so the size for the header.
-                let (size, plans) = if opts.redact {
-                    let chunks = Chunker::new(file.try_clone()?, len);
-                    let (size, plans) =
-                        plan_file(chunks, *jsonl, threads(opts.threads), &mut stats.redactions)?;
-                    file.seek(SeekFrom::Start(0))?;
-                    (size, Some(plans))
-                } else {
-                    (len, None)
-                };
+                stats.redactions.merge(&redactions);
                 header.set_entry_type(tar::EntryType::Regular);
                 header.set_mode(0o600);
                 header.set_mtime(*mtime);
