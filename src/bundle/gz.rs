@@ -10,8 +10,16 @@ pub(super) struct Job {
     data: Arc<Vec<u8>>,
     prev: Option<Arc<Vec<u8>>>,
     last: bool,
+    /// Compressed one level finer (see [`FINER_EVERY`]).
+    finer: bool,
     reply: SyncSender<Compressed>,
 }
+
+/// One block in this many is deflated a level finer. zlib-rs's level 6 (zlib-ng's
+/// "medium" matcher) writes real transcripts 1.3% larger than gzip -6 does, its level 7
+/// (lazy matching, as gzip's 6) 0.5% smaller at half the speed: a third of the blocks at
+/// 7 brings the whole within 1% of gzip's size for a sixth more compression time.
+const FINER_EVERY: u64 = 3;
 
 /// A gzip writer that deflates blocks on worker threads and writes them in order: one
 /// gzip member, readable by any gunzip, whose size is within a fraction of gzip's because
@@ -27,6 +35,7 @@ pub struct ParallelGz<W: Write> {
     total: u64,
     in_flight: usize,
     started: bool,
+    blocks: u64,
 }
 
 impl<W: Write> ParallelGz<W> {
@@ -38,13 +47,14 @@ impl<W: Write> ParallelGz<W> {
                 let rx = Arc::clone(&rx);
                 std::thread::spawn(move || {
                     let mut deflate = Compress::new(Compression::new(level), false);
+                    let mut finer = Compress::new(Compression::new((level + 1).min(9)), false);
                     loop {
                         let job = match rx.lock() {
                             Ok(guard) => guard.recv(),
                             Err(_) => return,
                         };
                         let Ok(job) = job else { return };
-                        let result = compress_block(&mut deflate, &job);
+                        let result = compress_block(if job.finer { &mut finer } else { &mut deflate }, &job);
                         let _ = job.reply.send(result);
                     }
                 })
@@ -61,6 +71,7 @@ impl<W: Write> ParallelGz<W> {
             total: 0,
             in_flight: threads * 2 + 1,
             started: false,
+            blocks: 0,
         }
     }
 
@@ -72,7 +83,9 @@ impl<W: Write> ParallelGz<W> {
         }
         let data = Arc::new(std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK)));
         let (reply, rx) = sync_channel(1);
-        let job = Job { data: Arc::clone(&data), prev: self.prev.take(), last, reply };
+        let finer = self.blocks % FINER_EVERY == FINER_EVERY - 1;
+        self.blocks += 1;
+        let job = Job { data: Arc::clone(&data), prev: self.prev.take(), last, finer, reply };
         self.jobs
             .as_ref()
             .ok_or_else(|| io::Error::other("compression already finished"))?
