@@ -6,8 +6,9 @@
 //! around it is kept (`export GITHUB_TOKEN=[REDACTED]`), so the line stays useful.
 //!
 //! The pipeline (`scan.rs`): a keyword prefilter (`keywords.rs`), so that text with no
-//! candidate comes back borrowed and byte-identical; the rules it woke (`rules.rs`); the
-//! merged spans replaced. One module per kind of text the rules read:
+//! candidate comes back borrowed and byte-identical; the rules it woke (`rules.rs`), each
+//! only where what surrounds the keyword lets its engine fire (`gate.rs`); the merged
+//! spans replaced. One module per kind of text the rules read:
 //!
 //! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`;
 //! - `assign.rs` `name=value` and `name: value` in shell, config files and code;

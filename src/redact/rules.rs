@@ -675,7 +675,7 @@ pub static RULES: &[Rule] = &[
             "net ",
         ],
         matcher: Matcher::Context(Engine::Shell),
-        gate: Gate::Options(&["/p:", "rabbitmqctl", "mysqladmin"]),
+        gate: Gate::Options(&["freerdp", "rabbitmqctl", "mysqladmin"]),
         positives: &[
             "curl -u admin:⟦s3cretPw⟧ https://api.example.com",
             "curl --user deploy:⟦hunter2⟧ https://x.example.com",
