@@ -19,6 +19,8 @@
 /// in L1) was slower: its false candidates cost more than the misses.
 const HASH_BITS: u32 = 17;
 const TABLE: usize = 1 << HASH_BITS;
+/// Anchors are listed by the hash's top bits; the check compares the trigram itself.
+const GROUP_SHIFT: u32 = 6;
 
 /// A keyword anchored at `offset` on `trigram` (three bytes, little-endian).
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +39,8 @@ pub(crate) struct Keywords {
     keywords: Vec<Box<[u8]>>,
     /// 1 where some anchor hashes, else 0.
     marks: Box<[u8; TABLE]>,
-    /// `anchors[groups[h]..groups[h + 1]]` are the anchors whose hash is `h`.
+    /// `anchors[groups[g]..groups[g + 1]]` are the anchors whose hash is in group `g`
+    /// (its top bits): a few kilobytes to build at start-up, not a slot per hash.
     groups: Box<[u32]>,
     anchors: Box<[Anchor]>,
 }
@@ -91,10 +94,10 @@ impl Keywords {
                 offset: offset as u8,
                 len: kw.len() as u8,
             };
-            anchored.push((h, anchor));
+            anchored.push((h >> GROUP_SHIFT, anchor));
         }
         anchored.sort_by_key(|(g, _)| *g);
-        let mut groups = vec![0u32; TABLE + 1];
+        let mut groups = vec![0u32; (TABLE >> GROUP_SHIFT) + 1];
         for (g, _) in &anchored {
             groups[*g as usize + 1] += 1;
         }
@@ -179,7 +182,7 @@ impl Keywords {
     /// The keywords anchored on `trigram`, which is at `at` in `text`.
     #[inline(never)]
     fn check(&self, text: &[u8], at: usize, trigram: u32, found: &mut impl FnMut(usize, usize, usize)) {
-        let g = hash(trigram) as usize;
+        let g = (hash(trigram) >> GROUP_SHIFT) as usize;
         for a in &self.anchors[self.groups[g] as usize..self.groups[g + 1] as usize] {
             let offset = usize::from(a.offset);
             let len = usize::from(a.len);
