@@ -152,42 +152,57 @@ fn next_after_blanks(line: &[u8], from: usize) -> Option<u8> {
     line[from..].iter().copied().find(|b| !matches!(b, b' ' | b'\t'))
 }
 
+/// The bytes a shell word joins into one name: word bytes, `.`, `-`, and the quotes and
+/// backslashes that split a name without ending it (`PASSWOR"D"=x`). A table, because
+/// walking a name is most of what a gate costs on code, which says "session" on every
+/// other line.
+const NAME_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'\\' | b'"' | b'\'' | b'`');
+        b += 1;
+    }
+    table
+};
+
+fn is_quote(b: u8) -> bool {
+    matches!(b, b'"' | b'\'' | b'`')
+}
+
 /// The keyword is in a name that could be a secret's and that a value follows, the way
 /// the name engines read one: `name=` (any name that classifies, as shell assignments
 /// and flags are read), `name:` and `("NAME", …` (a name that ends with what names a
 /// secret, as keys and call arguments are read), or `--name` (a flag).
 fn named(line: &[u8], start: usize, end: usize) -> bool {
-    let quote = |b: &u8| matches!(b, b'"' | b'\'' | b'`');
-    // A shell word joins what quotes and backslashes split (`PASSWOR"D"=x`), so the name
-    // runs across them.
-    let name_byte = |b: u8| is_word(b) || matches!(b, b'.' | b'-' | b'\\') || quote(&b);
     let mut from = start;
-    while from > 0 && name_byte(line[from - 1]) {
+    while from > 0 && NAME_BYTE[usize::from(line[from - 1])] {
         from -= 1;
     }
     let mut to = end;
-    while to < line.len() && name_byte(line[to]) {
+    while to < line.len() && NAME_BYTE[usize::from(line[to])] {
         to += 1;
     }
     // Quotes around the name are the string it is written in; one after it may close a
     // call's first argument (`("NAME", …`).
     let mut name = &line[from..to];
-    let opened = name.iter().take_while(|b| quote(b)).count();
+    let opened = name.iter().take_while(|b| is_quote(**b)).count();
     name = &name[opened..];
-    let closed = name.iter().rev().take_while(|b| quote(b)).count();
+    let closed = name.iter().rev().take_while(|b| is_quote(**b)).count();
     name = &name[..name.len() - closed];
     // A flag's dashes, escaped or quoted as a shell allows (`\\--password`, `'-'-p`).
-    let lead = name.iter().take_while(|b| matches!(b, b'-' | b'\\') || quote(b)).count();
+    let lead = name.iter().take_while(|b| matches!(b, b'-' | b'\\') || is_quote(**b)).count();
     let flag = name[..lead].contains(&b'-');
     let (lead, name) = if flag { (&name[..lead], &name[lead..]) } else { (&name[..0], name) };
     // A name with quotes or escapes inside is left to the engines, which read it as the
     // shell does; judging it here would need the same lexer.
-    let odd = lead.iter().chain(name).any(|b| quote(b) || *b == b'\\');
-    let judge = |strict: bool| odd || names_a_secret(name, Form::Query, strict);
+    let odd = lead.iter().chain(name).any(|b| is_quote(*b) || *b == b'\\');
+    let judge = |strict: bool| odd || judged(name, strict);
     if flag {
         return judge(false);
     }
-    let more = line[to..].iter().take_while(|b| quote(b) || **b == b']').count();
+    let more = line[to..].iter().take_while(|b| is_quote(**b) || **b == b']').count();
     let closed = closed + more;
     match next_after_blanks(line, to + more) {
         Some(b'=') => judge(false),
@@ -197,9 +212,66 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     }
 }
 
+/// Names up to this long have their verdict remembered.
+const JUDGED_MAX: usize = 32;
+/// Slots of the memo, a power of two.
+const JUDGED_SLOTS: usize = 256;
+
+/// One remembered verdict: the name, its length, how strictly it was judged, and the
+/// verdict.
+#[derive(Clone, Copy)]
+struct Judged {
+    name: [u8; JUDGED_MAX],
+    len: u8,
+    strict: bool,
+    secret: bool,
+}
+
+/// [`names_a_secret`] for a name read as a query or flag would be, remembered per thread:
+/// code names the same variable (`entireSessionID :=`) line after line, and judging a
+/// name costs as much as the rest of the gate.
+fn judged(name: &[u8], strict: bool) -> bool {
+    if name.len() > JUDGED_MAX {
+        return names_a_secret(name, Form::Query, strict);
+    }
+    thread_local! {
+        static MEMO: std::cell::RefCell<Box<[Option<Judged>; JUDGED_SLOTS]>> =
+            std::cell::RefCell::new(Box::new([None; JUDGED_SLOTS]));
+    }
+    let mut key = [0u8; JUDGED_MAX];
+    key[..name.len()].copy_from_slice(name);
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ u64::from(strict);
+    for &b in name {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let slot = (h >> 32) as usize % JUDGED_SLOTS;
+    MEMO.with_borrow_mut(|memo| {
+        if let Some(j) = memo[slot]
+            && usize::from(j.len) == name.len()
+            && j.strict == strict
+            && j.name == key
+        {
+            return j.secret;
+        }
+        let secret = names_a_secret(name, Form::Query, strict);
+        memo[slot] = Some(Judged { name: key, len: name.len() as u8, strict, secret });
+        secret
+    })
+}
+
 /// An element name as XML writes it, between `<` (or `</`) and `>`.
 fn tag(line: &[u8], start: usize, end: usize) -> bool {
-    let name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-');
+    const TAG_BYTE: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'-');
+            b += 1;
+        }
+        table
+    };
+    let name = |b: &&u8| TAG_BYTE[usize::from(**b)];
     // The `>` after is the rarer, so it is looked for first.
     line[end..].iter().find(|b| !name(b)) == Some(&b'>')
         && matches!(line[..start].iter().rev().find(|b| !name(b)), Some(b'<' | b'/'))
@@ -276,6 +348,29 @@ pub(crate) mod tests {
     fn passes(gate: Gate, line: &str, keyword: &str) -> bool {
         let start = line.find(keyword).unwrap();
         gate.passes(line.as_bytes(), start, start + keyword.len(), &mut LineFacts::default())
+    }
+
+    #[test]
+    fn remembered_verdicts_are_the_verdicts() {
+        // Names from the corpus and the rules' examples, cut at every length so that many
+        // share a slot of the memo, judged in a shuffled order, each twice and both ways.
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        let text = include_str!("../../fixtures/redaction/corpus.jsonl");
+        for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')) {
+            for cut in 1..=word.len().min(JUDGED_MAX + 2) {
+                names.push(word.as_bytes()[..cut].to_vec());
+            }
+        }
+        let mut r = crate::redact::tests::Rng(0x1d6e);
+        let mut secret = 0;
+        for _ in 0..4 * names.len() {
+            let name = &names[r.below(names.len())];
+            let strict = r.below(2) == 0;
+            let want = names_a_secret(name, Form::Query, strict);
+            assert_eq!(judged(name, strict), want, "{:?} strict {strict}", String::from_utf8_lossy(name));
+            secret += usize::from(want);
+        }
+        assert!(secret > 100, "{secret}");
     }
 
     #[test]
