@@ -219,7 +219,7 @@ impl<'a> Walker<'a, '_> {
         let mut i = start + 1;
         let mut escaped = false;
         loop {
-            let at = i + memchr::memchr2(b'"', b'\\', &self.b[i..]).ok_or(NotJson)?;
+            let at = i + super::find::quote_or_backslash(&self.b[i..]).ok_or(NotJson)?;
             if self.b[at] == b'"' {
                 self.pos = at + 1;
                 return Ok(Literal { start, end: at + 1, escaped });
@@ -352,33 +352,49 @@ thread_local! {
 /// checked by [`Walker::literal`]; a lone surrogate is refused, as serde_json refuses it,
 /// so the line is then read as plain text.
 fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
+    #[cfg(target_arch = "x86_64")]
+    if super::keywords::simd::available() {
+        // SAFETY: the processor has AVX2.
+        return unsafe { super::find::unescape_avx2(raw, out) };
+    }
+    unescape_portable(raw, out)
+}
+
+fn unescape_portable(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
     let mut at = 0;
     while let Some(i) = memchr::memchr(b'\\', &raw[at..]) {
         let esc = at + i;
         out.extend_from_slice(&raw[at..esc]);
-        let byte = match raw.get(esc + 1).ok_or(NotJson)? {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'/' => b'/',
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => {
-                let (c, used) = unicode_escape(&raw[esc..])?;
-                let mut utf8 = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
-                at = esc + used;
-                continue;
-            }
-            _ => return Err(NotJson),
-        };
-        out.push(byte);
-        at = esc + 2;
+        let (bytes, len, used) = escape(&raw[esc..])?;
+        out.extend_from_slice(&bytes[..len]);
+        at = esc + used;
     }
     out.extend_from_slice(&raw[at..]);
     Ok(())
+}
+
+/// The escape at the start of `s` (which starts with `\\`): the UTF-8 it stands for (up
+/// to four bytes, and how many), and how many bytes of `s` it took.
+#[inline]
+pub(super) fn escape(s: &[u8]) -> Result<([u8; 4], usize, usize), NotJson> {
+    let byte = match s.get(1).ok_or(NotJson)? {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'u' => {
+            let (c, used) = unicode_escape(s)?;
+            let mut utf8 = [0u8; 4];
+            let len = c.encode_utf8(&mut utf8).len();
+            return Ok((utf8, len, used));
+        }
+        _ => return Err(NotJson),
+    };
+    Ok(([byte, 0, 0, 0], 1, 2))
 }
 
 /// The character of a `\uXXXX` escape (or a surrogate pair of two) at the start of `s`,
@@ -533,17 +549,30 @@ mod tests {
         let pool = [
             'a', 'Z', '"', '\\', '/', '\n', '\r', '\t', '\u{8}', '\u{c}', '\u{1}', 'é', '→', '日', '🦀', ' ',
         ];
-        for _ in 0..2000 {
-            let text: String = (0..r.below(40)).map(|_| pool[r.below(pool.len())]).collect();
+        // Mostly plain text, so that stretches between escapes cross the 32-byte steps.
+        let plain = ['a', 'Z', ' ', 'é', '→'];
+        for _ in 0..4000 {
+            let text: String = (0..r.below(120))
+                .map(
+                    |_| if r.below(3) == 0 { pool[r.below(pool.len())] } else { plain[r.below(plain.len())] },
+                )
+                .collect();
             for written in [serde_json::to_string(&text).unwrap(), format!("\"{}\"", ascii_escaped(&text))] {
-                let mut out = Vec::new();
-                unescape(&written.as_bytes()[1..written.len() - 1], &mut out).unwrap();
-                assert_eq!(String::from_utf8(out).unwrap(), text, "{written}");
+                let raw = &written.as_bytes()[1..written.len() - 1];
+                let mut out = b"kept".to_vec();
+                unescape(raw, &mut out).unwrap();
+                assert_eq!(String::from_utf8(out).unwrap(), format!("kept{text}"), "{written}");
+                let mut portable = b"kept".to_vec();
+                unescape_portable(raw, &mut portable).unwrap();
+                assert_eq!(String::from_utf8(portable).unwrap(), format!("kept{text}"), "{written}");
             }
         }
         // What serde_json refuses is refused: lone and reversed surrogates.
         for bad in [r"\ud800", r"\udc00", r"\ud800x", r"\ud800\u0041", r"\udc00\ud800", r"\q"] {
             assert!(unescape(bad.as_bytes(), &mut Vec::new()).is_err(), "{bad}");
+            assert!(unescape_portable(bad.as_bytes(), &mut Vec::new()).is_err(), "{bad}");
+            let long = format!("{}{bad}", "x".repeat(40));
+            assert!(unescape(long.as_bytes(), &mut Vec::new()).is_err(), "{long}");
             assert!(serde_json::from_str::<String>(&format!("\"{bad}\"")).is_err(), "{bad}");
         }
     }

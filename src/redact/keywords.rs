@@ -210,11 +210,11 @@ impl Keywords {
 /// The anchor hashes of eight positions at once with AVX2, where the processor has it:
 /// the scan is the whole cost of text without secrets, and hashing was most of the scan.
 #[cfg(target_arch = "x86_64")]
-mod simd {
+pub(crate) mod simd {
     use std::arch::x86_64::*;
     use std::sync::OnceLock;
 
-    pub(super) fn available() -> bool {
+    pub(crate) fn available() -> bool {
         static AVX2: OnceLock<bool> = OnceLock::new();
         *AVX2.get_or_init(|| is_x86_feature_detected!("avx2"))
     }

@@ -22,6 +22,7 @@
 //! See SECURITY.md for what is and is not redacted.
 
 mod assign;
+mod find;
 mod formats;
 mod gate;
 mod json;
