@@ -152,20 +152,29 @@ fn next_after_blanks(line: &[u8], from: usize) -> Option<u8> {
     line[from..].iter().copied().find(|b| !matches!(b, b' ' | b'\t'))
 }
 
-/// The bytes a shell word joins into one name: word bytes, `.`, `-`, and the quotes and
-/// backslashes that split a name without ending it (`PASSWOR"D"=x`). A table, because
-/// walking a name is most of what a gate costs on code, which says "session" on every
-/// other line.
-const NAME_BYTE: [bool; 256] = {
-    let mut table = [false; 256];
+/// What a byte is to a name as a shell word joins it: not part of it (0), part of it
+/// ([`PLAIN`]: word bytes, `.`, `-`), or part of it that splits its spelling ([`SPLIT`]:
+/// quotes and backslashes, `PASSWOR"D"=x`). A table, because walking a name is most of
+/// what a gate costs on code, which says "session" on every other line; the walk also
+/// learns whether the slower reading of quotes and escapes is needed at all.
+const NAME_BYTE: [u8; 256] = {
+    let mut table = [0; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'\\' | b'"' | b'\'' | b'`');
+        table[b] = if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-') {
+            PLAIN
+        } else if matches!(c, b'\\' | b'"' | b'\'' | b'`') {
+            SPLIT
+        } else {
+            0
+        };
         b += 1;
     }
     table
 };
+const PLAIN: u8 = 1;
+const SPLIT: u8 = 2;
 
 fn is_quote(b: u8) -> bool {
     matches!(b, b'"' | b'\'' | b'`')
@@ -176,12 +185,15 @@ fn is_quote(b: u8) -> bool {
 /// and flags are read), `name:` and `("NAME", …` (a name that ends with what names a
 /// secret, as keys and call arguments are read), or `--name` (a flag).
 fn named(line: &[u8], start: usize, end: usize) -> bool {
+    let mut seen = 0;
     let mut from = start;
-    while from > 0 && NAME_BYTE[usize::from(line[from - 1])] {
+    while from > 0 && NAME_BYTE[usize::from(line[from - 1])] != 0 {
+        seen |= NAME_BYTE[usize::from(line[from - 1])];
         from -= 1;
     }
     let mut to = end;
-    while to < line.len() && NAME_BYTE[usize::from(line[to])] {
+    while to < line.len() && NAME_BYTE[usize::from(line[to])] != 0 {
+        seen |= NAME_BYTE[usize::from(line[to])];
         to += 1;
     }
     // Quotes around the name are the string it is written in; one after it may close a
@@ -197,7 +209,7 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     let (lead, name) = if flag { (&name[..lead], &name[lead..]) } else { (&name[..0], name) };
     // A name with quotes or escapes inside is left to the engines, which read it as the
     // shell does; judging it here would need the same lexer.
-    let odd = lead.iter().chain(name).any(|b| is_quote(*b) || *b == b'\\');
+    let odd = seen & SPLIT != 0 && lead.iter().chain(name).any(|b| is_quote(*b) || *b == b'\\');
     let judge = |strict: bool| odd || judged(name, strict);
     if flag {
         return judge(false);
@@ -229,7 +241,9 @@ struct Judged {
 
 /// [`names_a_secret`] for a name read as a query or flag would be, remembered per thread:
 /// code names the same variable (`entireSessionID :=`) line after line, and judging a
-/// name costs as much as the rest of the gate.
+/// name costs as much as the rest of the gate. Out of line: most hits never get here, and
+/// inlined its buffers made every gate's stack frame larger.
+#[inline(never)]
 fn judged(name: &[u8], strict: bool) -> bool {
     if name.len() > JUDGED_MAX {
         return names_a_secret(name, Form::Query, strict);
