@@ -27,14 +27,17 @@ pub struct File {
 /// JSON document stays valid JSON, anything else is redacted as text.
 pub fn redact_file(rel: &str, data: &[u8], report: &mut Report) -> Vec<u8> {
     let Ok(text) = std::str::from_utf8(data) else {
+        // Read as what it is (JSON Lines, JSON or text) with each bad byte as U+FFFD: one
+        // bad byte must not turn the reading of JSON strings off for the whole file. The
+        // bytes stay as they are unless there is something to redact.
         let lossy = String::from_utf8_lossy(data);
         let mut found = Report::default();
-        let red = redact::redact_report(&lossy, &mut found);
+        let red = redact_file(rel, lossy.as_bytes(), &mut found);
         if found.values == 0 {
             return data.to_vec();
         }
         report.merge(&found);
-        return red.into_owned().into_bytes();
+        return red;
     };
     if rel.ends_with(".json")
         && let Ok(doc) = serde_json::from_str::<Value>(text)
@@ -152,6 +155,19 @@ pub fn decode(element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transcript_with_a_bad_byte_is_still_read_as_json() {
+        let mut data = b"{\"a\":\"\xff\"}\n".to_vec();
+        data.extend_from_slice(b"{\"a\":\"caf\xe9\",\"b\":\"\\u0070assword=hunter2xyz\"}\n");
+        let mut report = Report::default();
+        let out = redact_file("chats/s.jsonl", &data, &mut report);
+        assert!(!String::from_utf8_lossy(&out).contains("hunter2xyz"), "{}", String::from_utf8_lossy(&out));
+        assert_eq!(report.values, 1);
+        // Nothing to redact: the bytes as they were.
+        let clean = b"{\"a\":\"\xff\"}\n{\"b\":\"\\u0041\"}\n";
+        assert_eq!(redact_file("chats/s.jsonl", clean, &mut Report::default()), clean.to_vec());
+    }
 
     #[test]
     fn an_element_round_trips_and_its_header_is_checked() {

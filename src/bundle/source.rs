@@ -239,11 +239,17 @@ pub(super) fn redact_line<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) 
                 Cow::Owned(s) => Cow::Owned(s.into_bytes()),
             }
         }
-        // Not UTF-8: the bytes stay as they are unless the readable part holds a secret.
+        // Not UTF-8: read as it would be with each bad byte as U+FFFD (a record is still
+        // read as JSON, its escapes decoded); the bytes stay as they are unless that
+        // reading finds a secret.
         Err(_) => {
             let lossy = String::from_utf8_lossy(body);
             let mut found = Report::default();
-            let red = redact::redact_report(&lossy, &mut found);
+            let red = if jsonl {
+                redact::redact_json_line(&lossy, &mut found)
+            } else {
+                redact::redact_report(&lossy, &mut found)
+            };
             if found.values == 0 {
                 Cow::Borrowed(body)
             } else {
@@ -388,6 +394,17 @@ pub(super) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_with_a_bad_byte_is_still_read_as_json() {
+        let body = b"{\"a\":\"\xff\",\"b\":\"\\u0070assword=hunter2xyz\"}";
+        let mut report = Report::default();
+        let out = redact_line(body, true, &mut report);
+        assert!(!String::from_utf8_lossy(&out).contains("hunter2xyz"), "{}", String::from_utf8_lossy(&out));
+        assert_eq!(report.values, 1);
+        let clean = b"{\"a\":\"\xff\",\"b\":\"\\u0041\"}";
+        assert!(matches!(redact_line(clean, true, &mut Report::default()), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn a_file_rewritten_between_the_reads_is_redacted_afresh() {

@@ -66,8 +66,6 @@ fn sniff<R: BufRead>(input: &mut R) -> io::Result<Kind> {
 fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Report> {
     let mut report = Report::default();
     let mut line = Vec::new();
-    let mut sc = LineScanner::default();
-    let mut out = Vec::new();
     loop {
         line.clear();
         if input.read_until(b'\n', &mut line)? == 0 {
@@ -78,10 +76,19 @@ fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<R
         let (body, eol) = line.split_at(body_len);
         match std::str::from_utf8(body) {
             Ok(text) => output.write_all(super::redact_json_line(text, &mut report).as_bytes())?,
-            // Not UTF-8, so not JSON: read as text, bytes kept.
+            // Not UTF-8: read as it would be with each bad byte as U+FFFD, so that one bad
+            // byte does not turn the reading of the record's JSON strings off. The bytes
+            // stay as they are unless that reading finds a secret.
             Err(_) => {
-                out.clear();
-                output.write_all(if sc.line(body, &mut out, &mut report) { &out } else { body })?;
+                let lossy = String::from_utf8_lossy(body);
+                let mut found = Report::default();
+                let red = super::redact_json_line(&lossy, &mut found);
+                if found.values == 0 {
+                    output.write_all(body)?;
+                } else {
+                    report.merge(&found);
+                    output.write_all(red.as_bytes())?;
+                }
             }
         }
         output.write_all(eol)?;

@@ -75,6 +75,9 @@ pub(crate) unsafe fn unescape_avx2(raw: &[u8], out: &mut Vec<u8>) -> Result<(), 
                 out.set_len(base + written);
                 return Err(super::json::NotJson);
             };
+            // What keeps every write inside the reservation: an escape never stands for
+            // more bytes than it takes, nor for more than four.
+            debug_assert!(len <= used && len <= 4, "escape of {used} bytes decoded to {len}");
             // All four bytes, whatever `len` is: one store, not a `memcpy` call.
             std::ptr::write_unaligned(dst.add(written).cast::<[u8; 4]>(), bytes);
             written += len;

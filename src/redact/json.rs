@@ -408,28 +408,36 @@ pub(super) fn escape(s: &[u8]) -> Result<([u8; 4], usize, usize), NotJson> {
 
 /// The character of a `\uXXXX` escape (or a surrogate pair of two) at the start of `s`,
 /// and how many bytes it took.
+///
+/// A lone surrogate (broken UTF-16: a tool output cut in the middle of an emoji, once
+/// serialised) stands for U+FFFD, as JavaScript's and the WHATWG decoders read it. The
+/// record is still JSON to Claude Code and to every reader but serde_json; refusing it
+/// sent the whole record to the plain-text reading, where a secret spelled with escapes
+/// in any other string of it passed. A string kept as it was keeps its escape; one that
+/// has a secret redacted is written back with U+FFFD in its place.
 fn unicode_escape(s: &[u8]) -> Result<(char, usize), NotJson> {
     let hex = |at: usize| -> Result<u32, NotJson> {
         let digits = s.get(at..at + 4).ok_or(NotJson)?;
-        let text = std::str::from_utf8(digits).map_err(|_| NotJson)?;
-        u32::from_str_radix(text, 16).map_err(|_| NotJson)
+        if !digits.iter().all(u8::is_ascii_hexdigit) {
+            return Err(NotJson);
+        }
+        Ok(digits.iter().fold(0, |n, d| n * 16 + (*d as char).to_digit(16).unwrap_or(0)))
     };
     let first = hex(2)?;
-    if (0xDC00..0xE000).contains(&first) {
-        return Err(NotJson);
-    }
-    if !(0xD800..0xDC00).contains(&first) {
+    if !(0xD800..0xE000).contains(&first) {
         return char::from_u32(first).map(|c| (c, 6)).ok_or(NotJson);
     }
-    if s.get(6..8) != Some(b"\\u") {
-        return Err(NotJson);
+    let low = |n: u32| (0xDC00..0xE000).contains(&n);
+    // A high surrogate and a low one after it make one character; anything else is
+    // U+FFFD for this escape, and the next escape is read on its own.
+    if !low(first) && s.get(6..8) == Some(b"\\u") {
+        let second = hex(8)?;
+        if low(second) {
+            let c = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+            return char::from_u32(c).map(|c| (c, 12)).ok_or(NotJson);
+        }
     }
-    let second = hex(8)?;
-    if !(0xDC00..0xE000).contains(&second) {
-        return Err(NotJson);
-    }
-    let c = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
-    char::from_u32(c).map(|c| (c, 12)).ok_or(NotJson)
+    Ok((char::REPLACEMENT_CHARACTER, 6))
 }
 
 /// What is known of a key: how its name classifies a value, and whether its own text is
@@ -576,8 +584,28 @@ mod tests {
                 assert_eq!(String::from_utf8(portable).unwrap(), format!("kept{text}"), "{written}");
             }
         }
-        // What serde_json refuses is refused: lone and reversed surrogates.
-        for bad in [r"\ud800", r"\udc00", r"\ud800x", r"\ud800\u0041", r"\udc00\ud800", r"\q"] {
+        // Lone and reversed surrogates, which serde_json refuses, are U+FFFD each, as
+        // JavaScript reads them; the escape after a lone one is read on its own.
+        for (broken, text) in [
+            (r"\ud800", "\u{fffd}"),
+            (r"\udc00", "\u{fffd}"),
+            (r"\ud800x", "\u{fffd}x"),
+            (r"\ud800\u0041", "\u{fffd}A"),
+            (r"\udc00\ud800", "\u{fffd}\u{fffd}"),
+            (r"\ud800\ud800\udc00", "\u{fffd}\u{10000}"),
+            (r"\ud83d\ude00\ud83d", "\u{1f600}\u{fffd}"),
+        ] {
+            for raw in [broken.to_string(), format!("{}{broken}", "y".repeat(40))] {
+                let want = format!("{}{text}", &raw[..raw.len() - broken.len()]);
+                for decode in [unescape, unescape_portable] {
+                    let mut out = Vec::new();
+                    decode(raw.as_bytes(), &mut out).unwrap();
+                    assert_eq!(String::from_utf8(out).unwrap(), want, "{raw}");
+                }
+            }
+        }
+        // What no reader takes is refused.
+        for bad in [r"\q", r"\u12", r"\ud800\u12"] {
             assert!(unescape(bad.as_bytes(), &mut Vec::new()).is_err(), "{bad}");
             assert!(unescape_portable(bad.as_bytes(), &mut Vec::new()).is_err(), "{bad}");
             let long = format!("{}{bad}", "x".repeat(40));
