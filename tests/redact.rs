@@ -208,12 +208,33 @@ mod cli {
 
     #[test]
     fn a_slow_pipe_gets_each_line_as_it_comes() {
+        slow_pipe(&["redact"], |i| {
+            (
+                vec!["token=".into(), TOKEN.into(), format!(" {i}"), "\n".into()],
+                format!("token=[REDACTED] {i}"),
+            )
+        });
+    }
+
+    #[test]
+    fn a_slow_pipe_gets_each_record_as_it_comes() {
+        slow_pipe(&["redact", "--as", "transcript"], |i| {
+            (
+                vec![r#"{"cmd":"token="#.into(), TOKEN.into(), format!(r#"","i":{i}}}"#), "\n".into()],
+                format!(r#"{{"cmd":"token=[REDACTED]","i":{i}}}"#),
+            )
+        });
+    }
+
+    /// Three lines written to `lokust-shell ARGS` in pieces, with pauses, each answered
+    /// while standard input is still open. `line(i)` gives the pieces and the answer.
+    fn slow_pipe(args: &[&str], line: impl Fn(usize) -> (Vec<String>, String)) {
         use std::io::{BufRead, BufReader, Write};
         use std::process::{Command, Stdio};
         use std::sync::mpsc;
         use std::time::Duration;
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("lokust-shell"))
-            .arg("redact")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -227,8 +248,9 @@ mod cli {
             }
         });
         for i in 0..3 {
+            let (pieces, want) = line(i);
             // In pieces, as a slow writer sends them: the line is only whole at the newline.
-            for piece in ["token=", TOKEN, &format!(" {i}"), "\n"] {
+            for piece in pieces {
                 stdin.write_all(piece.as_bytes()).unwrap();
                 stdin.flush().unwrap();
                 std::thread::sleep(Duration::from_millis(20));
@@ -238,7 +260,7 @@ mod cli {
             if got.is_err() {
                 let _ = child.kill();
             }
-            assert_eq!(got.expect("no line within 10 s"), format!("token=[REDACTED] {i}"));
+            assert_eq!(got.expect("no line within 10 s"), want);
         }
         drop(stdin);
         assert!(child.wait().unwrap().success());
