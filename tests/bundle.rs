@@ -88,6 +88,39 @@ fn transcripts_are_redacted_inside_their_json_strings() {
     assert!(!text.contains(&gh));
 }
 
+/// A record with a lone surrogate escape (a string cut in the middle of an emoji, as
+/// JavaScript serialises it) or a byte that is not UTF-8 is still read as JSON: either
+/// used to send the record to the plain-text reading, where a token spelled with an
+/// escape in another of its strings went into the bundle.
+#[test]
+fn a_flawed_record_still_has_its_escaped_secrets_redacted() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    let slot = make_project(&env, &project);
+    let (_, gh) = secrets();
+    let escaped = gh.replacen('R', "\\u0052", 1);
+    let tail = &gh[5..];
+    let mut records = fs::read(slot.join(format!("{SESSION}.jsonl"))).unwrap();
+    records.extend_from_slice(
+        format!(r#"{{"type":"user","message":{{"content":"cut \ud83d"}},"toolUseResult":{{"stdout":"push with {escaped}"}}}}"#)
+            .as_bytes(),
+    );
+    records.extend_from_slice(b"\n{\"type\":\"user\",\"message\":{\"content\":\"caf\xe9\"},\"cmd\":\"");
+    records.extend_from_slice(format!("export TOKEN={escaped}\"}}\n").as_bytes());
+    fs::write(slot.join(format!("{SESSION}.jsonl")), &records).unwrap();
+    let (lok, stderr) = snapshot(&env, &project, &[]);
+    let files = entries(&tar_of(&lok));
+    let main = &files.iter().find(|(p, _)| p.ends_with(&format!("{SESSION}.jsonl"))).unwrap().1;
+    let bundled = String::from_utf8_lossy(main);
+    assert!(!bundled.contains(tail), "{bundled}");
+    assert_eq!(bundled.matches("[REDACTED]").count(), 4, "{bundled}");
+    // The records before them, and the surrogate where nothing was redacted, as they were.
+    let original = String::from_utf8_lossy(&records);
+    assert_eq!(original.lines().nth(2), bundled.lines().nth(2));
+    assert!(bundled.contains(r#""content":"cut \ud83d""#), "{bundled}");
+    assert!(stderr.contains("bundle 6 values"), "{stderr}");
+}
+
 #[test]
 fn no_redact_bundle_keeps_secrets_and_says_so() {
     let env = TestEnv::new();
