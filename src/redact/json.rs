@@ -457,6 +457,9 @@ fn known_key(key: &str) -> Option<KnownKey> {
     if key.len() > KNOWN_KEY_MAX {
         return None;
     }
+    if key.len() <= SHORT_KEY {
+        return Some(known_short_key(key));
+    }
     thread_local! {
         static SEEN: RefCell<HashMap<Box<str>, KnownKey, BuildKeyHasher>> = RefCell::new(HashMap::default());
     }
@@ -468,13 +471,83 @@ fn known_key(key: &str) -> Option<KnownKey> {
         if seen.len() >= 4096 {
             seen.clear();
         }
-        let known = KnownKey {
-            class: value::name_class(key.as_bytes(), Form::Colon),
-            clean: matches!(super::redact_report(key, &mut Report::default()), Cow::Borrowed(_)),
-        };
+        let known = judge_key(key);
         seen.insert(key.into(), known);
         Some(known)
     })
+}
+
+fn judge_key(key: &str) -> KnownKey {
+    KnownKey {
+        class: value::name_class(key.as_bytes(), Form::Colon),
+        clean: matches!(super::redact_report(key, &mut Report::default()), Cow::Borrowed(_)),
+    }
+}
+
+/// Keys up to this long, nearly all of a transcript's, are remembered in slots of their
+/// own and compared in place: hashing them into a map and comparing them there was a
+/// twentieth of the redaction of a transcript.
+const SHORT_KEY: usize = 32;
+/// Slots for short keys, in pairs: a key may sit in either of its pair, so two keys a
+/// transcript uses on every line do not push each other out by sharing a slot.
+const KEY_SLOTS: usize = 1024;
+
+#[derive(Clone, Copy)]
+struct ShortKey {
+    len: u8,
+    /// The first and the last eight bytes (fewer, zero-padded, for a shorter key): a key
+    /// of up to 16 bytes is these, and most keys are that short.
+    ends: (u64, u64),
+    name: [u8; SHORT_KEY],
+    known: KnownKey,
+}
+
+/// The first and the last eight bytes of `key`, without a call to `memcpy`.
+fn key_ends(key: &[u8]) -> (u64, u64) {
+    match key.len() {
+        8.. => (
+            u64::from_le_bytes(key[..8].try_into().unwrap_or_default()),
+            u64::from_le_bytes(key[key.len() - 8..].try_into().unwrap_or_default()),
+        ),
+        _ => {
+            let word = key.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+            (word, word)
+        }
+    }
+}
+
+fn known_short_key(key: &str) -> KnownKey {
+    thread_local! {
+        static SLOTS: RefCell<Box<[Option<ShortKey>; KEY_SLOTS]>> = RefCell::new(Box::new([None; KEY_SLOTS]));
+    }
+    let b = key.as_bytes();
+    let ends = key_ends(b);
+    let h = (ends.0 ^ ends.1.rotate_left(29) ^ b.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let pair = ((h >> 32) as usize % KEY_SLOTS) & !1;
+    let holds = |s: &ShortKey| {
+        usize::from(s.len) == b.len() && s.ends == ends && (b.len() <= 16 || s.name[..b.len()] == *b)
+    };
+    let found =
+        SLOTS.with_borrow(|slots| slots[pair..pair + 2].iter().flatten().find(|s| holds(s)).map(|s| s.known));
+    if let Some(known) = found {
+        return known;
+    }
+    let known = judge_key(key);
+    let mut name = [0; SHORT_KEY];
+    name[..b.len()].copy_from_slice(b);
+    SLOTS.with_borrow_mut(|slots| {
+        // An empty slot of the pair; else the older key goes and the newer moves up.
+        let at = match (slots[pair], slots[pair + 1]) {
+            (None, _) => pair,
+            (Some(_), None) => pair + 1,
+            (Some(_), Some(newer)) => {
+                slots[pair] = Some(newer);
+                pair + 1
+            }
+        };
+        slots[at] = Some(ShortKey { len: b.len() as u8, ends, name, known });
+    });
+    known
 }
 
 /// A multiply-rotate hash for the keys of one's own transcripts: keys are short, the
@@ -558,6 +631,35 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn remembered_keys_are_judged_as_afresh() {
+        // Keys from the corpus, and keys made to share a slot's pair, their first and last
+        // eight bytes, or their length, judged in a shuffled order, each several times.
+        let mut keys: Vec<String> = include_str!("../../fixtures/redaction/corpus.jsonl")
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .filter(|w| w.len() <= SHORT_KEY)
+            .map(str::to_string)
+            .collect();
+        // Same length, same first and last eight bytes, different verdicts.
+        for middle in ["SECRET", "PUBLIC", "PASSWORD", "HARMLESS"] {
+            keys.push(format!("PROJECT_{middle}_ACCESS_KEY"));
+        }
+        for [a, b] in [["secret", "harmle"], ["password", "harmless"]] {
+            keys.push(format!("client_{a}_of_the_app_a"));
+            keys.push(format!("client_{b}_of_the_app_a"));
+        }
+        keys.push(String::new());
+        let mut r = Rng(0x4b45);
+        let mut secret = 0;
+        for _ in 0..8 * keys.len() {
+            let key = &keys[r.below(keys.len())];
+            let (got, want) = (known_short_key(key), judge_key(key));
+            assert_eq!((got.class, got.clean), (want.class, want.clean), "{key:?}");
+            secret += usize::from(want.class.is_some());
+        }
+        assert!(secret > 100, "{secret}");
     }
 
     #[test]
