@@ -70,6 +70,16 @@ pub(crate) unsafe fn unescape_avx2(raw: &[u8], out: &mut Vec<u8>) -> Result<(), 
                     break;
                 }
             }
+            // A one-letter escape (`\\n`, `\\t`, `\\"`: nearly all of them in code) here;
+            // `\\u` and what is not an escape in the decoder proper.
+            let letter = raw.get(at + 1).copied().unwrap_or(0);
+            let simple = super::json::SIMPLE_ESCAPE[usize::from(letter)];
+            if simple != 0 {
+                *dst.add(written) = simple;
+                written += 1;
+                at += 2;
+                continue;
+            }
             let decoded = super::json::escape(&raw[at..]);
             let Ok((bytes, len, used)) = decoded else {
                 out.set_len(base + written);

@@ -376,7 +376,7 @@ fn unescape_portable(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
 /// What each one-letter escape stands for (`\\n` → newline); 0 for none. A table, not a
 /// `match`: code is full of `\\n` and `\\t`, and the jump a `match` compiles to was
 /// mispredicted often enough to show.
-const SIMPLE_ESCAPE: [u8; 256] = {
+pub(super) const SIMPLE_ESCAPE: [u8; 256] = {
     let mut table = [0; 256];
     table[b'"' as usize] = b'"';
     table[b'\\' as usize] = b'\\';
