@@ -213,7 +213,9 @@ impl<'a> Walker<'a, '_> {
         if self.pos == from { Err(NotJson) } else { Ok(()) }
     }
 
-    /// The string literal at `pos`, escapes checked; `pos` moves past it.
+    /// The string literal at `pos`, escapes checked; `pos` moves past it. Inlined: returned
+    /// through memory, its fields were read back before their stores had landed.
+    #[inline(always)]
     fn literal(&mut self) -> Result<Literal, NotJson> {
         let start = self.pos;
         let mut i = start + 1;
