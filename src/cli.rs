@@ -373,8 +373,9 @@ pub struct InitArgs {
 #[command(
     long_about = "Copy text to standard output with every secret replaced by [REDACTED], \
 line by line, streaming: the same redactor every .lok section passes through. Lines with \
-nothing to redact come out byte for byte; invalid UTF-8 passes through untouched; there is \
-no line-length limit.
+nothing to redact come out byte for byte, invalid UTF-8 included (a transcript record with \
+a secret and a byte that is not UTF-8 gets U+FFFD for that byte); there is no line-length \
+limit.
 
 Useful on its own, before pasting a terminal's output anywhere, and to audit the rules: \
 --explain lists which rules fired and how often (never the secrets).",

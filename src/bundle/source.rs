@@ -204,7 +204,7 @@ pub(super) fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Edi
     for line in lines(chunk) {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
         // A clean line (nearly all of them) is not copied at all.
-        let red = redact_line(body, jsonl, report);
+        let red = redact::redact_line_bytes(body, jsonl, report);
         out_len += (red.len() + line.len() - body.len()) as u64;
         if let Cow::Owned(new) = red
             && new != body
@@ -224,40 +224,6 @@ pub(super) fn apply(chunk: &[u8], edits: &[(usize, usize, Vec<u8>)], out: &mut V
         pos = *end;
     }
     out.extend_from_slice(&chunk[pos..]);
-}
-
-pub(super) fn redact_line<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) -> Cow<'a, [u8]> {
-    match std::str::from_utf8(body) {
-        Ok(text) => {
-            let red = if jsonl {
-                redact::redact_json_line(text, report)
-            } else {
-                redact::redact_report(text, report)
-            };
-            match red {
-                Cow::Borrowed(_) => Cow::Borrowed(body),
-                Cow::Owned(s) => Cow::Owned(s.into_bytes()),
-            }
-        }
-        // Not UTF-8: read as it would be with each bad byte as U+FFFD (a record is still
-        // read as JSON, its escapes decoded); the bytes stay as they are unless that
-        // reading finds a secret.
-        Err(_) => {
-            let lossy = String::from_utf8_lossy(body);
-            let mut found = Report::default();
-            let red = if jsonl {
-                redact::redact_json_line(&lossy, &mut found)
-            } else {
-                redact::redact_report(&lossy, &mut found)
-            };
-            if found.values == 0 {
-                Cow::Borrowed(body)
-            } else {
-                report.merge(&found);
-                Cow::Owned(red.into_owned().into_bytes())
-            }
-        }
-    }
 }
 
 /// A file's redacted content as a reader of exactly `size` bytes, the size the first
@@ -399,11 +365,11 @@ mod tests {
     fn a_record_with_a_bad_byte_is_still_read_as_json() {
         let body = b"{\"a\":\"\xff\",\"b\":\"\\u0070assword=hunter2xyz\"}";
         let mut report = Report::default();
-        let out = redact_line(body, true, &mut report);
+        let out = redact::redact_line_bytes(body, true, &mut report);
         assert!(!String::from_utf8_lossy(&out).contains("hunter2xyz"), "{}", String::from_utf8_lossy(&out));
         assert_eq!(report.values, 1);
         let clean = b"{\"a\":\"\xff\",\"b\":\"\\u0041\"}";
-        assert!(matches!(redact_line(clean, true, &mut Report::default()), Cow::Borrowed(_)));
+        assert!(matches!(redact::redact_line_bytes(clean, true, &mut Report::default()), Cow::Borrowed(_)));
     }
 
     #[test]

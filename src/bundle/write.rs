@@ -211,7 +211,11 @@ fn write_items<W: Write>(
                             Some(b) => (b, &b"\n"[..]),
                             None => (line, &b""[..]),
                         };
-                        red.extend_from_slice(&redact_line(body, true, &mut stats.redactions));
+                        red.extend_from_slice(&crate::redact::redact_line_bytes(
+                            body,
+                            true,
+                            &mut stats.redactions,
+                        ));
                         red.extend_from_slice(nl);
                     }
                 } else {

@@ -3,7 +3,9 @@
 //!
 //! Bytes are preserved: invalid UTF-8 passes through untouched (the engine works on bytes
 //! and only ever replaces ASCII-delimited spans), so a history file in Latin-1 or with zsh
-//! metafied bytes comes out as it went in, apart from its secrets.
+//! metafied bytes comes out as it went in, apart from its secrets. A transcript record
+//! that is not UTF-8 is the exception: it is read as JSON with U+FFFD for each bad byte,
+//! and comes out so if a secret was redacted from it.
 //!
 //! Harmless text costs close to a copy: the keyword prefilter runs over whole buffers,
 //! and only the lines around a keyword hit are handed to the line engine.
@@ -74,23 +76,7 @@ fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<R
         let body_len =
             line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
         let (body, eol) = line.split_at(body_len);
-        match std::str::from_utf8(body) {
-            Ok(text) => output.write_all(super::redact_json_line(text, &mut report).as_bytes())?,
-            // Not UTF-8: read as it would be with each bad byte as U+FFFD, so that one bad
-            // byte does not turn the reading of the record's JSON strings off. The bytes
-            // stay as they are unless that reading finds a secret.
-            Err(_) => {
-                let lossy = String::from_utf8_lossy(body);
-                let mut found = Report::default();
-                let red = super::redact_json_line(&lossy, &mut found);
-                if found.values == 0 {
-                    output.write_all(body)?;
-                } else {
-                    report.merge(&found);
-                    output.write_all(red.as_bytes())?;
-                }
-            }
-        }
+        output.write_all(&super::redact_line_bytes(body, true, &mut report))?;
         output.write_all(eol)?;
         // Out before the next read may wait, so `tail -f | lokust-shell redact` shows each
         // record as it comes (records are large: a flush each costs little).

@@ -11,6 +11,9 @@
 //! value: a line that passes is read exactly as before. The rule examples, the corpora
 //! and a comparison with the ungated engine on real text keep it so (see the tests).
 
+use std::cell::RefCell;
+
+use super::memo::{Memo, remembered};
 use super::value::{Form, names_a_secret};
 
 /// The condition a keyword hit must meet to wake its rule.
@@ -224,53 +227,17 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     }
 }
 
-/// Names up to this long have their verdict remembered.
-const JUDGED_MAX: usize = 32;
-/// Slots of the memo, a power of two.
-const JUDGED_SLOTS: usize = 256;
-
-/// One remembered verdict: the name, its length, how strictly it was judged, and the
-/// verdict.
-#[derive(Clone, Copy)]
-struct Judged {
-    name: [u8; JUDGED_MAX],
-    len: u8,
-    strict: bool,
-    secret: bool,
-}
-
 /// [`names_a_secret`] for a name read as a query or flag would be, remembered per thread:
 /// code names the same variable (`entireSessionID :=`) line after line, and judging a
 /// name costs as much as the rest of the gate. Out of line: most hits never get here, and
 /// inlined its buffers made every gate's stack frame larger.
 #[inline(never)]
 fn judged(name: &[u8], strict: bool) -> bool {
-    if name.len() > JUDGED_MAX {
-        return names_a_secret(name, Form::Query, strict);
-    }
     thread_local! {
-        static MEMO: std::cell::RefCell<Box<[Option<Judged>; JUDGED_SLOTS]>> =
-            std::cell::RefCell::new(Box::new([None; JUDGED_SLOTS]));
+        static LENIENT: RefCell<Memo<bool>> = RefCell::new(Memo::new(128));
+        static STRICT: RefCell<Memo<bool>> = RefCell::new(Memo::new(128));
     }
-    let mut key = [0u8; JUDGED_MAX];
-    key[..name.len()].copy_from_slice(name);
-    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ u64::from(strict);
-    for &b in name {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    let slot = (h >> 32) as usize % JUDGED_SLOTS;
-    MEMO.with_borrow_mut(|memo| {
-        if let Some(j) = memo[slot]
-            && usize::from(j.len) == name.len()
-            && j.strict == strict
-            && j.name == key
-        {
-            return j.secret;
-        }
-        let secret = names_a_secret(name, Form::Query, strict);
-        memo[slot] = Some(Judged { name: key, len: name.len() as u8, strict, secret });
-        secret
-    })
+    remembered(if strict { &STRICT } else { &LENIENT }, name, || names_a_secret(name, Form::Query, strict))
 }
 
 /// An element name as XML writes it, between `<` (or `</`) and `>`.
@@ -371,7 +338,7 @@ pub(crate) mod tests {
         let mut names: Vec<Vec<u8>> = Vec::new();
         let text = include_str!("../../fixtures/redaction/corpus.jsonl");
         for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')) {
-            for cut in 1..=word.len().min(JUDGED_MAX + 2) {
+            for cut in 1..=word.len().min(super::super::memo::MAX + 2) {
                 names.push(word.as_bytes()[..cut].to_vec());
             }
         }

@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
+use super::memo::Memo;
 use super::scan::{self, LineScanner};
 use super::value::{self, Class, Form};
 use super::{REDACTED, Report};
@@ -227,16 +228,18 @@ impl<'a> Walker<'a, '_> {
                 return Ok(Literal { start, end: at + 1, escaped });
             }
             escaped = true;
-            match self.b.get(at + 1).ok_or(NotJson)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i = at + 2,
-                b'u' => {
-                    let hex = self.b.get(at + 2..at + 6).ok_or(NotJson)?;
-                    if !hex.iter().all(u8::is_ascii_hexdigit) {
-                        return Err(NotJson);
-                    }
-                    i = at + 6;
+            // The one-letter escapes are those the decoder knows: one list of them.
+            let letter = *self.b.get(at + 1).ok_or(NotJson)?;
+            if SIMPLE_ESCAPE[usize::from(letter)] != 0 {
+                i = at + 2;
+            } else if letter == b'u' {
+                let hex = self.b.get(at + 2..at + 6).ok_or(NotJson)?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) {
+                    return Err(NotJson);
                 }
-                _ => return Err(NotJson),
+                i = at + 6;
+            } else {
+                return Err(NotJson);
             }
         }
     }
@@ -351,8 +354,8 @@ thread_local! {
 }
 
 /// Appends the text the inside of a string literal stands for to `out`. Escapes were
-/// checked by [`Walker::literal`]; a lone surrogate is refused, as serde_json refuses it,
-/// so the line is then read as plain text.
+/// checked by [`Walker::literal`]; a lone surrogate stands for U+FFFD (see
+/// [`unicode_escape`]).
 fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
     #[cfg(target_arch = "x86_64")]
     if super::keywords::simd::available() {
@@ -489,67 +492,13 @@ fn judge_key(key: &str) -> KnownKey {
 /// Keys up to this long, nearly all of a transcript's, are remembered in slots of their
 /// own and compared in place: hashing them into a map and comparing them there was a
 /// twentieth of the redaction of a transcript.
-const SHORT_KEY: usize = 32;
-/// Slots for short keys, in pairs: a key may sit in either of its pair, so two keys a
-/// transcript uses on every line do not push each other out by sharing a slot.
-const KEY_SLOTS: usize = 1024;
-
-#[derive(Clone, Copy)]
-struct ShortKey {
-    len: u8,
-    /// The first and the last eight bytes (fewer, zero-padded, for a shorter key): a key
-    /// of up to 16 bytes is these, and most keys are that short.
-    ends: (u64, u64),
-    name: [u8; SHORT_KEY],
-    known: KnownKey,
-}
-
-/// The first and the last eight bytes of `key`, without a call to `memcpy`.
-fn key_ends(key: &[u8]) -> (u64, u64) {
-    match key.len() {
-        8.. => (
-            u64::from_le_bytes(key[..8].try_into().unwrap_or_default()),
-            u64::from_le_bytes(key[key.len() - 8..].try_into().unwrap_or_default()),
-        ),
-        _ => {
-            let word = key.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
-            (word, word)
-        }
-    }
-}
+const SHORT_KEY: usize = super::memo::MAX;
 
 fn known_short_key(key: &str) -> KnownKey {
     thread_local! {
-        static SLOTS: RefCell<Box<[Option<ShortKey>; KEY_SLOTS]>> = RefCell::new(Box::new([None; KEY_SLOTS]));
+        static KEYS: RefCell<Memo<KnownKey>> = RefCell::new(Memo::new(512));
     }
-    let b = key.as_bytes();
-    let ends = key_ends(b);
-    let h = (ends.0 ^ ends.1.rotate_left(29) ^ b.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let pair = ((h >> 32) as usize % KEY_SLOTS) & !1;
-    let holds = |s: &ShortKey| {
-        usize::from(s.len) == b.len() && s.ends == ends && (b.len() <= 16 || s.name[..b.len()] == *b)
-    };
-    let found =
-        SLOTS.with_borrow(|slots| slots[pair..pair + 2].iter().flatten().find(|s| holds(s)).map(|s| s.known));
-    if let Some(known) = found {
-        return known;
-    }
-    let known = judge_key(key);
-    let mut name = [0; SHORT_KEY];
-    name[..b.len()].copy_from_slice(b);
-    SLOTS.with_borrow_mut(|slots| {
-        // An empty slot of the pair; else the older key goes and the newer moves up.
-        let at = match (slots[pair], slots[pair + 1]) {
-            (None, _) => pair,
-            (Some(_), None) => pair + 1,
-            (Some(_), Some(newer)) => {
-                slots[pair] = Some(newer);
-                pair + 1
-            }
-        };
-        slots[at] = Some(ShortKey { len: b.len() as u8, ends, name, known });
-    });
-    known
+    super::memo::remembered(&KEYS, key.as_bytes(), || judge_key(key))
 }
 
 /// A multiply-rotate hash for the keys of one's own transcripts: keys are short, the

@@ -28,6 +28,7 @@ mod gate;
 mod json;
 mod keywords;
 mod lex;
+mod memo;
 mod pem;
 mod prose;
 mod rules;
@@ -145,6 +146,34 @@ pub fn redact_env<'a>(name: &str, value: &'a str, report: &mut Report) -> Cow<'a
         return Cow::Owned(REDACTED.to_string());
     }
     redact_report(value, report)
+}
+
+/// One line given as bytes: a JSON Lines record when `jsonl`, else text. A line that is
+/// not UTF-8 is read as it would be with each bad byte as U+FFFD, so that one bad byte
+/// does not turn the reading of a record's JSON strings off (an escaped secret in
+/// another of its strings would pass); its bytes stay as they are unless that reading
+/// finds a secret, and then each bad byte is U+FFFD in what comes back.
+pub fn redact_line_bytes<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) -> Cow<'a, [u8]> {
+    fn read<'t>(text: &'t str, jsonl: bool, report: &mut Report) -> Cow<'t, str> {
+        if jsonl { redact_json_line(text, report) } else { redact_report(text, report) }
+    }
+    match std::str::from_utf8(body) {
+        Ok(text) => match read(text, jsonl, report) {
+            Cow::Borrowed(_) => Cow::Borrowed(body),
+            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+        },
+        Err(_) => {
+            let lossy = String::from_utf8_lossy(body);
+            let mut found = Report::default();
+            let red = read(&lossy, jsonl, &mut found);
+            if found.values == 0 {
+                Cow::Borrowed(body)
+            } else {
+                report.merge(&found);
+                Cow::Owned(red.into_owned().into_bytes())
+            }
+        }
+    }
 }
 
 /// Redacts every string of one JSON Lines record: keys and values as text, and a value
