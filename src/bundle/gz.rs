@@ -1,6 +1,7 @@
 //! A gzip writer that deflates on worker threads, pigz-style: blocks primed with the
 //! previous 32 KiB so the output is one gzip member about the size gzip makes.
 
+use super::deflate::TunedDeflate;
 use super::*;
 
 /// A deflated block and the CRC of its input.
@@ -10,16 +11,8 @@ pub(super) struct Job {
     data: Arc<Vec<u8>>,
     prev: Option<Arc<Vec<u8>>>,
     last: bool,
-    /// Compressed one level finer (see [`FINER_EVERY`]).
-    finer: bool,
     reply: SyncSender<Compressed>,
 }
-
-/// One block in this many is deflated a level finer. zlib-rs's level 6 (zlib-ng's
-/// "medium" matcher) writes real transcripts 1.3% larger than gzip -6 does, its level 7
-/// (lazy matching, as gzip's 6) 0.5% smaller at half the speed: a third of the blocks at
-/// 7 brings the whole within 1% of gzip's size for a sixth more compression time.
-const FINER_EVERY: u64 = 3;
 
 /// A gzip writer that deflates blocks on worker threads and writes them in order: one
 /// gzip member, readable by any gunzip, whose size is within a fraction of gzip's because
@@ -35,26 +28,27 @@ pub struct ParallelGz<W: Write> {
     total: u64,
     in_flight: usize,
     started: bool,
-    blocks: u64,
 }
 
 impl<W: Write> ParallelGz<W> {
-    pub fn new(out: W, level: u32, threads: usize) -> ParallelGz<W> {
+    pub fn new(out: W, threads: usize) -> ParallelGz<W> {
         let (tx, rx) = sync_channel::<Job>(threads * 2);
         let rx = Arc::new(Mutex::new(rx));
         let workers = (0..threads)
             .map(|_| {
                 let rx = Arc::clone(&rx);
                 std::thread::spawn(move || {
-                    let mut deflate = Compress::new(Compression::new(level), false);
-                    let mut finer = Compress::new(Compression::new((level + 1).min(9)), false);
+                    let mut deflate = TunedDeflate::new();
                     loop {
                         let job = match rx.lock() {
                             Ok(guard) => guard.recv(),
                             Err(_) => return,
                         };
                         let Ok(job) = job else { return };
-                        let result = compress_block(if job.finer { &mut finer } else { &mut deflate }, &job);
+                        let result = match &mut deflate {
+                            Ok(deflate) => compress_block(deflate, &job),
+                            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                        };
                         let _ = job.reply.send(result);
                     }
                 })
@@ -71,7 +65,6 @@ impl<W: Write> ParallelGz<W> {
             total: 0,
             in_flight: threads * 2 + 1,
             started: false,
-            blocks: 0,
         }
     }
 
@@ -83,9 +76,7 @@ impl<W: Write> ParallelGz<W> {
         }
         let data = Arc::new(std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK)));
         let (reply, rx) = sync_channel(1);
-        let finer = self.blocks % FINER_EVERY == FINER_EVERY - 1;
-        self.blocks += 1;
-        let job = Job { data: Arc::clone(&data), prev: self.prev.take(), last, finer, reply };
+        let job = Job { data: Arc::clone(&data), prev: self.prev.take(), last, reply };
         self.jobs
             .as_ref()
             .ok_or_else(|| io::Error::other("compression already finished"))?
@@ -124,38 +115,12 @@ impl<W: Write> ParallelGz<W> {
     }
 }
 
-pub(super) fn compress_block(deflate: &mut Compress, job: &Job) -> Compressed {
-    deflate.reset();
-    if let Some(prev) = &job.prev {
-        deflate
-            .set_dictionary(&prev[prev.len().saturating_sub(WINDOW)..])
-            .map_err(|e| io::Error::other(format!("deflate: {e}")))?;
-    }
-    let data = &job.data[..];
-    let flush = if job.last { FlushCompress::Finish } else { FlushCompress::Sync };
-    let mut out = Vec::with_capacity(data.len() / 3 + 1024);
-    let start_in = deflate.total_in();
-    loop {
-        if out.len() == out.capacity() {
-            out.reserve(out.capacity().max(4096));
-        }
-        let consumed = (deflate.total_in() - start_in) as usize;
-        let status = deflate
-            .compress_vec(&data[consumed..], &mut out, flush)
-            .map_err(|e| io::Error::other(format!("deflate: {e}")))?;
-        let consumed = (deflate.total_in() - start_in) as usize;
-        let done = match status {
-            Status::StreamEnd => true,
-            _ if job.last => false,
-            // A sync flush is complete once all input is in and the output was not full.
-            _ => consumed == data.len() && out.len() < out.capacity(),
-        };
-        if done {
-            break;
-        }
-    }
+pub(super) fn compress_block(deflate: &mut TunedDeflate, job: &Job) -> Compressed {
+    let dictionary = job.prev.as_deref().map_or(&[][..], |prev| &prev[prev.len().saturating_sub(WINDOW)..]);
+    let mut out = Vec::with_capacity(job.data.len() / 3 + 1024);
+    deflate.block(dictionary, &job.data, job.last, &mut out)?;
     let mut crc = crc32fast::Hasher::new();
-    crc.update(data);
+    crc.update(&job.data);
     Ok((out, crc))
 }
 
@@ -189,7 +154,7 @@ mod tests {
         }
         for len in [0, 1, BLOCK - 1, BLOCK, input.len()] {
             for threads in [1, 2, 3] {
-                let mut gz = ParallelGz::new(Vec::new(), 6, threads);
+                let mut gz = ParallelGz::new(Vec::new(), threads);
                 gz.write_all(&input[..len]).unwrap();
                 let (out, total) = gz.finish().unwrap();
                 assert_eq!(total, len as u64);

@@ -8,9 +8,9 @@
 //! entry) travels in `<slot>/.lokust/`, which such a reader extracts harmlessly and
 //! `lokust-shell-restore` puts where Claude Code expects it.
 //!
-//! Deflate is the whole cost, so blocks of the tar stream are compressed on two threads
+//! Deflate is most of the cost, so blocks of the tar stream are compressed on two threads
 //! (each block primed with the previous 32 KiB, as pigz does, so the size matches gzip's)
-//! while this thread reads and redacts. See: docs/performance.md.
+//! while redactor threads read and redact. See: docs/performance.md.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -21,9 +21,9 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use flate2::{Compress, Compression, FlushCompress, Status};
 use serde_json::{Value, json};
 
+mod deflate;
 pub mod elements;
 mod gz;
 mod listing;
@@ -60,8 +60,6 @@ pub struct BundleOptions {
     pub redact: bool,
     /// Compression threads; 0 means one per core, at most 4.
     pub threads: usize,
-    /// Deflate level, 6 like gzip.
-    pub level: u32,
     /// Show a progress bar on stderr (the caller decides: a terminal, a large project).
     pub progress: bool,
     /// Further payloads, written as the `bundles` array after `bundle` ([`elements`]).
@@ -75,7 +73,6 @@ impl Default for BundleOptions {
         BundleOptions {
             redact: true,
             threads: 0,
-            level: 6,
             progress: false,
             elements: Vec::new(),
             streamed: Vec::new(),
