@@ -157,7 +157,7 @@ pub fn redact_line_bytes<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) -
     fn read<'t>(text: &'t str, jsonl: bool, report: &mut Report) -> Cow<'t, str> {
         if jsonl { redact_json_line(text, report) } else { redact_report(text, report) }
     }
-    match std::str::from_utf8(body) {
+    match simdutf8::basic::from_utf8(body) {
         Ok(text) => match read(text, jsonl, report) {
             Cow::Borrowed(_) => Cow::Borrowed(body),
             Cow::Owned(s) => Cow::Owned(s.into_bytes()),
