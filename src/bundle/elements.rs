@@ -26,41 +26,30 @@ pub struct File {
 /// Redacts one file by its form: every JSONL line stays one valid JSON value, a single
 /// JSON document stays valid JSON, anything else is redacted as text.
 pub fn redact_file(rel: &str, data: &[u8], report: &mut Report) -> Vec<u8> {
-    let Ok(text) = std::str::from_utf8(data) else {
-        // Read as what it is (JSON Lines, JSON or text) with each bad byte as U+FFFD: one
-        // bad byte must not turn the reading of JSON strings off for the whole file. The
-        // bytes stay as they are unless there is something to redact.
-        let lossy = String::from_utf8_lossy(data);
-        let mut found = Report::default();
-        let red = redact_file(rel, lossy.as_bytes(), &mut found);
-        if found.values == 0 {
-            return data.to_vec();
+    if rel.ends_with(".json") {
+        // A bad byte reads as U+FFFD, so that it does not turn the reading of the
+        // document's strings off; it comes back so only if something was redacted.
+        let text = String::from_utf8_lossy(data);
+        if let Ok(doc) = serde_json::from_str::<Value>(&text) {
+            return match redact::redact_json_line(&doc.to_string(), report) {
+                Cow::Borrowed(_) => data.to_vec(),
+                Cow::Owned(red) => match serde_json::from_str::<Value>(&red) {
+                    Ok(v) => serde_json::to_vec_pretty(&v).unwrap_or_else(|_| red.into_bytes()),
+                    Err(_) => red.into_bytes(),
+                },
+            };
         }
-        report.merge(&found);
-        return red;
-    };
-    if rel.ends_with(".json")
-        && let Ok(doc) = serde_json::from_str::<Value>(text)
-    {
-        let line = doc.to_string();
-        return match redact::redact_json_line(&line, report) {
-            Cow::Borrowed(_) => data.to_vec(),
-            Cow::Owned(red) => match serde_json::from_str::<Value>(&red) {
-                Ok(v) => serde_json::to_vec_pretty(&v).unwrap_or_else(|_| red.into_bytes()),
-                Err(_) => red.into_bytes(),
-            },
-        };
     }
+    // Line by line, as a bundle's transcripts are read: one bad byte touches only its
+    // own line, and only if that line had something to redact.
     let jsonl = rel.ends_with(".jsonl");
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        let body = line.strip_suffix('\n').unwrap_or(line);
-        let red =
-            if jsonl { redact::redact_json_line(body, report) } else { redact::redact_report(body, report) };
-        out.push_str(&red);
-        out.push_str(&line[body.len()..]);
+    let mut out = Vec::with_capacity(data.len());
+    for line in data.split_inclusive(|b| *b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        out.extend_from_slice(&redact::redact_line_bytes(body, jsonl, report));
+        out.extend_from_slice(&line[body.len()..]);
     }
-    out.into_bytes()
+    out
 }
 
 /// Builds an element of `kind` holding `files`, with `fields` beside `data`.

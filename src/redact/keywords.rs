@@ -356,6 +356,19 @@ mod tests {
             }
             assert_eq!(got, want, "{bytes:?}");
         }
+        // A position whose hash is the table's last index: its gather reads the padding.
+        let last =
+            (0u32..1 << 24).find(|t| hash(*t) as usize == TABLE - 1).expect("some trigram hashes there");
+        let mut bytes = [b' '; 16];
+        bytes[..3].copy_from_slice(&last.to_le_bytes()[..3]);
+        bytes[3] = b'o';
+        let mut marks = Box::new([0u8; TABLE + PAD]);
+        marks[TABLE..].fill(0xFF);
+        // SAFETY: AVX2 is present.
+        assert_eq!(unsafe { simd::marked(&bytes, &marks) } & 1, 0, "the padding is not a mark");
+        marks[TABLE - 1] = 1 << class(b'o');
+        // SAFETY: as above.
+        assert_eq!(unsafe { simd::marked(&bytes, &marks) } & 1, 1);
     }
 
     #[test]
