@@ -1,4 +1,4 @@
-//! Finding the next `"` or `\` inside a JSON string, and decoding one.
+//! Finding the next `"` or `\` inside a JSON string, and decoding one to its end.
 //!
 //! A transcript's strings are cut into short stretches by their escapes: a line of code
 //! between two `\n`, a key, a UUID. memchr's search is built for long haystacks, and
@@ -18,61 +18,72 @@ pub(crate) fn quote_or_backslash(b: &[u8]) -> Option<usize> {
     memchr::memchr2(b'"', b'\\', b)
 }
 
-/// [`super::json`]'s `unescape` with AVX2: appends what the inside of a string literal
-/// (escapes checked) stands for to `out`.
+/// [`super::json`]'s `decode_to_quote` with AVX2: appends the text of a string literal
+/// from `b[from..]` up to its closing quote to `out`, and returns where that quote is.
 ///
 /// # Safety
 ///
 /// The processor must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn unescape_avx2(raw: &[u8], out: &mut Vec<u8>) -> Result<(), super::json::NotJson> {
+pub(crate) unsafe fn decode_to_quote_avx2(
+    b: &[u8],
+    from: usize,
+    out: &mut Vec<u8>,
+) -> Result<usize, super::json::NotJson> {
     use std::arch::x86_64::*;
-    // The text is never longer than its literal: an escape of two to twelve bytes stands
-    // for one to four. So every write below, whole 32-byte blocks included, lands inside
-    // this reservation, at or before the place of the bytes read.
-    out.reserve(raw.len() + 32);
+    // The text is never longer than what it is read from: an escape of two to twelve
+    // bytes stands for one to four. So every write below, whole 32-byte blocks included,
+    // lands inside this reservation, at or before the place of the bytes read.
+    out.reserve(b.len() - from + 32);
     let base = out.len();
     let mut written = 0;
-    let mut at = 0;
-    // SAFETY: reads stay inside `raw` (`at + 32 <= raw.len()` for a block); writes go to
-    // `base + written` with `written <= at`, so a block's 32 bytes end by
-    // `base + raw.len()` and an escape's four by `base + at + 4 <= base + raw.len() + 32`,
-    // both inside the capacity reserved above. `set_len` covers only bytes written.
+    let mut at = from;
+    // SAFETY: reads stay inside `b` (`at + 32 <= b.len()` for a block); writes go to
+    // `base + written` with `written <= at - from`, so a block's 32 bytes end by
+    // `base + b.len() - from` and an escape's four by `base + b.len() - from + 3`, both
+    // inside the capacity reserved above. `set_len` covers only bytes written.
     unsafe {
         let dst = out.as_mut_ptr().add(base);
+        let quotes = _mm256_set1_epi8(b'"' as i8);
         let slashes = _mm256_set1_epi8(b'\\' as i8);
         loop {
-            // The next backslash, copying what comes before it.
-            let mut next = None;
-            while at + 32 <= raw.len() {
-                let v = _mm256_loadu_si256(raw.as_ptr().add(at).cast());
+            // The next quote or backslash, copying what comes before it.
+            let mut found = false;
+            while at + 32 <= b.len() {
+                let v = _mm256_loadu_si256(b.as_ptr().add(at).cast());
                 _mm256_storeu_si256(dst.add(written).cast(), v);
-                let mask = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, slashes)) as u32;
+                let stops = _mm256_or_si256(_mm256_cmpeq_epi8(v, quotes), _mm256_cmpeq_epi8(v, slashes));
+                let mask = _mm256_movemask_epi8(stops) as u32;
                 if mask != 0 {
                     let k = mask.trailing_zeros() as usize;
-                    next = Some(at + k);
                     at += k;
                     written += k;
+                    found = true;
                     break;
                 }
                 at += 32;
                 written += 32;
             }
-            if next.is_none() {
+            if !found {
                 // Under 32 bytes left: byte by byte (a `memcpy` call costs more).
-                while at < raw.len() && raw[at] != b'\\' {
-                    *dst.add(written) = raw[at];
+                while at < b.len() && !matches!(b[at], b'"' | b'\\') {
+                    *dst.add(written) = b[at];
                     at += 1;
                     written += 1;
                 }
-                if at == raw.len() {
-                    break;
+                if at == b.len() {
+                    out.set_len(base + written);
+                    return Err(super::json::NotJson);
                 }
+            }
+            if b[at] == b'"' {
+                out.set_len(base + written);
+                return Ok(at);
             }
             // A one-letter escape (`\\n`, `\\t`, `\\"`: nearly all of them in code) here;
             // `\\u` and what is not an escape in the decoder proper.
-            let letter = raw.get(at + 1).copied().unwrap_or(0);
+            let letter = b.get(at + 1).copied().unwrap_or(0);
             let simple = super::json::SIMPLE_ESCAPE[usize::from(letter)];
             if simple != 0 {
                 *dst.add(written) = simple;
@@ -80,7 +91,7 @@ pub(crate) unsafe fn unescape_avx2(raw: &[u8], out: &mut Vec<u8>) -> Result<(), 
                 at += 2;
                 continue;
             }
-            let decoded = super::json::escape(&raw[at..]);
+            let decoded = super::json::escape(&b[at..]);
             let Ok((bytes, len, used)) = decoded else {
                 out.set_len(base + written);
                 return Err(super::json::NotJson);
@@ -93,9 +104,7 @@ pub(crate) unsafe fn unescape_avx2(raw: &[u8], out: &mut Vec<u8>) -> Result<(), 
             written += len;
             at += used;
         }
-        out.set_len(base + written);
     }
-    Ok(())
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -39,13 +39,11 @@ const AUTH_HEADERS: &[&str] = &["authorization", "proxy-authorization"];
 /// Redacts every string of the JSON text `line` (keys as text; values as text and with
 /// their key as context). `Ok(None)` when nothing changed; counts go to `report`.
 pub(crate) fn redact_strings(line: &str, report: &mut Report) -> Result<Option<String>, NotJson> {
-    let mut w = Walker { line, b: line.as_bytes(), pos: 0, out: None, copied: 0, report };
-    w.ws();
-    w.value(0, None)?;
-    w.ws();
-    if w.pos != w.b.len() {
-        return Err(NotJson);
-    }
+    let decoded = DECODED.take();
+    let mut w = Walker { line, b: line.as_bytes(), pos: 0, out: None, copied: 0, report, decoded };
+    let walked = w.walk();
+    DECODED.set(std::mem::take(&mut w.decoded));
+    walked?;
     let Some(mut out) = w.out else { return Ok(None) };
     out.extend_from_slice(&w.b[w.copied..]);
     // Replacements are whole strings, valid UTF-8 each; the lossy path is never taken.
@@ -56,8 +54,8 @@ pub(crate) fn redact_strings(line: &str, report: &mut Report) -> Result<Option<S
 struct Literal {
     start: usize,
     end: usize,
-    /// Holds a backslash escape, so its text must be decoded to be read: an escape can
-    /// spell a keyword's letters (`\u0070assword`, `https:\/\/`).
+    /// Holds a backslash escape, so its text is read decoded (in the walker's `decoded`):
+    /// an escape can spell a keyword's letters (`\u0070assword`, `https:\/\/`).
     escaped: bool,
 }
 
@@ -70,9 +68,23 @@ struct Walker<'a, 'r> {
     /// Bytes of the line up to here are in `out`.
     copied: usize,
     report: &'r mut Report,
+    /// The text of the last literal read, when it has escapes: decoded while its end
+    /// was looked for, not in a second pass.
+    decoded: Vec<u8>,
 }
 
 impl<'a> Walker<'a, '_> {
+    /// The whole line as one JSON value.
+    fn walk(&mut self) -> Result<(), NotJson> {
+        self.ws();
+        self.value(0, None)?;
+        self.ws();
+        if self.pos != self.b.len() {
+            return Err(NotJson);
+        }
+        Ok(())
+    }
+
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.pos) {
             self.pos += 1;
@@ -214,44 +226,32 @@ impl<'a> Walker<'a, '_> {
         if self.pos == from { Err(NotJson) } else { Ok(()) }
     }
 
-    /// The string literal at `pos`, escapes checked; `pos` moves past it. Inlined: returned
-    /// through memory, its fields were read back before their stores had landed.
+    /// The string literal at `pos`, escapes checked; `pos` moves past it. One with escapes
+    /// is decoded into `decoded` on the way: most of a transcript's text is in such
+    /// literals, and finding their end and then decoding them read each twice. Inlined:
+    /// returned through memory, its fields were read back before their stores had landed.
     #[inline(always)]
     fn literal(&mut self) -> Result<Literal, NotJson> {
         let start = self.pos;
-        let mut i = start + 1;
-        let mut escaped = false;
-        loop {
-            let at = i + super::find::quote_or_backslash(&self.b[i..]).ok_or(NotJson)?;
-            if self.b[at] == b'"' {
-                self.pos = at + 1;
-                return Ok(Literal { start, end: at + 1, escaped });
-            }
-            escaped = true;
-            // The one-letter escapes are those the decoder knows: one list of them.
-            let letter = *self.b.get(at + 1).ok_or(NotJson)?;
-            if SIMPLE_ESCAPE[usize::from(letter)] != 0 {
-                i = at + 2;
-            } else if letter == b'u' {
-                let hex = self.b.get(at + 2..at + 6).ok_or(NotJson)?;
-                if !hex.iter().all(u8::is_ascii_hexdigit) {
-                    return Err(NotJson);
-                }
-                i = at + 6;
-            } else {
-                return Err(NotJson);
-            }
+        let first = start + 1;
+        let at = first + super::find::quote_or_backslash(&self.b[first..]).ok_or(NotJson)?;
+        if self.b[at] == b'"' {
+            self.pos = at + 1;
+            return Ok(Literal { start, end: at + 1, escaped: false });
         }
+        self.decoded.clear();
+        self.decoded.extend_from_slice(&self.b[first..at]);
+        let close = decode_to_quote(self.b, at, &mut self.decoded)?;
+        self.pos = close + 1;
+        Ok(Literal { start, end: close + 1, escaped: true })
     }
 
-    /// The text a literal stands for.
+    /// The text a literal stands for. `lit` must be the last literal read.
     fn decode(&self, lit: &Literal) -> Result<Cow<'a, str>, NotJson> {
         if !lit.escaped {
             return Ok(Cow::Borrowed(&self.line[lit.start + 1..lit.end - 1]));
         }
-        let mut text = Vec::with_capacity(lit.end - lit.start);
-        unescape(&self.b[lit.start + 1..lit.end - 1], &mut text)?;
-        String::from_utf8(text).map(Cow::Owned).map_err(|_| NotJson)
+        String::from_utf8(self.decoded.clone()).map(Cow::Owned).map_err(|_| NotJson)
     }
 
     fn string_value(&mut self, lit: &Literal, key: Option<(&str, Option<Class>)>) -> Result<(), NotJson> {
@@ -327,18 +327,14 @@ impl<'a> Walker<'a, '_> {
             new.push(b'"');
             return Ok(Some(new));
         }
-        // Long texts are decoded into one buffer per thread, not a string each.
-        DECODED.with_borrow_mut(|text| {
-            text.clear();
-            unescape(&self.b[lit.start + 1..lit.end - 1], text)?;
-            match super::redact_bytes(text, counts) {
-                None => Ok(None),
-                Some(new) => {
-                    let new = String::from_utf8(new).map_err(|_| NotJson)?;
-                    Ok(Some(serde_json::to_string(&new).map_err(|_| NotJson)?.into_bytes()))
-                }
+        // `lit` was the last literal read: its text is in `decoded`.
+        match super::redact_bytes(&self.decoded, counts) {
+            None => Ok(None),
+            Some(new) => {
+                let new = String::from_utf8(new).map_err(|_| NotJson)?;
+                Ok(Some(serde_json::to_string(&new).map_err(|_| NotJson)?.into_bytes()))
             }
-        })
+        }
     }
 
     fn replace(&mut self, lit: &Literal, with: &[u8]) {
@@ -350,32 +346,35 @@ impl<'a> Walker<'a, '_> {
 }
 
 thread_local! {
+    /// Long texts are decoded into one buffer per thread, not a string each.
     static DECODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Appends the text the inside of a string literal stands for to `out`. Escapes were
-/// checked by [`Walker::literal`]; a lone surrogate stands for U+FFFD (see
-/// [`unicode_escape`]).
-fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
+/// Appends the text of a string literal from `b[from..]` (inside the literal) up to its
+/// closing quote to `out`, and returns where that quote is. A lone surrogate stands for
+/// U+FFFD (see [`unicode_escape`]); an escape no reader takes, or no closing quote, is
+/// not JSON.
+fn decode_to_quote(b: &[u8], from: usize, out: &mut Vec<u8>) -> Result<usize, NotJson> {
     #[cfg(target_arch = "x86_64")]
     if super::keywords::simd::available() {
         // SAFETY: the processor has AVX2.
-        return unsafe { super::find::unescape_avx2(raw, out) };
+        return unsafe { super::find::decode_to_quote_avx2(b, from, out) };
     }
-    unescape_portable(raw, out)
+    decode_to_quote_portable(b, from, out)
 }
 
-fn unescape_portable(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
-    let mut at = 0;
-    while let Some(i) = memchr::memchr(b'\\', &raw[at..]) {
-        let esc = at + i;
-        out.extend_from_slice(&raw[at..esc]);
-        let (bytes, len, used) = escape(&raw[esc..])?;
+fn decode_to_quote_portable(b: &[u8], from: usize, out: &mut Vec<u8>) -> Result<usize, NotJson> {
+    let mut at = from;
+    loop {
+        let stop = at + memchr::memchr2(b'"', b'\\', &b[at..]).ok_or(NotJson)?;
+        out.extend_from_slice(&b[at..stop]);
+        if b[stop] == b'"' {
+            return Ok(stop);
+        }
+        let (bytes, len, used) = escape(&b[stop..])?;
         out.extend_from_slice(&bytes[..len]);
-        at = esc + used;
+        at = stop + used;
     }
-    out.extend_from_slice(&raw[at..]);
-    Ok(())
 }
 
 /// What each one-letter escape stands for (`\\n` → newline); 0 for none. A table, not a
@@ -613,6 +612,25 @@ mod tests {
         assert!(secret > 100, "{secret}");
     }
 
+    /// The text of a literal's inside `raw`, read by `decode` up to the quote after it.
+    fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
+        read_inside(decode_to_quote, raw, out)
+    }
+
+    fn unescape_portable(raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
+        read_inside(decode_to_quote_portable, raw, out)
+    }
+
+    /// A reader of a literal to its closing quote: the AVX2 one or the portable one.
+    type Decoder = fn(&[u8], usize, &mut Vec<u8>) -> Result<usize, NotJson>;
+
+    fn read_inside(decode: Decoder, raw: &[u8], out: &mut Vec<u8>) -> Result<(), NotJson> {
+        let literal = [raw, b"\""].concat();
+        let close = decode(&literal, 0, out)?;
+        assert_eq!(close, raw.len(), "{raw:?}");
+        Ok(())
+    }
+
     #[test]
     fn unescape_reads_what_serde_json_reads() {
         let mut r = Rng(0x5e7d);
@@ -655,6 +673,12 @@ mod tests {
                     decode(raw.as_bytes(), &mut out).unwrap();
                     assert_eq!(String::from_utf8(out).unwrap(), want, "{raw}");
                 }
+            }
+        }
+        // A literal with no closing quote is not JSON, however long it runs.
+        for open in ["abc", "abc\\n", &format!("{}\\t{}", "x".repeat(40), "y".repeat(40)), "\\ud800"] {
+            for decode in [decode_to_quote, decode_to_quote_portable] {
+                assert!(decode(open.as_bytes(), 0, &mut Vec::new()).is_err(), "{open}");
             }
         }
         // What no reader takes is refused.
