@@ -6,19 +6,15 @@
 //! would let their secrets through. Unclosed quotes run to the end of the line.
 
 /// One word, with its text after quote removal and where each byte of it came from.
-#[derive(Debug, Clone)]
-pub(crate) struct Word {
-    pub text: Vec<u8>,
+/// It borrows from the [`Lexed`] line it is a word of.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Word<'a> {
+    pub text: &'a [u8],
     /// `map[i]` is the offset in the line of `text[i]`.
-    map: Vec<u32>,
+    map: &'a [u32],
 }
 
-impl Word {
-    fn new() -> Word {
-        // Most words are short: one allocation each instead of growing from empty.
-        Word { text: Vec::with_capacity(32), map: Vec::with_capacity(32) }
-    }
-
+impl Word<'_> {
     /// The span of the line that holds `text[from..]`, quotes around it excluded.
     pub fn span_from(&self, from: usize) -> Option<(usize, usize)> {
         self.span(from, self.text.len())
@@ -38,9 +34,9 @@ impl Word {
     }
 }
 
-#[derive(Debug, Clone)]
-pub(crate) enum Tok {
-    Word(Word),
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Tok<'a> {
+    Word(Word<'a>),
     /// `|` or `|&`.
     Pipe,
     /// `;`, `&&`, `||`, `&`, `(`, `)`: the start of a new command.
@@ -51,57 +47,126 @@ pub(crate) enum Tok {
     Redirect,
 }
 
-fn push(cur: &mut Option<Word>, b: u8, at: usize) {
-    let w = cur.get_or_insert_with(Word::new);
-    w.text.push(b);
-    w.map.push(at as u32);
+/// What a token is, with a word's place in [`Lexed`]'s buffers.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Word { start: u32, end: u32 },
+    Pipe,
+    Sep,
+    HereString,
+    Redirect,
 }
 
-/// Reads the quoted stretch whose opening quote is at `open`, up to `close`, into the
-/// word; a backslash before a byte that `escapes` accepts stands for that byte. Returns
-/// where reading goes on, past the closing quote.
-fn quoted(
-    line: &[u8],
-    open: usize,
-    close: u8,
-    cur: &mut Option<Word>,
-    escapes: impl Fn(u8) -> bool,
-) -> usize {
-    cur.get_or_insert_with(Word::new);
-    let n = line.len();
-    let mut i = open + 1;
-    while i < n && line[i] != close {
-        if line[i] == b'\\' && i + 1 < n && escapes(line[i + 1]) {
-            push(cur, line[i + 1], i + 1);
-            i += 2;
-            continue;
-        }
-        push(cur, line[i], i);
-        i += 1;
+/// A lexed line: every word's text in one buffer, where each byte came from in another.
+/// A line's words are lexed often (every line a secret's name wakes, and again each
+/// quoted string in it), and two allocations per word were most of what that cost.
+#[derive(Debug, Default)]
+pub(crate) struct Lexed {
+    text: Vec<u8>,
+    map: Vec<u32>,
+    toks: Vec<Kind>,
+}
+
+impl Lexed {
+    /// The tokens, in order.
+    pub fn tokens(&self) -> impl Iterator<Item = Tok<'_>> {
+        self.toks.iter().map(|k| match *k {
+            Kind::Word { start, end } => {
+                let (start, end) = (start as usize, end as usize);
+                Tok::Word(Word { text: &self.text[start..end], map: &self.map[start..end] })
+            }
+            Kind::Pipe => Tok::Pipe,
+            Kind::Sep => Tok::Sep,
+            Kind::HereString => Tok::HereString,
+            Kind::Redirect => Tok::Redirect,
+        })
     }
-    i + 1
 }
 
-pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
-    let mut toks = Vec::new();
+/// The word being read: where its bytes start in the buffers, once it has begun.
+struct Lexer {
+    out: Lexed,
+    word: Option<usize>,
+}
+
+impl Lexer {
+    fn begin(&mut self) {
+        if self.word.is_none() {
+            self.word = Some(self.out.text.len());
+        }
+    }
+
+    fn push(&mut self, b: u8, at: usize) {
+        self.begin();
+        self.out.text.push(b);
+        self.out.map.push(at as u32);
+    }
+
+    /// The bytes of the word being read.
+    fn current(&self) -> Option<&[u8]> {
+        self.word.map(|start| &self.out.text[start..])
+    }
+
+    fn flush(&mut self) {
+        if let Some(start) = self.word.take() {
+            self.out.toks.push(Kind::Word { start: start as u32, end: self.out.text.len() as u32 });
+        }
+    }
+
+    fn token(&mut self, kind: Kind) {
+        self.flush();
+        self.out.toks.push(kind);
+    }
+
+    /// Drops the word being read.
+    fn discard(&mut self) {
+        if let Some(start) = self.word.take() {
+            self.out.text.truncate(start);
+            self.out.map.truncate(start);
+        }
+    }
+
+    /// Reads the quoted stretch whose opening quote is at `open`, up to `close`, into the
+    /// word; a backslash before a byte that `escapes` accepts stands for that byte.
+    /// Returns where reading goes on, past the closing quote.
+    fn quoted(&mut self, line: &[u8], open: usize, close: u8, escapes: impl Fn(u8) -> bool) -> usize {
+        self.begin();
+        let n = line.len();
+        let mut i = open + 1;
+        while i < n && line[i] != close {
+            if line[i] == b'\\' && i + 1 < n && escapes(line[i + 1]) {
+                self.push(line[i + 1], i + 1);
+                i += 2;
+                continue;
+            }
+            self.push(line[i], i);
+            i += 1;
+        }
+        i + 1
+    }
+}
+
+pub(crate) fn lex(line: &[u8]) -> Lexed {
+    let mut lx = Lexer {
+        out: Lexed {
+            text: Vec::with_capacity(line.len()),
+            map: Vec::with_capacity(line.len()),
+            toks: Vec::with_capacity(16),
+        },
+        word: None,
+    };
     let mut i = 0;
     let n = line.len();
-    let mut cur: Option<Word> = None;
-    let flush = |cur: &mut Option<Word>, toks: &mut Vec<Tok>| {
-        if let Some(w) = cur.take() {
-            toks.push(Tok::Word(w));
-        }
-    };
     while i < n {
         let b = line[i];
         match b {
             b' ' | b'\t' | b'\r' | b'\n' => {
-                flush(&mut cur, &mut toks);
+                lx.flush();
                 i += 1;
             }
             // A backslash ending the line continues the command on the next one.
             b'\\' if i + 1 == n => {
-                flush(&mut cur, &mut toks);
+                lx.flush();
                 i += 1;
             }
             b'\\' if i + 1 < n => {
@@ -111,76 +176,69 @@ pub(crate) fn lex(line: &[u8]) -> Vec<Tok> {
                     i += 2;
                     continue;
                 }
-                push(&mut cur, line[i + 1], i + 1);
+                lx.push(line[i + 1], i + 1);
                 i += 2;
             }
             b'\'' => {
                 // `$'…'` (ANSI-C quoting) takes backslash escapes; plain '…' takes none.
-                let ansi_c = cur.as_ref().is_some_and(|w| w.text.last() == Some(&b'$'));
-                i = quoted(line, i, b'\'', &mut cur, |_| ansi_c);
+                let ansi_c = lx.current().is_some_and(|w| w.last() == Some(&b'$'));
+                i = lx.quoted(line, i, b'\'', |_| ansi_c);
             }
             b'"' => {
-                i = quoted(line, i, b'"', &mut cur, |e| matches!(e, b'"' | b'\\' | b'$' | b'`'));
+                i = lx.quoted(line, i, b'"', |e| matches!(e, b'"' | b'\\' | b'$' | b'`'));
             }
             b'|' => {
-                flush(&mut cur, &mut toks);
                 if line.get(i + 1) == Some(&b'|') {
-                    toks.push(Tok::Sep);
+                    lx.token(Kind::Sep);
                     i += 2;
                 } else {
-                    toks.push(Tok::Pipe);
+                    lx.token(Kind::Pipe);
                     i += if line.get(i + 1) == Some(&b'&') { 2 } else { 1 };
                 }
             }
             b';' | b'&' => {
-                flush(&mut cur, &mut toks);
-                toks.push(Tok::Sep);
+                lx.token(Kind::Sep);
                 i += 1;
                 while i < n && matches!(line[i], b';' | b'&') {
                     i += 1;
                 }
             }
-            b'(' | b')' if cur.is_none() || b == b')' && !word_has_open_paren(&cur) => {
-                flush(&mut cur, &mut toks);
-                toks.push(Tok::Sep);
+            b'(' | b')'
+                if lx.word.is_none() || b == b')' && !lx.current().is_some_and(|w| w.contains(&b'(')) =>
+            {
+                lx.token(Kind::Sep);
                 i += 1;
             }
             b'<' if line[i..].starts_with(b"<<<") => {
-                flush(&mut cur, &mut toks);
-                toks.push(Tok::HereString);
+                lx.token(Kind::HereString);
                 i += 3;
             }
             b'<' | b'>' => {
                 // `2>` and `&>`: a lone fd number before the arrow belongs to the redirect.
-                if cur.as_ref().is_some_and(|w| w.text.iter().all(u8::is_ascii_digit)) {
-                    cur = None;
+                if lx.current().is_some_and(|w| w.iter().all(u8::is_ascii_digit)) {
+                    lx.discard();
                 }
-                flush(&mut cur, &mut toks);
-                toks.push(Tok::Redirect);
+                lx.token(Kind::Redirect);
                 i += 1;
                 while i < n && matches!(line[i], b'<' | b'>' | b'&' | b'|') {
                     i += 1;
                 }
                 // `2>&1`: the target is a descriptor, not a file word we must skip.
                 if i < n && line[i].is_ascii_digit() && line[i - 1] == b'&' {
-                    toks.pop();
+                    lx.out.toks.pop();
                     while i < n && line[i].is_ascii_digit() {
                         i += 1;
                     }
                 }
             }
             _ => {
-                push(&mut cur, b, i);
+                lx.push(b, i);
                 i += 1;
             }
         }
     }
-    flush(&mut cur, &mut toks);
-    toks
-}
-
-fn word_has_open_paren(cur: &Option<Word>) -> bool {
-    cur.as_ref().is_some_and(|w| w.text.contains(&b'('))
+    lx.flush();
+    lx.out
 }
 
 #[cfg(test)]
@@ -189,9 +247,9 @@ mod tests {
 
     fn words(line: &str) -> Vec<String> {
         lex(line.as_bytes())
-            .into_iter()
+            .tokens()
             .map(|t| match t {
-                Tok::Word(w) => String::from_utf8(w.text).unwrap(),
+                Tok::Word(w) => String::from_utf8(w.text.to_vec()).unwrap(),
                 Tok::Pipe => "|".into(),
                 Tok::Sep => ";".into(),
                 Tok::HereString => "<<<".into(),
@@ -212,7 +270,8 @@ mod tests {
     #[test]
     fn spans_point_inside_quotes() {
         let line = br#"--password="p w""#;
-        let Tok::Word(w) = &lex(line)[0] else { panic!() };
+        let lexed = lex(line);
+        let Some(Tok::Word(w)) = lexed.tokens().next() else { panic!() };
         let (s, e) = w.span_from(11).unwrap();
         assert_eq!(&line[s..e], b"p w");
     }

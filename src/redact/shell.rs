@@ -172,7 +172,7 @@ const POSITIONAL: &[(&str, &[&str], Class)] = &[
 fn reads_secret_on_stdin(cmd: &str, args: &[Word], sudo_s: bool) -> bool {
     let has = |f: &str| args.iter().any(|w| w.text == f.as_bytes());
     sudo_s
-        || args.iter().any(|w| is_stdin_secret_flag(&w.text))
+        || args.iter().any(|w| is_stdin_secret_flag(w.text))
         || has("--password-stdin")
         || has("--with-token")
         || has("--token-stdin")
@@ -203,14 +203,14 @@ fn is_cluster_with(w: &Word, c: u8) -> bool {
         && w.text.contains(&c)
 }
 
-struct Stage {
-    words: Vec<Word>,
-    here: Option<Word>,
+struct Stage<'a> {
+    words: Vec<Word<'a>>,
+    here: Option<Word<'a>>,
     /// Files its output or input is redirected to or from.
-    redirects: Vec<Word>,
+    redirects: Vec<Word<'a>>,
 }
 
-fn stages(toks: Vec<Tok>) -> Vec<Vec<Stage>> {
+fn stages<'a>(toks: impl Iterator<Item = Tok<'a>>) -> Vec<Vec<Stage<'a>>> {
     // Starts with one command of one stage and only ever grows, so `last_mut` always finds one.
     let new = || Stage { words: vec![], here: None, redirects: vec![] };
     let mut cmds: Vec<Vec<Stage>> = vec![vec![new()]];
@@ -245,18 +245,18 @@ fn push(out: &mut Vec<Span>, span: Option<(usize, usize)>, base: usize, rule: &'
     }
 }
 
-fn text(w: &Word) -> &str {
-    std::str::from_utf8(&w.text).unwrap_or("")
+fn text<'a>(w: &Word<'a>) -> &'a str {
+    std::str::from_utf8(w.text).unwrap_or("")
 }
 
-fn basename(w: &Word) -> &str {
+fn basename<'a>(w: &Word<'a>) -> &'a str {
     let t = text(w);
     let b = t.rsplit('/').next().unwrap_or(t);
     b.strip_suffix(".exe").unwrap_or(b)
 }
 
 fn is_prompt(w: &Word) -> bool {
-    let t = &w.text;
+    let t = w.text;
     matches!(t.last(), Some(b'$' | b'#' | b'%' | b'>'))
         && (t.len() == 1 || t.contains(&b'@') || t.contains(&b':') || t.contains(&b'~'))
         || t == "❯".as_bytes()
@@ -339,7 +339,8 @@ pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8, strict: bool) {
         Some(rest) => (line.len() - rest.len(), rest),
         None => (0, line),
     };
-    for cmd in stages(lex(body)) {
+    let lexed = lex(body);
+    for cmd in stages(lexed.tokens()) {
         for i in 0..cmd.len() {
             let prev = i.checked_sub(1).map(|p| &cmd[p]);
             stage(&cmd[i], prev, base, out, depth, strict);
@@ -402,7 +403,7 @@ fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bo
 /// into a file that holds a key or a credential is that key, whatever it looks like. A
 /// PEM armour line (`-----BEGIN … KEY-----`) is kept: it says what the file is.
 fn into_key_file(st: &Stage, base: usize, out: &mut Vec<Span>) {
-    if !st.redirects.iter().any(|f| is_key_file(&f.text)) {
+    if !st.redirects.iter().any(|f| is_key_file(f.text)) {
         return;
     }
     for w in echo_args(st) {
@@ -469,7 +470,7 @@ fn command_at(words: &[Word]) -> Option<(usize, bool)> {
     let mut sudo_s = false;
     loop {
         let w = words.get(idx)?;
-        if is_assignment(&w.text).is_some() {
+        if is_assignment(w.text).is_some() {
             idx += 1;
             continue;
         }
@@ -484,7 +485,7 @@ fn command_at(words: &[Word]) -> Option<(usize, bool)> {
                             sudo_s = true;
                         }
                         let takes = matches!(
-                            (name, f.text.as_slice()),
+                            (name, f.text),
                             ("sudo", b"-u" | b"-g" | b"-C" | b"-D" | b"-h" | b"-p" | b"-r" | b"-t")
                                 | ("nice", b"-n")
                                 | ("env", b"-u" | b"-C")
@@ -513,10 +514,10 @@ fn fish_set(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
     {
         let rest: Vec<&Word> = args.iter().skip_while(|w| w.text.first() == Some(&b'-')).collect();
         if let Some((name, vals)) = rest.split_first()
-            && let Some(c) = name_class(&name.text, Form::Env)
+            && let Some(c) = name_class(name.text, Form::Env)
         {
             for v in vals {
-                if should_redact(c, &v.text) {
+                if should_redact(c, v.text) {
                     push(out, v.span_from(0), base, "assign");
                 }
             }
@@ -526,7 +527,7 @@ fn fish_set(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
 
 /// Setters: `aws configure set NAME VALUE`, `setenv NAME VALUE`, `git config K V`.
 fn setters(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
-    let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
+    let argtext = |j: usize| args.get(j).map(|w| w.text);
     for (c, subs) in SETTERS {
         if cmd != *c {
             continue;
@@ -555,12 +556,12 @@ fn setters(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         if name.text.starts_with(b"http-basic.") {
             // `poetry config http-basic.repo USER PASSWORD`.
             if let Some(p) = args.get(j + 2)
-                && should_redact(Class::Password, &p.text)
+                && should_redact(Class::Password, p.text)
             {
                 push(out, p.span_from(0), base, "positional");
             }
-        } else if let Some(class) = name_class(&name.text, Form::Env)
-            && should_redact(class, &v.text)
+        } else if let Some(class) = name_class(name.text, Form::Env)
+            && should_redact(class, v.text)
         {
             let rule = if matches!(*c, "setenv" | "launchctl") { "assign" } else { "positional" };
             push(out, v.span_from(0), base, rule);
@@ -581,7 +582,7 @@ fn positionals(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         if positional.len() > subs.len() && subs.iter().zip(&positional).all(|(s, w)| s.as_bytes() == w.text)
         {
             let v = positional[subs.len()];
-            if is_assignment(&v.text).is_none() && should_redact(*class, &v.text) {
+            if is_assignment(v.text).is_none() && should_redact(*class, v.text) {
                 push(out, v.span_from(0), base, "positional");
             }
         }
@@ -590,13 +591,13 @@ fn positionals(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
 
 /// Commands whose password is a positional argument of their own grammar.
 fn per_command(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
-    let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
+    let argtext = |j: usize| args.get(j).map(|w| w.text);
     match cmd {
         // `openssl passwd [-1|-5|-6|-apr1] [-salt S] PASSWORD…`: the hash of a literal.
         "openssl" if argtext(0) == Some(b"passwd") => {
             let mut j = 1;
             while let Some(w) = args.get(j) {
-                let t = w.text.as_slice();
+                let t = w.text;
                 if t.first() == Some(&b'-') {
                     j += 1 + usize::from(matches!(t, b"-salt" | b"-in"));
                     continue;
@@ -609,17 +610,17 @@ fn per_command(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         }
         "wpa_passphrase" => {
             if let Some(p) = args.get(1)
-                && should_redact(Class::Password, &p.text)
+                && should_redact(Class::Password, p.text)
             {
                 push(out, p.span_from(0), base, "positional");
             }
         }
         "nmcli" => {
             for j in 0..args.len() {
-                let t = args[j].text.as_slice();
+                let t = args[j].text;
                 if matches!(t, b"password" | b"wifi-sec.psk" | b"802-1x.password" | b"vpn.secrets")
                     && let Some(v) = args.get(j + 1)
-                    && should_redact(Class::Password, &v.text)
+                    && should_redact(Class::Password, v.text)
                 {
                     push(out, v.span_from(0), base, "positional");
                 }
@@ -627,14 +628,14 @@ fn per_command(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         }
         "htpasswd" if args.iter().any(|w| is_cluster_with(w, b'b')) => {
             let pos: Vec<&Word> = args.iter().filter(|w| w.text.first() != Some(&b'-')).collect();
-            if pos.len() >= 3 && should_redact(Class::Password, &pos[2].text) {
+            if pos.len() >= 3 && should_redact(Class::Password, pos[2].text) {
                 push(out, pos[2].span_from(0), base, "userpass");
             }
         }
         "rabbitmqctl" => {
             if matches!(argtext(0), Some(b"add_user" | b"change_password"))
                 && let Some(p) = args.get(2)
-                && should_redact(Class::Password, &p.text)
+                && should_redact(Class::Password, p.text)
             {
                 push(out, p.span_from(0), base, "userpass");
             }
@@ -643,7 +644,7 @@ fn per_command(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
             for j in 0..args.len() {
                 if args[j].text == b"password"
                     && let Some(p) = args.get(j + 1)
-                    && should_redact(Class::Password, &p.text)
+                    && should_redact(Class::Password, p.text)
                 {
                     push(out, p.span_from(0), base, "userpass");
                 }
@@ -652,9 +653,9 @@ fn per_command(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         // `rclone config create NAME TYPE key value …`: the pairs are positional.
         "rclone" if args.iter().any(|w| w.text == b"config") => {
             for j in 0..args.len() {
-                if let Some(c) = name_class(&args[j].text, Form::Colon)
+                if let Some(c) = name_class(args[j].text, Form::Colon)
                     && let Some(v) = args.get(j + 1)
-                    && should_redact(c, &v.text)
+                    && should_redact(c, v.text)
                 {
                     push(out, v.span_from(0), base, "positional");
                 }
@@ -676,13 +677,13 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
     let mut j = 0;
     while j < args.len() {
         let w = &args[j];
-        let t = w.text.as_slice();
+        let t = w.text;
         j += 1;
         if t.len() < 2 || t[0] != b'-' || t.contains(&b'=') {
             continue;
         }
         let next = args.get(j);
-        let next_is_value = next.is_some_and(|n| !looks_like_flag(&n.text));
+        let next_is_value = next.is_some_and(|n| !looks_like_flag(n.text));
         // Per-command short flags first: they decide what `-p` means here.
         let mut handled = false;
         for f in SHORT_FLAGS {
@@ -797,17 +798,16 @@ fn base64_blobs(
     out: &mut Vec<Span>,
     depth: u8,
 ) {
-    let argtext = |j: usize| args.get(j).map(|w| w.text.as_slice());
+    let argtext = |j: usize| args.get(j).map(|w| w.text);
     if cmd == "base64" || cmd == "openssl" && argtext(0) == Some(b"base64") {
-        let decode =
-            args.iter().any(|w| matches!(w.text.as_slice(), b"-d" | b"--decode" | b"-D" | b"-di" | b"-id"));
+        let decode = args.iter().any(|w| matches!(w.text, b"-d" | b"--decode" | b"-D" | b"-di" | b"-id"));
         let mut blobs: Vec<&Word> = st.here.iter().collect();
         if let Some(p) = prev {
             blobs.extend(echo_args(p));
         }
         for w in blobs {
             if decode {
-                if depth < 2 && decodes_to_secret(&w.text, depth) {
+                if depth < 2 && decodes_to_secret(w.text, depth) {
                     push(out, w.span_from(0), base, "base64-secret");
                 }
             } else if let Some(colon) = w.text.iter().position(|&b| b == b':')
@@ -852,13 +852,11 @@ fn short_rule(kind: ValueKind) -> &'static str {
 }
 
 /// The words an `echo`/`printf` stage writes.
-fn echo_args(st: &Stage) -> Vec<&Word> {
+fn echo_args<'s, 'a>(st: &'s Stage<'a>) -> Vec<&'s Word<'a>> {
     let mut ws = st.words.iter().skip_while(|w| is_prompt(w));
     let Some(cmd) = ws.next() else { return vec![] };
     match basename(cmd) {
-        "echo" => {
-            ws.filter(|w| !matches!(w.text.as_slice(), b"-n" | b"-e" | b"-ne" | b"-en" | b"-E")).collect()
-        }
+        "echo" => ws.filter(|w| !matches!(w.text, b"-n" | b"-e" | b"-ne" | b"-en" | b"-E")).collect(),
         "printf" => {
             let rest: Vec<&Word> = ws.collect();
             match rest.split_first() {
