@@ -65,6 +65,8 @@ pub(crate) struct Lexed {
     text: Vec<u8>,
     map: Vec<u32>,
     toks: Vec<Kind>,
+    /// A quote was still open at the line's end.
+    pub open_quote: bool,
 }
 
 impl Lexed {
@@ -142,6 +144,7 @@ impl Lexer {
             self.push(line[i], i);
             i += 1;
         }
+        self.out.open_quote |= i >= n;
         i + 1
     }
 }
@@ -152,6 +155,7 @@ pub(crate) fn lex(line: &[u8]) -> Lexed {
             text: Vec::with_capacity(line.len()),
             map: Vec::with_capacity(line.len()),
             toks: Vec::with_capacity(16),
+            open_quote: false,
         },
         word: None,
     };

@@ -336,6 +336,8 @@ pub(crate) struct LineScanner {
 
 /// Longest command kept as context for continuation lines.
 const CARRY_MAX: usize = 4096;
+/// How many times a redacted line is read again at most; one is nearly always enough.
+const REREADS: usize = 3;
 
 impl LineScanner {
     /// A scanner for text of a known kind.
@@ -393,22 +395,25 @@ impl LineScanner {
             self.in_pem = false;
         }
         let continued = body.trim_ascii_end().ends_with(b"\\");
-        let spans = if self.carry.is_empty() {
-            let mask = mask.unwrap_or_else(|| woken(body));
-            find_spans_read(body, mask, 0, self.reading)
+        let spans = self.spans(body, mask);
+        // A redaction can change how the rest of its line reads (a quote or a path cut
+        // short, a name now beside a marker): the result is read again, in the same
+        // context, until it stands, so that redacting twice changes nothing.
+        let redacted = if spans.is_empty() {
+            None
         } else {
-            // Read the line as the rest of the carried command, then keep only the spans
-            // that fall on this line.
-            let off = self.carry.len() + 1;
-            self.carry.push(b' ');
-            self.carry.extend_from_slice(body);
-            let spans: Vec<Span> = find_spans(&self.carry)
-                .into_iter()
-                .filter(|s| s.end > off)
-                .map(|s| Span { start: s.start.max(off) - off, end: s.end - off, rule: s.rule })
-                .collect();
-            self.carry.truncate(off - 1);
-            spans
+            let mut text = Vec::with_capacity(body.len() + 16);
+            apply(body, &merge(body, spans), &mut text, report);
+            for _ in 0..REREADS {
+                let again = self.spans(&text, None);
+                if again.is_empty() {
+                    break;
+                }
+                let mut next = Vec::with_capacity(text.len() + 16);
+                apply(&text, &merge(&text, again), &mut next, report);
+                text = next;
+            }
+            Some(text)
         };
         if continued && self.reading == Reading::Any && self.carry.len() + body.len() < CARRY_MAX {
             if !self.carry.is_empty() {
@@ -416,6 +421,11 @@ impl LineScanner {
             }
             let t = body.trim_ascii_end();
             self.carry.extend_from_slice(&t[..t.len() - 1]);
+            // A quote left open (pasted scrollback, a cut command) would make every line
+            // after it one quoted word, its options unseen: the command ends here.
+            if super::lex::lex(&self.carry).open_quote {
+                self.carry.clear();
+            }
         } else {
             self.carry.clear();
         }
@@ -423,15 +433,34 @@ impl LineScanner {
             self.in_pem = true;
             self.pem_first = true;
         }
-        if spans.is_empty() {
+        let Some(redacted) = redacted else {
             out.extend_from_slice(line);
             return false;
-        }
-        let spans = merge(body, spans);
+        };
         out.extend_from_slice(view);
-        apply(body, &spans, out, report);
+        out.extend_from_slice(&redacted);
         out.extend_from_slice(eol);
         report.lines += 1;
         true
+    }
+
+    /// The spans of `body`, read after the carried command when there is one.
+    fn spans(&mut self, body: &[u8], mask: Option<u128>) -> Vec<Span> {
+        if self.carry.is_empty() {
+            let mask = mask.unwrap_or_else(|| woken(body));
+            return find_spans_read(body, mask, 0, self.reading);
+        }
+        // Read the line as the rest of the carried command, then keep only the spans
+        // that fall on this line.
+        let off = self.carry.len() + 1;
+        self.carry.push(b' ');
+        self.carry.extend_from_slice(body);
+        let spans: Vec<Span> = find_spans(&self.carry)
+            .into_iter()
+            .filter(|s| s.end > off)
+            .map(|s| Span { start: s.start.max(off) - off, end: s.end - off, rule: s.rule })
+            .collect();
+        self.carry.truncate(off - 1);
+        spans
     }
 }
