@@ -444,22 +444,26 @@ impl LineScanner {
         true
     }
 
-    /// The spans of `body`, read after the carried command when there is one.
+    /// The spans of `body`, read on its own and, when a command was carried, also as
+    /// the rest of that command.
     fn spans(&mut self, body: &[u8], mask: Option<u128>) -> Vec<Span> {
+        let mask = mask.unwrap_or_else(|| woken(body));
+        let mut spans = find_spans_read(body, mask, 0, self.reading);
         if self.carry.is_empty() {
-            let mask = mask.unwrap_or_else(|| woken(body));
-            return find_spans_read(body, mask, 0, self.reading);
+            return spans;
         }
-        // Read the line as the rest of the carried command, then keep only the spans
-        // that fall on this line.
+        // Only a line with a keyword is carried, so whether this line is read as part of
+        // the one before depends on that line's text: in scrollback the "continuation"
+        // may be a new command (`htpasswd -b … pw` after `python -c '…' \`). Both
+        // readings count, so a secret never hides behind its neighbour's keyword.
         let off = self.carry.len() + 1;
         self.carry.push(b' ');
         self.carry.extend_from_slice(body);
-        let spans: Vec<Span> = find_spans(&self.carry)
-            .into_iter()
-            .filter(|s| s.end > off)
-            .map(|s| Span { start: s.start.max(off) - off, end: s.end - off, rule: s.rule })
-            .collect();
+        spans.extend(find_spans(&self.carry).into_iter().filter(|s| s.end > off).map(|s| Span {
+            start: s.start.max(off) - off,
+            end: s.end - off,
+            rule: s.rule,
+        }));
         self.carry.truncate(off - 1);
         spans
     }

@@ -328,6 +328,28 @@ fn an_open_quote_ends_the_continuation() {
     assert_eq!(String::from_utf8(o).unwrap(), once);
 }
 
+/// Only a line with a keyword is carried into the next, so a continuation was read as
+/// part of the line before only when that line held a secret's keyword: behind a token,
+/// `htpasswd -b … pw` on the next line (a new command in pasted scrollback) read as an
+/// argument of `python` and its password passed; behind harmless text it was redacted.
+/// Found by the property test with another seed.
+#[test]
+fn a_continuation_is_also_read_on_its_own() {
+    for first in [
+        "python -c 'print(\"xoxp-734392692664-101578959874-7380810065270-0771dc572950f4ab548289854897e5ae\")'\\",
+        "python -c 'print(\"hello\")'\\",
+    ] {
+        let text = format!("{first}\n  htpasswd -b /etc/nginx/.htpasswd deploy 'Cobalt2028*'\n");
+        let once = redact(&text).into_owned();
+        assert!(!once.contains("Cobalt2028") && !once.contains("xoxp-7343"), "{once}");
+        assert!(once.contains("htpasswd -b /etc/nginx/.htpasswd deploy '[REDACTED]'"), "{once}");
+        assert!(matches!(redact(&once), Cow::Borrowed(_)), "{once:?} -> {:?}", redact(&once));
+        let mut o = Vec::new();
+        filter::run(text.as_bytes(), &mut o).unwrap();
+        assert_eq!(String::from_utf8(o).unwrap(), once);
+    }
+}
+
 /// A redaction that changes how the rest of its line reads (here a token cut short
 /// leaves a URL's password where the URL rule can see it) is followed by another
 /// reading of the line, so the first pass leaves nothing for a second one. Found by
