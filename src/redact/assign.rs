@@ -407,7 +407,7 @@ pub(crate) fn is_code_value(v: &[u8], rest: &[u8]) -> bool {
 }
 
 /// Tracking and pagination parameters are never secrets, whatever they are called.
-fn tracking(name: &[u8]) -> bool {
+pub(crate) fn tracking(name: &[u8]) -> bool {
     let n = String::from_utf8_lossy(name).to_ascii_lowercase();
     n.starts_with("utm_")
         || matches!(n.as_str(), "gclid" | "fbclid" | "ved" | "ei" | "si" | "msclkid" | "dclid")

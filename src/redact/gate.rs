@@ -54,6 +54,18 @@ fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// Whether `line[..at]` ends with an escape that stands for a separator: `\n`, `\t`,
+/// `\r` as JSON and C strings write them, or a percent-encoded byte (`%20`, `%0A`). A
+/// token printed after a newline inside serialised JSON, or after a space in a URL, starts
+/// a word there although the byte before it is a letter or a digit.
+pub(crate) fn after_escape(line: &[u8], at: usize) -> bool {
+    (at >= 2 && line[at - 2] == b'\\' && matches!(line[at - 1], b'n' | b't' | b'r'))
+        || (at >= 3
+            && line[at - 3] == b'%'
+            && line[at - 2].is_ascii_hexdigit()
+            && line[at - 1].is_ascii_hexdigit())
+}
+
 fn is_space(b: u8) -> bool {
     b.is_ascii_whitespace() || b == b'\x0b'
 }
@@ -127,7 +139,7 @@ impl Gate {
         }
         match self {
             Gate::Any | Gate::Token => true,
-            Gate::WordStart => start == 0 || !is_word(line[start - 1]),
+            Gate::WordStart => start == 0 || !is_word(line[start - 1]) || after_escape(line, start),
             Gate::Word => {
                 (start == 0 || !is_word(line[start - 1])) && line.get(end).is_none_or(|b| !is_word(*b))
             }

@@ -222,6 +222,17 @@ pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Readi
                         out.push(Span { start: m.start(), end: m.end(), rule: rule.id });
                     }
                 }
+                // A token after `\n` or `%20` has a letter or a digit before it, so its
+                // pattern's `\b` does not hold: read it again with each such escape
+                // blanked, byte for byte, so the spans fall where they were.
+                if let Some(blanked) = escapes_blanked(line) {
+                    for caps in re.captures_iter(&blanked) {
+                        let m = caps.name("s").unwrap_or_else(|| caps.get(0).unwrap());
+                        if !placeholder_token(m.as_bytes()) {
+                            out.push(Span { start: m.start(), end: m.end(), rule: rule.id });
+                        }
+                    }
+                }
             }
             Matcher::Context(_) if NAME_RULES.contains(&rule.id) => name_woken = true,
             Matcher::Context(e) => engines |= 1 << e as u16,
@@ -245,6 +256,19 @@ pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Readi
     for (engine, read) in READERS {
         if on(engine) {
             read(line, &mut out);
+        }
+    }
+    out
+}
+
+/// `line` with every escape that stands for a separator (`\n`, `\t`, `\r`, `%20`)
+/// turned into as many spaces, or `None` when it has none.
+fn escapes_blanked(line: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    for at in memchr::memchr2_iter(b'\\', b'%', line) {
+        let len = if line[at] == b'\\' { 2 } else { 3 };
+        if at + len <= line.len() && super::gate::after_escape(line, at + len) {
+            out.get_or_insert_with(|| line.to_vec())[at..at + len].fill(b' ');
         }
     }
     out
@@ -368,9 +392,16 @@ impl LineScanner {
         let body_len =
             line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
         let (body, eol) = line.split_at(body_len);
-        // A continuation line's leading `-` is an option of the carried command, not a diff.
-        let cut =
-            if self.carry.is_empty() || !body.starts_with(b"-") { super::view::prefix(body) } else { 0 };
+        // A continuation line's leading `-` is an option of the carried command, not a diff,
+        // and its leading `> ` is the shell's continuation prompt in pasted scrollback.
+        let ps2 = !self.carry.is_empty() && body.starts_with(b"> ");
+        let cut = if ps2 {
+            2
+        } else if self.carry.is_empty() || !body.starts_with(b"-") {
+            super::view::prefix(body)
+        } else {
+            0
+        };
         let (view, body) = body.split_at(cut);
         if self.in_pem {
             let long_enough = !self.pem_first || body.trim_ascii().len() >= 16;
@@ -419,8 +450,12 @@ impl LineScanner {
             if !self.carry.is_empty() {
                 self.carry.push(b' ');
             }
+            // zsh's history file writes a continued line's `\` before its own `\` at the
+            // line's end (`sshpass \\`): every backslash there goes, or the next line's
+            // first blank would be read as escaped and its option as part of a word.
             let t = body.trim_ascii_end();
-            self.carry.extend_from_slice(&t[..t.len() - 1]);
+            let kept = t.len() - t.iter().rev().take_while(|&&b| b == b'\\').count();
+            self.carry.extend_from_slice(&t[..kept]);
             // A quote left open (pasted scrollback, a cut command) would make every line
             // after it one quoted word, its options unseen: the command ends here.
             if super::lex::lex(&self.carry).open_quote {

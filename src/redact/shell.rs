@@ -283,6 +283,11 @@ fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>, strict: b
     if val.strip_suffix(b",").unwrap_or(val) == name {
         return;
     }
+    // An unquoted URL's `&page_token=…` is a word of its own to a shell; it is still a
+    // pagination parameter, which the URL rules leave alone.
+    if crate::redact::assign::tracking(name) {
+        return;
+    }
     // `authkey=process.current_process().authkey` unquoted: code, as the shell would not run it.
     if w.is_verbatim(from + eq + 1) && crate::redact::assign::looks_like_code(val) {
         return;
@@ -340,6 +345,7 @@ pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8, strict: bool) {
         None => (0, line),
     };
     let lexed = lex(body);
+    json_in_words(&lexed, base, out);
     for cmd in stages(lexed.tokens()) {
         for i in 0..cmd.len() {
             let prev = i.checked_sub(1).map(|p| &cmd[p]);
@@ -370,6 +376,21 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     stdin(st, prev, cmd, args, sudo_s, base, out);
     base64_blobs(st, prev, cmd, args, base, out, depth);
     into_key_file(st, base, out);
+}
+
+/// `curl -d "{\"password\":\"…\"}"`: JSON written inside a double-quoted word has its
+/// quotes escaped, so its pairs are only seen in the word as the shell hands it over.
+fn json_in_words(lexed: &super::lex::Lexed, base: usize, out: &mut Vec<Span>) {
+    for t in lexed.tokens() {
+        let Tok::Word(w) = t else { continue };
+        if w.text.contains(&b'"') && w.text.contains(&b':') && !w.is_verbatim(0) {
+            let mut found = Vec::new();
+            super::assign::colon(w.text, &mut found);
+            for s in found {
+                push(out, w.span(s.start, s.end), base, s.rule);
+            }
+        }
+    }
 }
 
 /// `os.system("mysql -u root -p…")`, `subprocess.run('sshpass -p … ssh host')`: a quoted

@@ -350,6 +350,99 @@ fn a_continuation_is_also_read_on_its_own() {
     }
 }
 
+/// Commands continued over lines as a terminal and zsh's history file show them, tried
+/// as a stranger would: bash's `> ` continuation prompt in pasted scrollback (it read as
+/// a redirection, and the option after it as a file name), and zsh's history, which
+/// writes a continued line's `\` before its own `\` at the line's end (the next line's
+/// first blank read as escaped).
+#[test]
+fn continuations_as_scrollback_and_zsh_history_show_them() {
+    let cases = [
+        (
+            "alice@box:~/proj$ mysql -h db \\\n> -u root \\\n> -pWm3Xc8NvB5Lq\n",
+            "Wm3Xc8NvB5Lq",
+            "> -p[REDACTED]\n",
+        ),
+        (
+            "alice@box:~/proj$ sshpass -p \\\n> Hn6TzP2kRw9YdQa3 ssh host\n",
+            "Hn6TzP2kRw9YdQa3",
+            "> [REDACTED] ssh host\n",
+        ),
+        (
+            "alice@box:~/proj$ curl https://h \\\n>   -u bob:Vn4kTq8RzLp2WsQe\n",
+            "Vn4kTq8RzLp2WsQe",
+            ">   -u bob:[REDACTED]\n",
+        ),
+        (
+            ": 1700000000:0;sshpass \\\\\n-p Qz7RkLm2Vx9Tb ssh host\n",
+            "Qz7RkLm2Vx9Tb",
+            "-p [REDACTED] ssh host\n",
+        ),
+        (
+            ": 1700000000:0;ngrok authtoken \\\\\n  2Kq8pLmN3vR7tKx2WbY9cHd4FzT5s\n",
+            "2Kq8pLmN3vR7tK",
+            "  [REDACTED]\n",
+        ),
+    ];
+    for (text, secret, want) in cases {
+        let once = redact(text).into_owned();
+        assert!(!once.contains(secret) && once.ends_with(want), "{text:?} -> {once:?}");
+        assert!(matches!(redact(&once), Cow::Borrowed(_)), "{once:?} -> {:?}", redact(&once));
+        let mut o = Vec::new();
+        filter::run(text.as_bytes(), &mut o).unwrap();
+        assert_eq!(String::from_utf8(o).unwrap(), once);
+    }
+    // An unquoted URL's `&page_token=…` is a word of its own to a shell, and still
+    // only a pagination parameter.
+    let url = "curl https://h/search?q=rust&page_token=CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA1\n";
+    assert_eq!(redact(url), url);
+    // A `>` that starts a line of its own is still a redirection.
+    assert_eq!(redact("> -p Hn6TzP2kRw9YdQa3\n"), "> -p Hn6TzP2kRw9YdQa3\n");
+}
+
+/// JSON written inside a double-quoted shell word has its quotes escaped
+/// (`curl -d "{\"password\":\"…\"}"`, common in an agent's `Bash` calls); its pairs were
+/// only seen in the single-quoted form.
+#[test]
+fn json_in_a_double_quoted_word_is_read_as_json() {
+    for (text, secret) in [
+        (r#"curl -d "{\"username\":\"bob\",\"password\":\"Hn6TzP2kRw9YdQa3\"}" https://h/login"#, "Hn6TzP2k"),
+        (r#"curl -d "{\"api_key\":\"Kq8pLmN3vR7tKx2WbY9cH\"}" https://h"#, "Kq8pLmN3"),
+        (r#"wget --post-data="{\"password\":\"Hn6TzP2kRw9YdQa3\"}" https://h"#, "Hn6TzP2k"),
+    ] {
+        let once = redact(text).into_owned();
+        assert!(!once.contains(secret), "{text:?} -> {once:?}");
+        assert!(once.contains(r#":\"[REDACTED]\""#), "{once}");
+        assert!(matches!(redact(&once), Cow::Borrowed(_)), "{once:?}");
+    }
+    let harmless = r#"echo "{\"name\":\"bob\",\"count\":3,\"token_count\":\"12\"}""#;
+    assert_eq!(redact(harmless), harmless);
+}
+
+/// A token after an escape that stands for a separator (`\n` in serialised JSON or a
+/// log line, `%20` in a URL) has a letter or a digit before it, and the patterns' `\b`
+/// did not hold there: found by a stranger's reading of nested tool output.
+#[test]
+fn a_token_after_an_escaped_separator_is_found() {
+    for (text, secret) in [
+        (r#"log: "resp\nghp_Kq8pLmN3vR7tKx2WbY9cHd4FzT5sQw1Xe0uV""#, "ghp_Kq8p"),
+        (r#"print("line\tAKIAQ3ZR7VXN2KLM4TPB")"#, "AKIAQ3ZR"),
+        ("https://h/cb?msg=token%20ghp_Kq8pLmN3vR7tKx2WbY9cHd4FzT5sQw1Xe0uV", "ghp_Kq8p"),
+        ("Authorization%3A%20Bearer%20ghp_Kq8pLmN3vR7tKx2WbY9cHd4FzT5sQw1Xe0uV", "ghp_Kq8p"),
+    ] {
+        let once = redact(text).into_owned();
+        assert!(!once.contains(secret), "{text:?} -> {once:?}");
+        assert!(matches!(redact(&once), Cow::Borrowed(_)), "{once:?}");
+    }
+    let line = r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":"{\"stdout\": \"ok\\nAKIAQ3ZR7VXN2KLM4TPB\\nghp_Kq8pLmN3vR7tKx2WbY9cHd4FzT5sQw1Xe0uV\"}"}]}}"#;
+    let out = redact_json_line(line, &mut Report::default()).into_owned();
+    assert!(!out.contains("AKIAQ3ZR") && !out.contains("ghp_Kq8p"), "{out}");
+    assert!(out.contains(r#"\"ok\\n[REDACTED]\\n[REDACTED]\"}"#), "{out}");
+    serde_json::from_str::<serde_json::Value>(&out).unwrap();
+    // Inside a word the escape is no separator: `%20ghp_` needs the token's own shape.
+    assert_eq!(redact("sha=deadbeef\\nghp_short"), "sha=deadbeef\\nghp_short");
+}
+
 /// A redaction that changes how the rest of its line reads (here a token cut short
 /// leaves a URL's password where the URL rule can see it) is followed by another
 /// reading of the line, so the first pass leaves nothing for a second one. Found by
