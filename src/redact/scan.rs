@@ -208,6 +208,8 @@ pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Readi
     }
     let mut engines = 0u16;
     let mut name_woken = false;
+    // Made once, for the first token rule woken.
+    let mut blanked: Option<Option<Vec<u8>>> = None;
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize;
@@ -216,18 +218,13 @@ pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Readi
         match rule.matcher {
             Matcher::Token(_) => {
                 let re = rule_regex(i).expect("token rule");
-                for caps in re.captures_iter(line) {
-                    let m = caps.name("s").unwrap_or_else(|| caps.get(0).unwrap());
-                    if !placeholder_token(m.as_bytes()) {
-                        out.push(Span { start: m.start(), end: m.end(), rule: rule.id });
-                    }
-                }
                 // A token after `\n` or `%20` has a letter or a digit before it, so its
-                // pattern's `\b` does not hold: read it again with each such escape
-                // blanked, byte for byte, so the spans fall where they were.
-                if let Some(blanked) = escapes_blanked(line) {
-                    for caps in re.captures_iter(&blanked) {
-                        let m = caps.name("s").unwrap_or_else(|| caps.get(0).unwrap());
+                // pattern's `\b` does not hold: the line is read again with each such
+                // escape blanked, byte for byte, so the spans fall where they were.
+                let blanked = blanked.get_or_insert_with(|| escapes_blanked(line));
+                for text in std::iter::once(line).chain(blanked.as_deref()) {
+                    for caps in re.captures_iter(text) {
+                        let Some(m) = caps.name("s").or_else(|| caps.get(0)) else { continue };
                         if !placeholder_token(m.as_bytes()) {
                             out.push(Span { start: m.start(), end: m.end(), rule: rule.id });
                         }
