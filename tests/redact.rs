@@ -451,3 +451,85 @@ mod forms {
         assert!(misses.is_empty(), "{} secrets survived:\n{}", misses.len(), misses.join("\n"));
     }
 }
+
+/// Continued commands as real shells record them, typed into a real zsh and a real bash
+/// in tmux: zsh's history file (which ends a continued line with two backslashes) and
+/// each pane's scrollback (bash and zsh show `> ` before each continued line). Every
+/// password goes; every command word stays.
+#[test]
+fn continued_commands_as_real_shells_record_them() {
+    use std::time::{Duration, Instant};
+
+    use crate::util::{TestEnv, Tmux, have};
+
+    if !have("tmux") || !have("zsh") || !have("bash") {
+        assert!(std::env::var_os("CI").is_none(), "scripts/test installs tmux, zsh and bash");
+        return;
+    }
+    let secrets = ["Qz7RkLm2Vx9Tb", "Wm3Xc8NvB5Lq", "Hn6TzP2kRw9YdQa3"];
+    let typed = [
+        // Stand-ins, so that nothing runs or waits on a network.
+        "sshpass() { :; }; mysql() { :; }",
+        "sshpass \\",
+        "-p Qz7RkLm2Vx9Tb ssh host",
+        "mysql -h db \\",
+        "  -u root \\",
+        "  -pWm3Xc8NvB5Lq",
+        "sshpass -p \\",
+        "  Hn6TzP2kRw9YdQa3 ssh host",
+        "echo done-$((40 + 2))",
+    ];
+    let env = TestEnv::new();
+    let hist = env.root.path().join("zsh_history");
+    for (name, shell) in [
+        (
+            "zsh",
+            format!(
+                "env HISTFILE='{}' SAVEHIST=100 HISTSIZE=100 zsh -f -o INC_APPEND_HISTORY -o EXTENDED_HISTORY",
+                hist.display()
+            ),
+        ),
+        // Each shell's own default prompt: `box% ` or `box# `, `bash-5.2$ `.
+        ("bash", "bash --norc --noprofile".to_string()),
+    ] {
+        let tmux = Tmux::start(name, &env.cwd, &env.home, &shell);
+        let t = format!("={name}:");
+        for line in typed {
+            tmux.run(&["send-keys", "-t", &t, "-l", "--", line]);
+            tmux.run(&["send-keys", "-t", &t, "Enter"]);
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let screen = loop {
+            let screen = tmux.run(&["capture-pane", "-p", "-t", &t]);
+            if screen.lines().any(|l| l.trim() == "done-42") || Instant::now() > deadline {
+                break screen;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert!(screen.lines().any(|l| l.trim() == "done-42"), "{name} did not finish:\n{screen}");
+        assert!(screen.contains("\n> "), "{name} showed no continuation prompt:\n{screen}");
+
+        let mut texts = vec![(format!("{name} scrollback"), screen)];
+        if name == "zsh" {
+            let written = std::fs::read_to_string(&hist).unwrap_or_default();
+            assert!(written.contains("sshpass \\\\\n"), "zsh wrote its history otherwise:\n{written}");
+            texts.push(("zsh history".to_string(), written));
+        }
+        for (what, text) in texts {
+            let out = env
+                .cmd("lokust-shell")
+                .args(["redact", "--as", "shell"])
+                .write_stdin(text.clone())
+                .assert()
+                .success();
+            let out = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+            for s in secrets {
+                assert!(!out.contains(s), "{what}: {s} survived:\n{out}");
+            }
+            for kept in ["sshpass", "ssh host", "mysql -h db", "-u root"] {
+                assert!(out.contains(kept), "{what}: {kept:?} was lost:\n{out}");
+            }
+            assert_eq!(out.matches(REDACTED).count(), 3, "{what}:\n{text}\n->\n{out}");
+        }
+    }
+}

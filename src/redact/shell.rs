@@ -259,9 +259,18 @@ fn is_prompt(w: &Word) -> bool {
     let t = w.text;
     matches!(t.last(), Some(b'$' | b'#' | b'%' | b'>'))
         && (t.len() == 1 || t.contains(&b'@') || t.contains(&b':') || t.contains(&b'~'))
+        // The shells' own defaults: zsh's `%m%# ` (`box%`, `box#`), bash's `\s-\v\$ `
+        // (`bash-5.2$`).
+        || matches!(t.split_last(), Some((b'$' | b'#' | b'%', host)) if is_host_like(host))
         || t == "❯".as_bytes()
         || t == "➜".as_bytes()
         || t == "λ".as_bytes()
+}
+
+/// A host name or a shell's name and version: `box`, `web-01.example`, `bash-5.2`.
+fn is_host_like(t: &[u8]) -> bool {
+    t.first().is_some_and(u8::is_ascii_alphabetic)
+        && t.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
 }
 
 fn is_assignment(t: &[u8]) -> Option<usize> {

@@ -312,6 +312,17 @@ fn continuation_lines_keep_their_command() {
     assert_eq!(String::from_utf8(o).unwrap(), out);
 }
 
+/// `text` redacted, after checking that a second pass changes nothing and that the
+/// streaming filter writes the same.
+fn redacted_everywhere(text: &str) -> String {
+    let once = redact(text).into_owned();
+    assert!(matches!(redact(&once), Cow::Borrowed(_)), "{once:?} -> {:?}", redact(&once));
+    let mut o = Vec::new();
+    filter::run(text.as_bytes(), &mut o).expect("writing to a Vec does not fail");
+    assert_eq!(String::from_utf8(o).expect("the filter keeps UTF-8"), once);
+    once
+}
+
 /// A quote left open at a continued line's end (pasted scrollback, a cut command) does
 /// not run on through the lines after it: they were read as inside that one quoted word,
 /// and an option there went unseen until the first redaction ate the quote's line end.
@@ -319,13 +330,9 @@ fn continuation_lines_keep_their_command() {
 #[test]
 fn an_open_quote_ends_the_continuation() {
     let text = "set -gx DB_PASSWORD GwkV8UVBKkfSobEMPm' \\\n  -d @body.json \\\n  skopeo copy --dest-creds alice:velvet39 docker://a docker://b\n";
-    let once = redact(text).into_owned();
+    let once = redacted_everywhere(text);
     assert!(!once.contains("velvet39") && !once.contains("GwkV8UVBKkfSobEMPm"), "{once}");
     assert!(once.contains("  -d @body.json \\\n"), "{once}");
-    assert!(matches!(redact(&once), Cow::Borrowed(_)), "{once:?} -> {:?}", redact(&once));
-    let mut o = Vec::new();
-    filter::run(text.as_bytes(), &mut o).unwrap();
-    assert_eq!(String::from_utf8(o).unwrap(), once);
 }
 
 /// Only a line with a keyword is carried into the next, so a continuation was read as
@@ -340,13 +347,9 @@ fn a_continuation_is_also_read_on_its_own() {
         "python -c 'print(\"hello\")'\\",
     ] {
         let text = format!("{first}\n  htpasswd -b /etc/nginx/.htpasswd deploy 'Cobalt2028*'\n");
-        let once = redact(&text).into_owned();
+        let once = redacted_everywhere(&text);
         assert!(!once.contains("Cobalt2028") && !once.contains("xoxp-7343"), "{once}");
         assert!(once.contains("htpasswd -b /etc/nginx/.htpasswd deploy '[REDACTED]'"), "{once}");
-        assert!(matches!(redact(&once), Cow::Borrowed(_)), "{once:?} -> {:?}", redact(&once));
-        let mut o = Vec::new();
-        filter::run(text.as_bytes(), &mut o).unwrap();
-        assert_eq!(String::from_utf8(o).unwrap(), once);
     }
 }
 
@@ -373,6 +376,13 @@ fn continuations_as_scrollback_and_zsh_history_show_them() {
             "Vn4kTq8RzLp2WsQe",
             ">   -u bob:[REDACTED]\n",
         ),
+        // The shells' default prompts, as a real zsh and bash in tmux show them.
+        ("box# sshpass \\\n> -p Qz7RkLm2Vx9Tb ssh host\n", "Qz7RkLm2Vx9Tb", "> -p [REDACTED] ssh host\n"),
+        (
+            "bash-5.2$ sshpass -p \\\n>   Hn6TzP2kRw9YdQa3 ssh host\n",
+            "Hn6TzP2kRw9YdQa3",
+            ">   [REDACTED] ssh host\n",
+        ),
         (
             ": 1700000000:0;sshpass \\\\\n-p Qz7RkLm2Vx9Tb ssh host\n",
             "Qz7RkLm2Vx9Tb",
@@ -385,12 +395,8 @@ fn continuations_as_scrollback_and_zsh_history_show_them() {
         ),
     ];
     for (text, secret, want) in cases {
-        let once = redact(text).into_owned();
+        let once = redacted_everywhere(text);
         assert!(!once.contains(secret) && once.ends_with(want), "{text:?} -> {once:?}");
-        assert!(matches!(redact(&once), Cow::Borrowed(_)), "{once:?} -> {:?}", redact(&once));
-        let mut o = Vec::new();
-        filter::run(text.as_bytes(), &mut o).unwrap();
-        assert_eq!(String::from_utf8(o).unwrap(), once);
     }
     // An unquoted URL's `&page_token=…` is a word of its own to a shell, and still
     // only a pagination parameter.
