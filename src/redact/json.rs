@@ -290,6 +290,14 @@ impl<'a> Walker<'a, '_> {
     /// Redacts a literal's text as any other text.
     fn text(&mut self, lit: &Literal) -> Result<(), NotJson> {
         let raw = &self.b[lit.start..lit.end];
+        // A short string seen clean before is clean again: its redaction depends on its
+        // bytes alone. Transcripts repeat the same short values on every line (a role, a
+        // model, a version, a branch); a lookup costs a fifth of scanning one.
+        let inner = &raw[1..raw.len() - 1];
+        let short = inner.len() <= super::memo::MAX;
+        if short && CLEAN_SHORT.with_borrow(|m| m.get(inner)).is_some() {
+            return Ok(());
+        }
         let crc = (REMEMBER_FROM..=REMEMBER_UPTO).contains(&raw.len()).then(|| crc32fast::hash(raw));
         let (with, counts) = match crc.and_then(|crc| recall(crc, raw)) {
             Some(known) => known,
@@ -303,8 +311,10 @@ impl<'a> Walker<'a, '_> {
             }
         };
         self.report.merge(&counts);
-        if let Some(with) = with {
-            self.replace(lit, &with);
+        match with {
+            Some(with) => self.replace(lit, &with),
+            None if short && counts.values == 0 => CLEAN_SHORT.with_borrow_mut(|m| m.put(inner, ())),
+            None => {}
         }
         Ok(())
     }
@@ -348,6 +358,9 @@ impl<'a> Walker<'a, '_> {
 thread_local! {
     /// Long texts are decoded into one buffer per thread, not a string each.
     static DECODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// Short strings found clean, by their raw bytes. Few enough slots that a string seen
+    /// once (a timestamp, an id) is soon pushed out by the ones a transcript repeats.
+    static CLEAN_SHORT: RefCell<Memo<()>> = RefCell::new(Memo::new(128));
 }
 
 /// Appends the text of a string literal from `b[from..]` (inside the literal) up to its
@@ -581,6 +594,56 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn short_strings_remembered_clean_are_redacted_as_afresh() {
+        // Short values from the corpus, secrets among them, and values made to share the
+        // length and the first and last eight bytes of a secret; each judged first alone,
+        // on a thread of its own (nothing remembered), then all in a shuffled order on one
+        // thread, each several times, with the memo full and its pairs shared.
+        let corpus = include_str!("../../fixtures/redaction/corpus.jsonl");
+        let mut values: Vec<String> = Vec::new();
+        for line in corpus.lines() {
+            let text = serde_json::from_str::<serde_json::Value>(line).unwrap()["line"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let words: Vec<&str> = text.split(' ').collect();
+            for n in 1..=3 {
+                values.extend(words.windows(n).map(|w| w.join(" ")).filter(|v| v.len() <= SHORT_KEY));
+            }
+        }
+        for middle in ["Hunter2xyz", "harmless1", "wQ9#zzTq"] {
+            values.push(format!("password={middle}"));
+            values.push(format!("-p{middle} -u root"));
+        }
+        values.sort();
+        values.dedup();
+        let record = |v: &str| serde_json::json!({ "x": v }).to_string();
+        let alone: Vec<(String, String)> = values
+            .iter()
+            .map(|v| {
+                let line = record(v);
+                let want = std::thread::scope(|s| {
+                    s.spawn(|| super::super::redact_json_line(&line, &mut Report::default()).into_owned())
+                        .join()
+                        .unwrap()
+                });
+                (line, want)
+            })
+            .collect();
+        let changed = alone.iter().filter(|(line, want)| line != want).count();
+        assert!(changed > 50 && changed < alone.len() / 2, "{changed} of {}", alone.len());
+        let mut r = Rng(0x5e55);
+        for _ in 0..4 * alone.len() {
+            let (line, want) = &alone[r.below(alone.len())];
+            assert_eq!(
+                super::super::redact_json_line(line, &mut Report::default()),
+                *want.as_str(),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -71,6 +71,12 @@ fn class(b: u8) -> u32 {
     u32::from(b ^ (b >> 3)) & 7
 }
 
+/// Up to eight bytes as a little-endian word, zero above them.
+#[inline(always)]
+fn word(bytes: &[u8]) -> u64 {
+    bytes.iter().take(8).rev().fold(0, |w, &b| w << 8 | u64::from(b))
+}
+
 /// How often a byte turns up in text, roughly: English letter frequencies for lower case,
 /// rarer for the rest. Only the order matters, to pick each keyword's rarest bytes.
 fn commonness(b: u8) -> f64 {
@@ -96,7 +102,11 @@ impl Keywords {
         for (id, kw) in keywords.iter().enumerate() {
             let kw = kw.as_ref();
             assert!((3..=255).contains(&kw.len()), "keyword {kw:?} is not 3 to 255 bytes long");
-            let rarity = |i: usize| kw[i..i + 3].iter().map(|&b| commonness(b)).product::<f64>();
+            // Case ignored: code writes `Session` as often as `session`. Anchored on its
+            // capital, `Session` also woke `session`'s check at every "ssi" it holds, a
+            // candidate in vain; now both share one anchor and one check.
+            let rarity =
+                |i: usize| kw[i..i + 3].iter().map(|&b| commonness(b.to_ascii_lowercase())).product::<f64>();
             let offset = (0..kw.len() - 2).min_by(|&a, &b| rarity(a).total_cmp(&rarity(b))).unwrap_or(0);
             let trigram = u32::from_le_bytes([kw[offset], kw[offset + 1], kw[offset + 2], 0]);
             let h = hash(trigram);
@@ -168,9 +178,8 @@ impl Keywords {
         }
     }
 
-    /// [`Keywords::each`] over `text` but its last 15 bytes, eight positions hashed at
-    /// once and 64 tested before the candidates among them are checked; returns where it
-    /// stopped.
+    /// [`Keywords::each`] over `text`, eight positions hashed at once and 64 tested before
+    /// the candidates among them are checked; returns where it stopped (the end).
     ///
     /// # Safety
     ///
@@ -211,7 +220,36 @@ impl Keywords {
             }
             at += 8;
         }
-        at
+        // The last positions, and every position of a text under 16 bytes (most strings
+        // of a transcript: a type, a name, a timestamp), zero-padded in registers: one
+        // position at a time cost more than the rest of the scan of such a string. A
+        // position whose three bytes run into the padding is masked off; the byte after
+        // the last real one reads as padding, which only lets more candidates through,
+        // and `check` compares them with the text itself.
+        let rest = &text[at..];
+        if rest.len() >= 3 {
+            let (low, high) = match rest.split_at_checked(8) {
+                Some((first, second)) => {
+                    (u64::from_le_bytes(first.try_into().unwrap_or([0; 8])), word(second))
+                }
+                None => (word(rest), 0),
+            };
+            let positions = rest.len() - 2;
+            // SAFETY: this function runs only where AVX2 is.
+            let mut marked = unsafe { simd::marked_words(low, high, marks) };
+            if positions > 8 {
+                // SAFETY: as above.
+                marked |= unsafe { simd::marked_words(high, 0, marks) } << 8;
+            }
+            marked &= (1 << positions) - 1;
+            while marked != 0 {
+                let k = marked.trailing_zeros() as usize;
+                marked &= marked - 1;
+                let trigram = u32::from_le_bytes([rest[k], rest[k + 1], rest[k + 2], 0]);
+                self.check(text, at + k, trigram, found);
+            }
+        }
+        text.len()
     }
 
     /// The keywords anchored on `trigram`, which is at `at` in `text`.
@@ -264,10 +302,32 @@ pub(crate) mod simd {
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn marked(bytes: &[u8; 16], marks: &[u8; super::TABLE + super::PAD]) -> u32 {
-        // SAFETY: the load reads the 16 bytes of `bytes`; each gathered lane reads four
-        // bytes from a hash's index, which is below TABLE, so inside `marks`.
+        // SAFETY: the load reads the 16 bytes of `bytes`; AVX2 is there, as the caller
+        // promised.
+        unsafe { marked_in(_mm_loadu_si128(bytes.as_ptr().cast()), marks) }
+    }
+
+    /// [`marked`] of the 16 bytes held in `low` and `high` (little-endian): a text's last
+    /// bytes assembled in registers, since storing them to a buffer and loading that
+    /// as a vector stalls the load until the stores land.
+    ///
+    /// # Safety
+    ///
+    /// The processor must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn marked_words(low: u64, high: u64, marks: &[u8; super::TABLE + super::PAD]) -> u32 {
+        // SAFETY: AVX2 is there, as the caller promised.
+        unsafe { marked_in(_mm_set_epi64x(high as i64, low as i64), marks) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn marked_in(bytes: __m128i, marks: &[u8; super::TABLE + super::PAD]) -> u32 {
+        // SAFETY: each gathered lane reads four bytes from a hash's index, which is below
+        // TABLE, so inside `marks`.
         unsafe {
-            let v = _mm256_broadcastsi128_si256(_mm_loadu_si128(bytes.as_ptr().cast()));
+            let v = _mm256_broadcastsi128_si256(bytes);
             // Lane k of the 32-bit lanes holds bytes k, k + 1, k + 2 (each 128-bit half
             // shuffles its own copy of the 16 bytes; -1 writes a zero).
             #[rustfmt::skip]

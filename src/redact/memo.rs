@@ -25,17 +25,19 @@ pub(crate) struct Memo<V: Copy> {
 }
 
 impl<V: Copy> Memo<V> {
-    /// A memo of `pairs` pairs of slots.
+    /// A memo of at least `pairs` pairs of slots (a power of two, so that a pair is
+    /// picked with a mask, not a division).
     pub(crate) fn new(pairs: usize) -> Memo<V> {
-        Memo { slots: vec![None; 2 * pairs.max(1)].into_boxed_slice() }
+        Memo { slots: vec![None; 2 * pairs.max(1).next_power_of_two()].into_boxed_slice() }
     }
 
     fn pair(&self, ends: (u64, u64), len: usize) -> usize {
         let h = (ends.0 ^ ends.1.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h >> 32) as usize % (self.slots.len() / 2)) * 2
+        ((h >> 32) as usize & (self.slots.len() / 2 - 1)) * 2
     }
 
-    fn get(&self, name: &[u8]) -> Option<V> {
+    /// The value remembered for `name`, if any.
+    pub(crate) fn get(&self, name: &[u8]) -> Option<V> {
         let ends = name_ends(name);
         let at = self.pair(ends, name.len());
         self.slots[at..at + 2]
@@ -50,7 +52,7 @@ impl<V: Copy> Memo<V> {
     }
 
     /// Remembers `value` for `name` (at most [`MAX`] bytes long).
-    fn put(&mut self, name: &[u8], value: V) {
+    pub(crate) fn put(&mut self, name: &[u8], value: V) {
         let ends = name_ends(name);
         let at = self.pair(ends, name.len());
         let mut bytes = [0; MAX];
