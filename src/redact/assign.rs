@@ -97,7 +97,9 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, strict: bool) {
         let code = dashes.is_empty() && (strict || spaced || kwarg || name.as_bytes().contains(&b'.'));
         let class =
             if code { name_class_strict(name.as_bytes(), form) } else { name_class(name.as_bytes(), form) }
-                .filter(|_| !tracking(name.as_bytes()));
+                .filter(|_| {
+                    !(tracking(name.as_bytes()) || form == Form::Query && public_graph(line, name.start()))
+                });
         let v = &line[vs..ve];
         let bare = vs == val.start();
         // `b"password"`, `r'…'`, `f"{x}"`: a string literal's prefix, not a bare value.
@@ -416,6 +418,24 @@ pub(crate) fn tracking(name: &[u8]) -> bool {
             .any(|p| n.starts_with(p) && (n.contains("token") || n.contains("key")))
 }
 
+/// A Codecov graph or badge URL up to its query name at `name_start`: its `token` is the
+/// graphing token, which Codecov documents as read-only and made to be published in a
+/// README's badge. Its upload token, and a token in any other URL, stay secrets.
+fn public_graph(line: &[u8], name_start: usize) -> bool {
+    let before = &line[..name_start];
+    let url_start =
+        before.iter().rposition(|b| b.is_ascii_whitespace() || b"\"'(<[".contains(b)).map_or(0, |i| i + 1);
+    let url = &before[url_start..];
+    let Some(rest) = url.strip_prefix(b"https://").or_else(|| url.strip_prefix(b"http://")) else {
+        return false;
+    };
+    let host_end = rest.iter().position(|&b| b == b'/').unwrap_or(rest.len());
+    let (host, path) = rest.split_at(host_end);
+    let path = &path[..path.iter().position(|&b| b == b'?').unwrap_or(path.len())];
+    matches!(host, b"codecov.io" | b"app.codecov.io")
+        && path.windows(7).any(|w| w == b"/graph/" || w == b"/graphs")
+}
+
 lazy_re!(
     COLON,
     r#"(?:^|[\s{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
@@ -458,6 +478,37 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         } else {
             // `- cmd:   password: x`: the value may itself start the next pair.
             pos = (val.start() - 1).max(c.get(0).unwrap().start() + 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::redact::redact;
+
+    #[test]
+    fn a_codecov_graph_token_is_public_and_other_url_tokens_are_not() {
+        // Codecov's graphing token only reads coverage graphs and is meant for README
+        // badges; an upload token, or a token in any other URL, is a secret.
+        for line in [
+            "[![codecov](https://codecov.io/gh/o/r/branch/main/graph/badge.svg?token=AB12CD34EF)](https://codecov.io/gh/o/r)",
+            "<img src=\"https://app.codecov.io/gh/o/r/graphs/sunburst.svg?token=AB12CD34EF\">",
+        ] {
+            assert_eq!(redact(line), line);
+        }
+        for (line, secret) in [
+            (
+                "curl https://codecov.io/upload/v2?token=9f8e7d6c-5b4a-3928-1706-f5e4d3c2b1a0&commit=x",
+                "9f8e7d6c",
+            ),
+            (
+                "![x](https://raw.githubusercontent.com/o/r/main/graph/a.svg?token=GHSAT0AAAAAACZ4QWERTY)",
+                "GHSAT0",
+            ),
+            ("see https://evil.example/codecov.io/graph?token=AB12CD34EF", "AB12CD34EF"),
+        ] {
+            let out = redact(line);
+            assert!(!out.contains(secret), "{line}\n{out}");
         }
     }
 }

@@ -684,6 +684,17 @@ fn is_wordy(v: &[u8]) -> bool {
                 .is_some_and(|tld| tld.len() >= 2 && tld.iter().all(u8::is_ascii_lowercase)))
 }
 
+/// A field path with tuple indexes as code writes it (`tuple.0.0`, `self.args.12`):
+/// lower-case names and short numbers between dots, a name first. Lower-case dotted
+/// names alone are already [`is_wordy`].
+fn is_field_path(v: &[u8]) -> bool {
+    let mut segments = v.split(|&b| b == b'.');
+    let name = |s: &[u8]| !s.is_empty() && s.iter().all(|&b| b.is_ascii_lowercase() || b == b'_');
+    v.contains(&b'.')
+        && segments.next().is_some_and(name)
+        && segments.all(|s| name(s) || (!s.is_empty() && s.len() <= 3 && s.iter().all(u8::is_ascii_digit)))
+}
+
 fn is_number(v: &[u8]) -> bool {
     v.iter().all(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'_'))
         && v.iter().any(u8::is_ascii_digit)
@@ -719,6 +730,7 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
                 || v.windows(2).any(|w| w == b"::")
                 || v.windows(3).any(|w| w == b"://")
                 || is_wordy(v)
+                || is_field_path(v)
                 || is_filename(v)
                 || DIGEST_PREFIXES.iter().any(|p| v.starts_with(p)))
         }
@@ -798,5 +810,20 @@ mod tests {
         assert!(!should_redact(Class::Secret, b"vault.internal.example"));
         assert!(should_redact(Class::Secret, b"9f8e7d6c5b4a39281706f5e4d3c2b1a0"));
         assert!(!should_redact(Class::Secret, b"[REDACTED]"));
+        // A field path with tuple indexes, as a proc-macro test parses it into `tokens`.
+        assert!(!should_redact(Class::Secret, b"tuple.0.0"));
+        assert!(!should_redact(Class::Secret, b"self.args.12"));
+        assert!(should_redact(Class::Password, b"tuple.0.0"));
+        // Dotted secrets keep their shape: SendGrid keys, JWTs, mixed case or long numbers.
+        assert!(should_redact(
+            Class::Secret,
+            b"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"
+        ));
+        assert!(should_redact(
+            Class::Secret,
+            b"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+        ));
+        assert!(should_redact(Class::Secret, b"abcdefgh.12345678"));
+        assert!(should_redact(Class::Secret, b"tUple.0.0.k9"));
     }
 }
