@@ -752,3 +752,78 @@ fn secrets_in_code_and_config_shapes_are_still_caught() {
         assert!(!out.contains(secret), "{line}\n  → {out}");
     }
 }
+
+/// What `grep -n` and `rg -n` print with `-C`, `-A` or `-B` (GNU grep 3.8 and ripgrep 13,
+/// tried as a new user would): a context line is `path-11-text` over several files and
+/// `11-text` over one, a match `path:12:text` or `12:text`, and `--` between groups. A
+/// secret on a context line passed: `DB_PASSWORD` read as the end of a name that began
+/// with the path, `aws_secret_access_key` not at the start of its line, a key's body
+/// behind its line number.
+#[test]
+fn grep_context_lines_are_read_as_the_file() {
+    let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Xv8Tk1";
+    let body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW";
+    let cases = [
+        "config/.env-11-DB_PASSWORD=Hunter2xyz\nconfig/.env:12:DEBUG=1\n--\n".to_string(),
+        format!("11-aws_secret_access_key = {key}\n12:region = eu-west-1\n"),
+        format!(".aws/credentials-3-aws_secret_access_key = {key}\n"),
+        "./home/.netrc-2-  password Hunter2xyz\n".to_string(),
+        "2-password Hunter2xyz\n3:machine api.example.com\n".to_string(),
+        format!("C:\\Users\\me\\.aws\\credentials-3-aws_secret_access_key = {key}\r\n"),
+        format!("C:\\Users\\me\\.aws\\credentials:3:aws_secret_access_key = {key}\r\n"),
+        "src/settings.py-40-SECRET_KEY = 'Hunter2xyz-django-insecure'\r\n".to_string(),
+        format!("keys/id_ed25519:1:-----BEGIN OPENSSH PRIVATE KEY-----\nkeys/id_ed25519-2-{body}\n"),
+        format!("1:-----BEGIN OPENSSH PRIVATE KEY-----\n2-{body}\n3-{body}\n--\n"),
+        // A path with a space or a colon is no prefix: the line is read whole, and a
+        // name after a `/` was read as a `sed` replacement's, its value cut at the next `/`.
+        format!("my dir/creds-3-aws_secret_access_key = {key}\n"),
+        "my dir/a:b.env-3-DB_PASSWORD=Hunter2xyz\n".to_string(),
+    ];
+    for text in &cases {
+        let once = redacted_everywhere(text);
+        for secret in ["Hunter2xyz", key, body] {
+            let (head, tail) = (&secret[..8], &secret[secret.len() - 8..]);
+            assert!(!once.contains(head) && !once.contains(tail), "{text:?} -> {once:?}");
+        }
+        // The prefixes, the `--` lines and the line ends are kept as they were.
+        let kept =
+            |t: &str| t.lines().map(|l| l.split("[REDACTED]").next().unwrap_or("").len()).sum::<usize>();
+        assert!(kept(&once) > 0 && once.matches('\n').count() == text.matches('\n').count(), "{once:?}");
+        assert_eq!(once.matches("\r\n").count(), text.matches("\r\n").count(), "{once:?}");
+    }
+    assert_eq!(
+        redact("config/.env-11-DB_PASSWORD=Hunter2xyz\n--\n"),
+        "config/.env-11-DB_PASSWORD=[REDACTED]\n--\n"
+    );
+    assert_eq!(redact(&format!("11-aws_secret_access_key = {key}")), "11-aws_secret_access_key = [REDACTED]");
+    // Grep's output inside a transcript: a tool result's `\n`-joined lines.
+    let line = serde_json::json!({"content": cases[0], "toolUseResult": {"stdout": cases[1]}}).to_string();
+    let out = redact_json_line(&line, &mut Report::default()).into_owned();
+    assert!(!out.contains("Hunter2xyz") && !out.contains(&key[..20]), "{out}");
+    serde_json::from_str::<serde_json::Value>(&out).unwrap();
+}
+
+/// Ordinary text shaped like grep's prefixes is read whole, as before: hyphenated words,
+/// dates, versions, and a token whose segments hold `-12-` or that starts with a number
+/// and a colon (a Telegram bot's, whose start `12:` was taken for a line number).
+#[test]
+fn text_shaped_like_a_grep_prefix_is_left_alone() {
+    for text in [
+        "well-known-thing password reset\n",
+        "2024-01-15 12:00 password rotated by ops\n",
+        "a-1-b\n",
+        "foo-1.2.3-4-gabcdef\n",
+        "--\n",
+        "3-way merge of the password docs\n",
+        "see notes.txt-3-password policy\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+    // A line that is a token must not lose its start to a prefix.
+    let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.Sfl-12-KxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    let bot = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq";
+    for line in [jwt, bot] {
+        let out = redacted_everywhere(line);
+        assert!(!out.contains(&line[..12]) && !out.contains(&line[line.len() - 12..]), "{line} -> {out}");
+    }
+}
