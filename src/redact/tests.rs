@@ -827,3 +827,41 @@ fn text_shaped_like_a_grep_prefix_is_left_alone() {
         assert!(!out.contains(&line[..12]) && !out.contains(&line[line.len() - 12..]), "{line} -> {out}");
     }
 }
+
+/// A `.netrc` written over several lines, in a unified diff as `git diff` shows it (tried
+/// as a new user would): the password of an indented removed line passed, as a `-` before
+/// a space is a list's dash to the view and the line then did not start with `password`;
+/// so did a `default` entry's.
+#[test]
+fn a_netrc_in_a_diff_loses_its_passwords() {
+    let diff = "diff --git a/.netrc b/.netrc\n--- a/.netrc\n+++ b/.netrc\n@@ -1,8 +1,8 @@\n machine api.example.com\n   login bob\n-  password Hunter2xyz\n+  password Zq9vTk3mWp\n machine b.example.com\n login alice\n-password Qz7RkLm2Vx\n+\tpassword Wm3Xc8NvB5\n   password Hn6TzP2kRw\n-default login anonymous password Kq8pLmN3vR\n";
+    let want = "diff --git a/.netrc b/.netrc\n--- a/.netrc\n+++ b/.netrc\n@@ -1,8 +1,8 @@\n machine api.example.com\n   login bob\n-  password [REDACTED]\n+  password [REDACTED]\n machine b.example.com\n login alice\n-password [REDACTED]\n+\tpassword [REDACTED]\n   password [REDACTED]\n-default login anonymous password [REDACTED]\n";
+    assert_eq!(redacted_everywhere(diff), want);
+    assert_eq!(redacted_everywhere(&diff.replace('\n', "\r\n")), want.replace('\n', "\r\n"));
+    // Behind `Read`'s numbers, and in a transcript's tool result.
+    let numbered: String =
+        diff.lines().enumerate().map(|(i, l)| format!("{:>6}\u{2192}{l}\n", i + 1)).collect();
+    let once = redacted_everywhere(&numbered);
+    assert_eq!(once.matches("password [REDACTED]").count(), 6, "{once}");
+    let line = serde_json::json!({"type": "tool_result", "content": diff}).to_string();
+    let out = redact_json_line(&line, &mut Report::default()).into_owned();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["content"], want);
+}
+
+/// Diff lines of ordinary files that speak of passwords keep every byte.
+#[test]
+fn diff_lines_of_ordinary_files_are_left_alone() {
+    for text in [
+        "-  password reset instructions are mailed\n",
+        "- password: ${DB_PASSWORD}\n",
+        "-  password\n",
+        "-password reset\n",
+        "+  password = $PW\n",
+        "- password policy\n",
+        "-default login anonymous\n",
+        " default password length\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+}
