@@ -865,3 +865,66 @@ fn diff_lines_of_ordinary_files_are_left_alone() {
         assert_eq!(redacted_everywhere(text), text);
     }
 }
+
+/// A tool result whose text is itself JSON holding a file as `Read` numbers it (tried as a
+/// new user would): the text `{"content":"     1→[default]\n     2→aws_secret_access_key
+/// = …"}` is one line whose `\n` are escapes, so the numbers were not at a line's start,
+/// the key's name was read as part of `2→aws_secret_access_key` and the key passed.
+#[test]
+fn json_inside_a_json_string_is_read_as_json() {
+    use serde_json::json;
+    let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Xv8Tk1";
+    let inner =
+        json!({"content": format!("     1\u{2192}[default]\n     2\u{2192}aws_secret_access_key = {key}\n")})
+            .to_string();
+    let text = json!([{"type": "text", "text": "     1\u{2192}x\n     2\u{2192}DB_PASSWORD=Hunter2xyz\n"}]);
+    let netrc = json!({"content": "     3\u{2192}  password Hunter2xyz\n"}).to_string();
+    let records = [
+        json!({"type": "user", "message": {"content": [{"type": "tool_result", "content": inner}]}}),
+        json!({"toolUseResult": text.to_string()}),
+        // Two levels deeper, and after a line end.
+        json!({"c": json!({"stdout": netrc}).to_string()}),
+        json!({"c": format!("\n  {inner}")}),
+    ];
+    for record in records {
+        let line = record.to_string();
+        let mut r = Report::default();
+        let out = redact_json_line(&line, &mut r).into_owned();
+        // Only the secret changed: the nested texts keep their layout and escapes.
+        assert_eq!(out, line.replace(key, REDACTED).replace("Hunter2xyz", REDACTED), "{line}");
+        assert_eq!((r.lines, r.values), (1, 1), "{out}");
+        assert!(matches!(redact_json_line(&out, &mut Report::default()), Cow::Borrowed(_)), "{out}");
+        let mut o = Vec::new();
+        filter::run_as(filter::Kind::Transcript, format!("{line}\n").as_bytes(), &mut o).unwrap();
+        assert_eq!(String::from_utf8(o).unwrap(), format!("{out}\n"));
+    }
+}
+
+/// Strings that start like JSON but are not, or are JSON with nothing to redact, are read
+/// as before: unchanged when clean, as text when not JSON.
+#[test]
+fn strings_that_start_like_json_are_read_as_before() {
+    for line in [
+        r#"{"msg":"{placeholder} password reset"}"#,
+        r#"{"msg":"[WARN] 2 tests failed\n     3→ok"}"#,
+        r#"{"msg":"{\"unterminated"}"#,
+        r#"{"msg":"[1, 2, oops]"}"#,
+        r#"{"msg":"{\"a\":\"caf\\u00e9 \\/x\\n\",\"n\":[1,{}]}"}"#,
+        r#"{"msg":"{}"}"#,
+        r#"{"msg":"[]"}"#,
+        r#"{"msg":"{"}"#,
+    ] {
+        assert!(matches!(redact_json_line(line, &mut Report::default()), Cow::Borrowed(_)), "{line}");
+    }
+    // Not JSON, and a secret in it: read as text.
+    let line = r#"{"msg":"{oops\nexport DB_PASSWORD=Hunter2xyz\n"}"#;
+    let out = redact_json_line(line, &mut Report::default());
+    assert_eq!(out, r#"{"msg":"{oops\nexport DB_PASSWORD=[REDACTED]\n"}"#);
+    // Nested deeper than a few levels is read as text: no stack runs out.
+    let mut deep = "export DB_PASSWORD=Hunter2xyz".to_string();
+    for _ in 0..12 {
+        deep = serde_json::json!({ "d": deep }).to_string();
+    }
+    let out = redact_json_line(&deep, &mut Report::default());
+    assert!(!out.contains("Hunter2xyz"), "{out}");
+}
