@@ -928,3 +928,38 @@ fn strings_that_start_like_json_are_read_as_before() {
     let out = redact_json_line(&deep, &mut Report::default());
     assert!(!out.contains("Hunter2xyz"), "{out}");
 }
+
+/// What `--as text` did to the structure around a value (no leak): a value's span ran
+/// through its word's closing quote and the punctuation after it, so `"DB_PASSWORD=X",`
+/// lost its comma and a JSON object in a text line the comma between two members; the
+/// quotes kept after the marker lost the backslash that escaped one of them, so
+/// `-p'a'\''b'` and `"ab\"cd"` were left with a quote open, and JSON text its closing quote.
+#[test]
+fn quoting_around_a_redacted_value_stays_whole() {
+    for (text, want) in [
+        (r#""DB_PASSWORD=Hunter2xyz","#, r#""DB_PASSWORD=[REDACTED]","#),
+        (r#"  'DB_PASSWORD=Hunter2xyz', 'X=1'"#, r#"  'DB_PASSWORD=[REDACTED]', 'X=1'"#),
+        (r#"f("--password=Hunter2xyz");"#, r#"f("--password=[REDACTED]");"#),
+        (r"mysql -u root -p'a'\''b' db", r"mysql -u root -p'[REDACTED]'\''' db"),
+        (r"export DB_PASSWORD='Hunter2'\''xyz'", r"export DB_PASSWORD='[REDACTED]'\'''"),
+        (r#"export PASSWORD="ab\"cd""#, r#"export PASSWORD="[REDACTED]\"""#),
+    ] {
+        let once = redacted_everywhere(text);
+        assert_eq!(once, want, "{text}");
+        assert!(!super::lex::lex(once.as_bytes()).open_quote, "{once}");
+    }
+    for json in [
+        r#"{"env": "DB_PASSWORD=Hunter2xyz", "x": 1}"#,
+        r#"{"env": ["DB_PASSWORD=Hunter2xyz", "API_TOKEN=Kq8pLmN3vR7tKx2WbY9cH"]}"#,
+        r#"{"cmd": "mysql -p\"Hunter2xyz\" db", "x": 1}"#,
+        r#"{"cmd": "export DB_PASSWORD=\"Hunter2xyz\"", "x": 1}"#,
+        r#"{"cmd": "export DB_PASSWORD='Hunter2xyz'", "x": 1}"#,
+    ] {
+        let once = redacted_everywhere(json);
+        assert!(!once.contains("Hunter2xyz") && !once.contains("Kq8pLmN3"), "{once}");
+        let v: serde_json::Value =
+            serde_json::from_str(&once).unwrap_or_else(|e| panic!("{json} -> {once}: not JSON: {e}"));
+        let keys = |v: &serde_json::Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+        assert_eq!(keys(&v), keys(&serde_json::from_str(json).unwrap()), "{once}");
+    }
+}
