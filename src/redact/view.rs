@@ -67,8 +67,12 @@ fn grep_prefix(line: &[u8]) -> Option<usize> {
     // or a token often does, since what is taken for a path is not read for secrets. The
     // path has no colon, so this comes before any `:12:` in the line.
     let path_end = drive + line[drive..].iter().position(|&b| !is_path_byte(b)).unwrap_or(line.len() - drive);
+    // A few numbers between hyphens at most are looked at, so that a long line of them
+    // costs no more than a few reads of its start.
     let context = memchr::memchr_iter(b'-', &line[..path_end])
-        .find_map(|dash| number_between(line, dash, b'-').filter(|_| looks_like_path(&line[..dash])));
+        .filter_map(|dash| Some((dash, number_between(line, dash, b'-')?)))
+        .take(4)
+        .find_map(|(dash, end)| looks_like_path(&line[..dash]).then_some(end));
     if context.is_some() {
         return context;
     }
