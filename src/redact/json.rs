@@ -359,9 +359,10 @@ impl<'a> Walker<'a, '_> {
     }
 
     /// The last literal's text with its strings redacted, when that text is JSON (a tool
-    /// result holding a `Read` view, an API's response): its lines are joined by escapes
-    /// one level deeper, so read as text a view's numbers were not at a line's start.
-    /// Its strings are read as the record's are, and the text is read after as before.
+    /// result holding a `Read` view, an API's response, JSON Lines): its lines are joined
+    /// by escapes one level deeper, so read as text a view's numbers were not at a line's
+    /// start. Its strings are read as the record's are, and the text is read after as
+    /// before.
     fn nested_json(&self, counts: &mut Report) -> Option<String> {
         // Most strings are not JSON: only one that starts like it is walked.
         let first = self.decoded.iter().find(|b| !b.is_ascii_whitespace())?;
@@ -369,8 +370,16 @@ impl<'a> Walker<'a, '_> {
             return None;
         }
         let text = std::str::from_utf8(&self.decoded).ok()?;
+        // A walk that fails has counted what it found before failing: counts are kept
+        // only from the reading that stands.
         let mut found = Report::default();
-        let walked = redact_nested(text, &mut found, self.nesting + 1).ok()??;
+        let walked = match redact_nested(text, &mut found, self.nesting + 1) {
+            Ok(walked) => walked,
+            Err(NotJson) => {
+                found = Report::default();
+                json_lines(text, &mut found, self.nesting + 1)
+            }
+        }?;
         counts.merge(&found);
         Some(walked)
     }
@@ -381,6 +390,32 @@ impl<'a> Walker<'a, '_> {
         out.extend_from_slice(with);
         self.copied = lit.end;
     }
+}
+
+/// `text` with the strings of each line that is JSON redacted, when `text` is JSON Lines
+/// (a tool's output of a log or a transcript, one record a line); `None` when nothing
+/// changed. Other lines are kept for the text reading.
+fn json_lines(text: &str, report: &mut Report, nesting: u8) -> Option<String> {
+    if !text.contains('\n') {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut changed = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let record = body.trim_start().starts_with(['{', '[']);
+        let mut found = Report::default();
+        match record.then(|| redact_nested(body, &mut found, nesting)) {
+            Some(Ok(Some(new))) => {
+                out.push_str(&new);
+                out.push_str(&line[body.len()..]);
+                report.merge(&found);
+                changed = true;
+            }
+            _ => out.push_str(line),
+        }
+    }
+    changed.then_some(out)
 }
 
 thread_local! {
