@@ -70,8 +70,11 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, strict: bool) {
         let (vs, mut ve) = unquote(line, val.start(), val.end());
         let before = line[..dashes.start()].last().copied();
         // `s/PASSWORD=.*/PASSWORD=X/` (sed, perl): the pattern is no value, and the
-        // replacement's value ends at the expression's delimiter.
+        // replacement's value ends at the expression's delimiter. Only after an `s/`:
+        // a path before a name (`dir/creds-3-aws_secret_access_key = …`, grep's context
+        // line) cut the value at its first `/`.
         if before == Some(b'/')
+            && substitution_before(&line[..name.start()])
             && vs == val.start()
             && let Some(slash) = line[vs..ve].iter().position(|&b| b == b'/')
             && slash > 0
@@ -120,6 +123,12 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, strict: bool) {
             break;
         }
     }
+}
+
+/// `s/` as a word of its own (`'s/`, `-e s/`, `; s/`) somewhere in `before`.
+fn substitution_before(before: &[u8]) -> bool {
+    memchr::memmem::find_iter(before, b"s/")
+        .any(|at| at == 0 || !before[at - 1].is_ascii_alphanumeric() && before[at - 1] != b'_')
 }
 
 /// Whether the value of `name = value` (the value at `start..end` of `line`) is source

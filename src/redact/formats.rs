@@ -21,8 +21,14 @@ pub(crate) fn aws_prompt(line: &[u8], out: &mut Vec<Span>) {
 lazy_re!(NETRC, r"\bmachine[ \t]+\S+.*?\bpassword[ \t]+([^\s'\x22]+)");
 
 // `.netrc` allows an entry over several lines, so a line can be only `password X`, or
-// `login me password X`: the whole line, so that prose ("password reset") is left alone.
-lazy_re!(NETRC_LINE, r"(?:^|[;:])[ \t]*(?:login[ \t]+\S+[ \t]+)?password[ \t]+([^\s'\x22=:]+)[ \t]*$");
+// `login me password X`, or the `default` entry's: the whole line, so that prose
+// ("password reset") is left alone. A diff's sign may start the line: the view keeps a
+// `-` before an indented line (it reads as a list's dash), and a diff shown by `Read`
+// keeps its sign after the number.
+lazy_re!(
+    NETRC_LINE,
+    r"(?:^[-+]?|[;:])[ \t]*(?:default[ \t]+)?(?:login[ \t]+\S+[ \t]+)?password[ \t]+([^\s'\x22=:]+)[ \t]*$"
+);
 
 pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
     if let Some(c) = NETRC_LINE.captures(line) {

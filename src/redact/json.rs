@@ -36,11 +36,19 @@ const INTEGRITY_KEYS: &[&str] = &["signature", "sig"];
 /// Keys whose value is an HTTP credential with its scheme (`Bearer …`, `Basic …`).
 const AUTH_HEADERS: &[&str] = &["authorization", "proxy-authorization"];
 
+/// JSON inside a string is read as JSON this many levels deep; deeper, as text.
+const MAX_NESTING: u8 = 4;
+
 /// Redacts every string of the JSON text `line` (keys as text; values as text and with
 /// their key as context). `Ok(None)` when nothing changed; counts go to `report`.
 pub(crate) fn redact_strings(line: &str, report: &mut Report) -> Result<Option<String>, NotJson> {
+    redact_nested(line, report, 0)
+}
+
+/// [`redact_strings`] for JSON found `nesting` strings deep.
+fn redact_nested(line: &str, report: &mut Report, nesting: u8) -> Result<Option<String>, NotJson> {
     let decoded = DECODED.take();
-    let mut w = Walker { line, b: line.as_bytes(), pos: 0, out: None, copied: 0, report, decoded };
+    let mut w = Walker { line, b: line.as_bytes(), pos: 0, out: None, copied: 0, report, decoded, nesting };
     let walked = w.walk();
     DECODED.set(std::mem::take(&mut w.decoded));
     walked?;
@@ -71,6 +79,8 @@ struct Walker<'a, 'r> {
     /// The text of the last literal read, when it has escapes: decoded while its end
     /// was looked for, not in a second pass.
     decoded: Vec<u8>,
+    /// How many strings deep this JSON text is.
+    nesting: u8,
 }
 
 impl<'a> Walker<'a, '_> {
@@ -338,13 +348,40 @@ impl<'a> Walker<'a, '_> {
             return Ok(Some(new));
         }
         // `lit` was the last literal read: its text is in `decoded`.
-        match super::redact_bytes(&self.decoded, counts) {
-            None => Ok(None),
-            Some(new) => {
-                let new = String::from_utf8(new).map_err(|_| NotJson)?;
-                Ok(Some(serde_json::to_string(&new).map_err(|_| NotJson)?.into_bytes()))
-            }
+        let walked = self.nested_json(counts);
+        let text = walked.as_ref().map_or(&self.decoded[..], |w| w.as_bytes());
+        let new = match (super::redact_bytes(text, counts), walked) {
+            (None, None) => return Ok(None),
+            (Some(new), _) => String::from_utf8(new).map_err(|_| NotJson)?,
+            (None, Some(walked)) => walked,
+        };
+        Ok(Some(serde_json::to_string(&new).map_err(|_| NotJson)?.into_bytes()))
+    }
+
+    /// The last literal's text with its strings redacted, when that text is JSON (a tool
+    /// result holding a `Read` view, an API's response, JSON Lines): its lines are joined
+    /// by escapes one level deeper, so read as text a view's numbers were not at a line's
+    /// start. Its strings are read as the record's are, and the text is read after as
+    /// before.
+    fn nested_json(&self, counts: &mut Report) -> Option<String> {
+        // Most strings are not JSON: only one that starts like it is walked.
+        let first = self.decoded.iter().find(|b| !b.is_ascii_whitespace())?;
+        if !matches!(first, b'{' | b'[') || self.nesting >= MAX_NESTING {
+            return None;
         }
+        let text = std::str::from_utf8(&self.decoded).ok()?;
+        // A walk that fails has counted what it found before failing: counts are kept
+        // only from the reading that stands.
+        let mut found = Report::default();
+        let walked = match redact_nested(text, &mut found, self.nesting + 1) {
+            Ok(walked) => walked,
+            Err(NotJson) => {
+                found = Report::default();
+                json_lines(text, &mut found, self.nesting + 1)
+            }
+        }?;
+        counts.merge(&found);
+        Some(walked)
     }
 
     fn replace(&mut self, lit: &Literal, with: &[u8]) {
@@ -353,6 +390,32 @@ impl<'a> Walker<'a, '_> {
         out.extend_from_slice(with);
         self.copied = lit.end;
     }
+}
+
+/// `text` with the strings of each line that is JSON redacted, when `text` is JSON Lines
+/// (a tool's output of a log or a transcript, one record a line); `None` when nothing
+/// changed. Other lines are kept for the text reading.
+fn json_lines(text: &str, report: &mut Report, nesting: u8) -> Option<String> {
+    if !text.contains('\n') {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut changed = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let record = body.trim_start().starts_with(['{', '[']);
+        let mut found = Report::default();
+        match record.then(|| redact_nested(body, &mut found, nesting)) {
+            Some(Ok(Some(new))) => {
+                out.push_str(&new);
+                out.push_str(&line[body.len()..]);
+                report.merge(&found);
+                changed = true;
+            }
+            _ => out.push_str(line),
+        }
+    }
+    changed.then_some(out)
 }
 
 thread_local! {

@@ -17,7 +17,8 @@
 //!   PHP `define()`, the AWS prompt); `prose.rs` secrets given in words;
 //! - `json.rs` JSON text (transcripts), string by string; `view.rs` the prefixes a tool
 //!   puts before a file's lines (`N→`, `cat -n`, `grep -n`, diffs);
-//! - `value.rs` what a name says of its value, and the values that are never secrets.
+//! - `value.rs` what a name says of its value, and the values that are never secrets;
+//!   `quoting.rs` what replacing a value does to the quotes around it.
 //!
 //! See SECURITY.md for what is and is not redacted.
 
@@ -31,6 +32,7 @@ mod lex;
 mod memo;
 mod pem;
 mod prose;
+mod quoting;
 mod rules;
 mod scan;
 mod shell;

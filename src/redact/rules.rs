@@ -958,9 +958,14 @@ pub static RULES: &[Rule] = &[
         keywords: &["password"],
         matcher: Matcher::Context(Engine::Netrc),
         gate: Gate::Any,
-        positives: &["  password ⟦Qz7‹a10›⟧", "login deploy password ⟦w4‹a14›⟧"],
+        positives: &[
+            "  password ⟦Qz7‹a10›⟧",
+            "login deploy password ⟦w4‹a14›⟧",
+            "default login anonymous password ⟦w4‹a14›⟧",
+        ],
         negatives: &[
             "password reset",
+            "- password policy",
             "  password",
             "password = $PW",
             "the password is wrong",

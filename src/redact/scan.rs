@@ -305,9 +305,11 @@ macro_rules! lazy_re {
 pub(crate) use lazy_re;
 
 /// Merges overlapping spans (the first one's rule wins) and keeps them on UTF-8
-/// character boundaries, so that replacing them never splits a character.
+/// character boundaries, so that replacing them never splits a character, and inside the
+/// quoting of their words (`quoting.rs`).
 pub(crate) fn merge(line: &[u8], mut spans: Vec<Span>) -> Vec<Span> {
     for s in &mut spans {
+        super::quoting::fit(line, s);
         while s.start > 0 && (line[s.start] & 0xC0) == 0x80 {
             s.start -= 1;
         }
@@ -334,9 +336,10 @@ pub(crate) fn apply(line: &[u8], spans: &[Span], out: &mut Vec<u8>, report: &mut
         out.extend_from_slice(&line[at..s.start]);
         out.extend_from_slice(REDACTED.as_bytes());
         // A value that ran through a quote (`'word'more`) keeps its quotes after the
-        // marker: dropping one would pair the next quote on the line with the wrong one,
-        // and the rest of the line would read differently the next time round.
-        out.extend(line[s.start..s.end].iter().filter(|b| matches!(b, b'\'' | b'"' | b'`')));
+        // marker, escaped as they were: dropping one would pair the next quote on the
+        // line with the wrong one, and the rest of the line would read differently the
+        // next time round.
+        super::quoting::keep_quotes(&line[s.start..s.end], out);
         at = s.end;
         report.count(s.rule);
     }

@@ -752,3 +752,217 @@ fn secrets_in_code_and_config_shapes_are_still_caught() {
         assert!(!out.contains(secret), "{line}\n  → {out}");
     }
 }
+
+/// What `grep -n` and `rg -n` print with `-C`, `-A` or `-B` (GNU grep 3.8 and ripgrep 13,
+/// tried as a new user would): a context line is `path-11-text` over several files and
+/// `11-text` over one, a match `path:12:text` or `12:text`, and `--` between groups. A
+/// secret on a context line passed: `DB_PASSWORD` read as the end of a name that began
+/// with the path, `aws_secret_access_key` not at the start of its line, a key's body
+/// behind its line number.
+#[test]
+fn grep_context_lines_are_read_as_the_file() {
+    let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Xv8Tk1";
+    let body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW";
+    let cases = [
+        "config/.env-11-DB_PASSWORD=Hunter2xyz\nconfig/.env:12:DEBUG=1\n--\n".to_string(),
+        format!("11-aws_secret_access_key = {key}\n12:region = eu-west-1\n"),
+        format!(".aws/credentials-3-aws_secret_access_key = {key}\n"),
+        "./home/.netrc-2-  password Hunter2xyz\n".to_string(),
+        "2-password Hunter2xyz\n3:machine api.example.com\n".to_string(),
+        format!("C:\\Users\\me\\.aws\\credentials-3-aws_secret_access_key = {key}\r\n"),
+        format!("C:\\Users\\me\\.aws\\credentials:3:aws_secret_access_key = {key}\r\n"),
+        "src/settings.py-40-SECRET_KEY = 'Hunter2xyz-django-insecure'\r\n".to_string(),
+        format!("keys/id_ed25519:1:-----BEGIN OPENSSH PRIVATE KEY-----\nkeys/id_ed25519-2-{body}\n"),
+        format!("1:-----BEGIN OPENSSH PRIVATE KEY-----\n2-{body}\n3-{body}\n--\n"),
+        // A path with a space or a colon is no prefix: the line is read whole, and a
+        // name after a `/` was read as a `sed` replacement's, its value cut at the next `/`.
+        format!("my dir/creds-3-aws_secret_access_key = {key}\n"),
+        "my dir/a:b.env-3-DB_PASSWORD=Hunter2xyz\n".to_string(),
+    ];
+    for text in &cases {
+        let once = redacted_everywhere(text);
+        for secret in ["Hunter2xyz", key, body] {
+            let (head, tail) = (&secret[..8], &secret[secret.len() - 8..]);
+            assert!(!once.contains(head) && !once.contains(tail), "{text:?} -> {once:?}");
+        }
+        // The prefixes, the `--` lines and the line ends are kept as they were.
+        let kept =
+            |t: &str| t.lines().map(|l| l.split("[REDACTED]").next().unwrap_or("").len()).sum::<usize>();
+        assert!(kept(&once) > 0 && once.matches('\n').count() == text.matches('\n').count(), "{once:?}");
+        assert_eq!(once.matches("\r\n").count(), text.matches("\r\n").count(), "{once:?}");
+    }
+    assert_eq!(
+        redact("config/.env-11-DB_PASSWORD=Hunter2xyz\n--\n"),
+        "config/.env-11-DB_PASSWORD=[REDACTED]\n--\n"
+    );
+    assert_eq!(redact(&format!("11-aws_secret_access_key = {key}")), "11-aws_secret_access_key = [REDACTED]");
+    // Grep's output inside a transcript: a tool result's `\n`-joined lines.
+    let line = serde_json::json!({"content": cases[0], "toolUseResult": {"stdout": cases[1]}}).to_string();
+    let out = redact_json_line(&line, &mut Report::default()).into_owned();
+    assert!(!out.contains("Hunter2xyz") && !out.contains(&key[..20]), "{out}");
+    serde_json::from_str::<serde_json::Value>(&out).unwrap();
+}
+
+/// Ordinary text shaped like grep's prefixes is read whole, as before: hyphenated words,
+/// dates, versions, and a token whose segments hold `-12-` or that starts with a number
+/// and a colon (a Telegram bot's, whose start `12:` was taken for a line number).
+#[test]
+fn text_shaped_like_a_grep_prefix_is_left_alone() {
+    for text in [
+        "well-known-thing password reset\n",
+        "2024-01-15 12:00 password rotated by ops\n",
+        "a-1-b\n",
+        "foo-1.2.3-4-gabcdef\n",
+        "--\n",
+        "3-way merge of the password docs\n",
+        "see notes.txt-3-password policy\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+    // A line that is a token must not lose its start to a prefix.
+    let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.Sfl-12-KxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    let bot = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq";
+    for line in [jwt, bot] {
+        let out = redacted_everywhere(line);
+        assert!(!out.contains(&line[..12]) && !out.contains(&line[line.len() - 12..]), "{line} -> {out}");
+    }
+}
+
+/// A `.netrc` written over several lines, in a unified diff as `git diff` shows it (tried
+/// as a new user would): the password of an indented removed line passed, as a `-` before
+/// a space is a list's dash to the view and the line then did not start with `password`;
+/// so did a `default` entry's.
+#[test]
+fn a_netrc_in_a_diff_loses_its_passwords() {
+    let diff = "diff --git a/.netrc b/.netrc\n--- a/.netrc\n+++ b/.netrc\n@@ -1,8 +1,8 @@\n machine api.example.com\n   login bob\n-  password Hunter2xyz\n+  password Zq9vTk3mWp\n machine b.example.com\n login alice\n-password Qz7RkLm2Vx\n+\tpassword Wm3Xc8NvB5\n   password Hn6TzP2kRw\n-default login anonymous password Kq8pLmN3vR\n";
+    let want = "diff --git a/.netrc b/.netrc\n--- a/.netrc\n+++ b/.netrc\n@@ -1,8 +1,8 @@\n machine api.example.com\n   login bob\n-  password [REDACTED]\n+  password [REDACTED]\n machine b.example.com\n login alice\n-password [REDACTED]\n+\tpassword [REDACTED]\n   password [REDACTED]\n-default login anonymous password [REDACTED]\n";
+    assert_eq!(redacted_everywhere(diff), want);
+    assert_eq!(redacted_everywhere(&diff.replace('\n', "\r\n")), want.replace('\n', "\r\n"));
+    // Behind `Read`'s numbers, and in a transcript's tool result.
+    let numbered: String =
+        diff.lines().enumerate().map(|(i, l)| format!("{:>6}\u{2192}{l}\n", i + 1)).collect();
+    let once = redacted_everywhere(&numbered);
+    assert_eq!(once.matches("password [REDACTED]").count(), 6, "{once}");
+    let line = serde_json::json!({"type": "tool_result", "content": diff}).to_string();
+    let out = redact_json_line(&line, &mut Report::default()).into_owned();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["content"], want);
+}
+
+/// Diff lines of ordinary files that speak of passwords keep every byte.
+#[test]
+fn diff_lines_of_ordinary_files_are_left_alone() {
+    for text in [
+        "-  password reset instructions are mailed\n",
+        "- password: ${DB_PASSWORD}\n",
+        "-  password\n",
+        "-password reset\n",
+        "+  password = $PW\n",
+        "- password policy\n",
+        "-default login anonymous\n",
+        " default password length\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+}
+
+/// A tool result whose text is itself JSON holding a file as `Read` numbers it (tried as a
+/// new user would): the text `{"content":"     1→[default]\n     2→aws_secret_access_key
+/// = …"}` is one line whose `\n` are escapes, so the numbers were not at a line's start,
+/// the key's name was read as part of `2→aws_secret_access_key` and the key passed.
+#[test]
+fn json_inside_a_json_string_is_read_as_json() {
+    use serde_json::json;
+    let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Xv8Tk1";
+    let inner =
+        json!({"content": format!("     1\u{2192}[default]\n     2\u{2192}aws_secret_access_key = {key}\n")})
+            .to_string();
+    let text = json!([{"type": "text", "text": "     1\u{2192}x\n     2\u{2192}DB_PASSWORD=Hunter2xyz\n"}]);
+    let netrc = json!({"content": "     3\u{2192}  password Hunter2xyz\n"}).to_string();
+    let records = [
+        json!({"type": "user", "message": {"content": [{"type": "tool_result", "content": inner}]}}),
+        json!({"toolUseResult": text.to_string()}),
+        // Two levels deeper, and after a line end.
+        json!({"c": json!({"stdout": netrc}).to_string()}),
+        json!({"c": format!("\n  {inner}")}),
+        // JSON Lines: `cat` of a log or a transcript, one record a line.
+        json!({"stdout": format!("{{\"n\":1}}\r\n{inner}\n[2]\nnot json\n{netrc}")}),
+    ];
+    for record in records {
+        let line = record.to_string();
+        let mut r = Report::default();
+        let out = redact_json_line(&line, &mut r).into_owned();
+        // Only the secret changed: the nested texts keep their layout and escapes.
+        assert_eq!(out, line.replace(key, REDACTED).replace("Hunter2xyz", REDACTED), "{line}");
+        let secrets = line.matches(key).count() + line.matches("Hunter2xyz").count();
+        assert_eq!((r.lines, r.values as usize), (1, secrets), "{out}");
+        assert!(matches!(redact_json_line(&out, &mut Report::default()), Cow::Borrowed(_)), "{out}");
+        let mut o = Vec::new();
+        filter::run_as(filter::Kind::Transcript, format!("{line}\n").as_bytes(), &mut o).unwrap();
+        assert_eq!(String::from_utf8(o).unwrap(), format!("{out}\n"));
+    }
+}
+
+/// Strings that start like JSON but are not, or are JSON with nothing to redact, are read
+/// as before: unchanged when clean, as text when not JSON.
+#[test]
+fn strings_that_start_like_json_are_read_as_before() {
+    for line in [
+        r#"{"msg":"{placeholder} password reset"}"#,
+        r#"{"msg":"[WARN] 2 tests failed\n     3→ok"}"#,
+        r#"{"msg":"{\"unterminated"}"#,
+        r#"{"msg":"[1, 2, oops]"}"#,
+        r#"{"msg":"{\"a\":\"caf\\u00e9 \\/x\\n\",\"n\":[1,{}]}"}"#,
+        r#"{"msg":"{}"}"#,
+        r#"{"msg":"[]"}"#,
+        r#"{"msg":"{"}"#,
+    ] {
+        assert!(matches!(redact_json_line(line, &mut Report::default()), Cow::Borrowed(_)), "{line}");
+    }
+    // Not JSON, and a secret in it: read as text.
+    let line = r#"{"msg":"{oops\nexport DB_PASSWORD=Hunter2xyz\n"}"#;
+    let out = redact_json_line(line, &mut Report::default());
+    assert_eq!(out, r#"{"msg":"{oops\nexport DB_PASSWORD=[REDACTED]\n"}"#);
+    // Nested deeper than a few levels is read as text: no stack runs out.
+    let mut deep = "export DB_PASSWORD=Hunter2xyz".to_string();
+    for _ in 0..12 {
+        deep = serde_json::json!({ "d": deep }).to_string();
+    }
+    let out = redact_json_line(&deep, &mut Report::default());
+    assert!(!out.contains("Hunter2xyz"), "{out}");
+}
+
+/// What `--as text` did to the structure around a value (no leak): a value's span ran
+/// through its word's closing quote and the punctuation after it, so `"DB_PASSWORD=X",`
+/// lost its comma and a JSON object in a text line the comma between two members; the
+/// quotes kept after the marker lost the backslash that escaped one of them, so
+/// `-p'a'\''b'` and `"ab\"cd"` were left with a quote open, and JSON text its closing quote.
+#[test]
+fn quoting_around_a_redacted_value_stays_whole() {
+    for (text, want) in [
+        (r#""DB_PASSWORD=Hunter2xyz","#, r#""DB_PASSWORD=[REDACTED]","#),
+        (r#"  'DB_PASSWORD=Hunter2xyz', 'X=1'"#, r#"  'DB_PASSWORD=[REDACTED]', 'X=1'"#),
+        (r#"f("--password=Hunter2xyz");"#, r#"f("--password=[REDACTED]");"#),
+        (r"mysql -u root -p'a'\''b' db", r"mysql -u root -p'[REDACTED]'\''' db"),
+        (r"export DB_PASSWORD='Hunter2'\''xyz'", r"export DB_PASSWORD='[REDACTED]'\'''"),
+        (r#"export PASSWORD="ab\"cd""#, r#"export PASSWORD="[REDACTED]\"""#),
+    ] {
+        let once = redacted_everywhere(text);
+        assert_eq!(once, want, "{text}");
+        assert!(!super::lex::lex(once.as_bytes()).open_quote, "{once}");
+    }
+    for json in [
+        r#"{"env": "DB_PASSWORD=Hunter2xyz", "x": 1}"#,
+        r#"{"env": ["DB_PASSWORD=Hunter2xyz", "API_TOKEN=Kq8pLmN3vR7tKx2WbY9cH"]}"#,
+        r#"{"cmd": "mysql -p\"Hunter2xyz\" db", "x": 1}"#,
+        r#"{"cmd": "export DB_PASSWORD=\"Hunter2xyz\"", "x": 1}"#,
+        r#"{"cmd": "export DB_PASSWORD='Hunter2xyz'", "x": 1}"#,
+    ] {
+        let once = redacted_everywhere(json);
+        assert!(!once.contains("Hunter2xyz") && !once.contains("Kq8pLmN3"), "{once}");
+        let v: serde_json::Value =
+            serde_json::from_str(&once).unwrap_or_else(|e| panic!("{json} -> {once}: not JSON: {e}"));
+        let keys = |v: &serde_json::Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+        assert_eq!(keys(&v), keys(&serde_json::from_str(json).unwrap()), "{once}");
+    }
+}
