@@ -36,6 +36,12 @@ const INTEGRITY_KEYS: &[&str] = &["signature", "sig"];
 /// Keys whose value is an HTTP credential with its scheme (`Bearer …`, `Basic …`).
 const AUTH_HEADERS: &[&str] = &["authorization", "proxy-authorization"];
 
+/// One of [`AUTH_HEADERS`], in any case. Asked of every string value's key: the lengths
+/// turn nearly all away before any comparison.
+fn is_auth_header(name: &str) -> bool {
+    AUTH_HEADERS.iter().any(|h| h.len() == name.len() && name.eq_ignore_ascii_case(h))
+}
+
 /// JSON inside a string is read as JSON this many levels deep; deeper, as text.
 const MAX_NESTING: u8 = 4;
 
@@ -269,7 +275,7 @@ impl<'a> Walker<'a, '_> {
         // tool call): the value is read as the header line it stands for, so the scheme
         // stays and the credential goes, as on a `curl -H` line.
         if let Some((name, _)) = key
-            && AUTH_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h))
+            && is_auth_header(name)
         {
             let text = self.decode(lit)?;
             let line = format!("Authorization: {text}");
