@@ -17,7 +17,9 @@ const VALUE: &str =
 
 lazy_re!(
     EQUALS,
-    &format!(r#"(?:^|\\[nrt]|[\s;&|('"`,{{?:/\[])(-{{0,2}})([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*{VALUE}"#)
+    &format!(
+        r#"(?:^|\\[nrt]|[\s\x00-\x08\x0e-\x1f\x80-\xff;&|('"`,{{?:/\[])(-{{0,2}})([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*{VALUE}"#
+    )
 );
 
 /// The inner span of a captured value: quotes excluded.
@@ -447,8 +449,15 @@ fn public_graph(line: &[u8], name_start: usize) -> bool {
 
 lazy_re!(
     COLON,
-    r#"(?:^|[\s{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
+    r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
 );
+
+fn is_json_number(v: &[u8]) -> bool {
+    let v = v.strip_prefix(b"-").unwrap_or(v);
+    !v.is_empty()
+        && v[0].is_ascii_digit()
+        && v.iter().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+}
 
 pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
     let mut pos = 0;
@@ -480,8 +489,12 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             ve -= 2;
         }
         let v = &line[vs..ve];
+        // `"pin": 1234` in JSON written into text: a number, which the JSON reading of a
+        // record leaves as it is too; a bare marker there would break the JSON.
+        let json_number = bare && c.get(1).is_some_and(|q| q.as_bytes() == b"\"") && is_json_number(v);
         if !header
             && !format_spec
+            && !json_number
             && let Some(class) = name_class_strict(name, Form::Colon)
             && !(bare && is_code_value(v, &line[ve..]))
             && !(bare && super::value::is_code_identifier(v) && (camel_name(name) || names_itself(v, name)))
@@ -505,6 +518,53 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
 #[cfg(test)]
 mod tests {
     use crate::redact::redact;
+
+    /// Secrets a stranger's reading found passing, each in the shape it was written.
+    #[test]
+    fn secrets_a_strangers_reading_found() {
+        for (line, secret) in [
+            // Starting with `@` or written as `$'…'`: literals, not references.
+            ("export DB_PASSWORD='@Hunter2xyz'", "Hunter2xyz"),
+            ("mysql -u root -p@Hunter2xyz db", "Hunter2xyz"),
+            ("{\"password\": \"@Hunter2xyz\"}", "Hunter2xyz"),
+            ("export DB_PASSWORD=$'Hunter2xyz'", "Hunter2xyz"),
+            ("curl -u bob:$'Hunter2xyz' https://x.example.com", "Hunter2xyz"),
+            // Placeholder-looking starts that are real passwords.
+            ("DB_PASSWORD=Yourstruly#1984", "Yourstruly"),
+            ("DB_PASSWORD=my_Dog_Rex_2019!", "Dog_Rex"),
+            ("DB_PASSWORD={Hunter2xyz}", "Hunter2xyz"),
+            // A base64 password glued to a short flag holds `=`.
+            ("mysql -u root -pBsEAfWKxxCmPVnTSQN2Xfw== db", "BsEAfWKxxCmPVnTSQN2Xfw"),
+            ("zip -P ab=cdef12ghij -r a.zip dir", "cdef12ghij"),
+            // A control byte glued before a name (grep -Z, a NUL-separated listing).
+            ("./config/.env\u{0}2-DB_PASSWORD=Tr0ub4dor3xyz", "Tr0ub4dor3xyz"),
+            ("x\u{1}DB_PASSWORD=Tr0ub4dor3xyz", "Tr0ub4dor3xyz"),
+            // A grep context line whose path has a letter that is not ASCII.
+            ("./données/.env-2-DB_PASSWORD=EnvPw_123xyz", "EnvPw_123xyz"),
+            ("é-DB_PASSWORD=EnvPw_123xyz", "EnvPw_123xyz"),
+            // An Authorization header written as a JSON or Python pair inside text.
+            (
+                "2024-01-01 DEBUG headers={\"Authorization\": \"Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0\"}",
+                "9f8e7d6c5b4a",
+            ),
+            ("headers: {'Authorization': 'Basic Ym9iOkh1bnRlcjJ4eXo='}", "Ym9iOkh1bnRlcjJ4eXo"),
+        ] {
+            let out = redact(line);
+            assert!(!out.contains(secret), "{line:?}\n{out:?}");
+            assert_eq!(redact(&out), out, "a second pass changes {out:?}");
+        }
+        // Still placeholders and references.
+        for line in [
+            "export DB_PASSWORD=$DB_PASSWORD",
+            "curl -d @body.json https://x.example.com --password=@/run/secrets/db",
+            "DB_PASSWORD=your_password_here",
+            "DB_PASSWORD={password}",
+            "npm_config_token=@latest",
+            "{\"pin\": 1234, \"password\": 87654321}",
+        ] {
+            assert_eq!(redact(line), line);
+        }
+    }
 
     #[test]
     fn an_escaped_tab_or_newline_before_a_value_is_a_separator() {

@@ -120,6 +120,22 @@ impl Lexer {
         self.out.toks.push(kind);
     }
 
+    /// Whether the quote at `at` is opened by an unescaped `$` just before it (`$'…'`,
+    /// `$"…"`): the `$` then belongs to the quoting, not to the word's text, which is
+    /// the quoted literal (bash and zsh read `$'abc'` as `abc`). Drops that `$`.
+    fn dollar_quote(&mut self, line: &[u8], at: usize) -> bool {
+        let opens = at >= 1
+            && line[at - 1] == b'$'
+            && (at < 2 || line[at - 2] != b'\\')
+            && self.out.map.last() == Some(&((at - 1) as u32))
+            && self.current().is_some_and(|w| w.last() == Some(&b'$'));
+        if opens {
+            self.out.text.pop();
+            self.out.map.pop();
+        }
+        opens
+    }
+
     /// Drops the word being read.
     fn discard(&mut self) {
         if let Some(start) = self.word.take() {
@@ -185,10 +201,11 @@ pub(crate) fn lex(line: &[u8]) -> Lexed {
             }
             b'\'' => {
                 // `$'…'` (ANSI-C quoting) takes backslash escapes; plain '…' takes none.
-                let ansi_c = lx.current().is_some_and(|w| w.last() == Some(&b'$'));
+                let ansi_c = lx.dollar_quote(line, i);
                 i = lx.quoted(line, i, b'\'', |_| ansi_c);
             }
             b'"' => {
+                lx.dollar_quote(line, i);
                 i = lx.quoted(line, i, b'"', |e| matches!(e, b'"' | b'\\' | b'$' | b'`'));
             }
             b'|' => {

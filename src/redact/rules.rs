@@ -861,9 +861,12 @@ pub static RULES: &[Rule] = &[
         what: "Authorization and Proxy-Authorization header credentials",
         keywords: &["uthorization", "UTHORIZATION"],
         matcher: Matcher::Context(Engine::Header),
-        gate: Gate::Then(b":="),
+        // A quote may close the name first: `{"Authorization": "Bearer …"}` in a log line.
+        gate: Gate::Then(b":=\"'"),
         positives: &[
             "curl -H 'Authorization: Bearer ⟦‹u40›⟧' https://api.example.com",
+            "2024-01-01 DEBUG headers={\"Authorization\": \"Bearer ⟦‹u40›⟧\"}",
+            "headers: {'Authorization': 'Basic ⟦‹b28›⟧'}",
             "curl -H \"Authorization: Basic ⟦‹b28›⟧\" https://x.example.com",
             "http GET api.example.com Authorization:'token ⟦‹h40›⟧'",
         ],

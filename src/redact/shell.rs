@@ -709,9 +709,12 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         let w = &args[j];
         let t = w.text;
         j += 1;
-        if t.len() < 2 || t[0] != b'-' || t.contains(&b'=') {
+        if t.len() < 2 || t[0] != b'-' {
             continue;
         }
+        // `--name=value` is the assignment reader's; a password glued to a short flag may
+        // hold `=` (base64: `-pBsEAfWKxxCm…==`), so only those are read here.
+        let assigned = t.contains(&b'=');
         let next = args.get(j);
         let next_is_value = next.is_some_and(|n| !looks_like_flag(n.text));
         // Per-command short flags first: they decide what `-p` means here.
@@ -738,13 +741,17 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
                 break;
             }
             // `-pX`, `-hpX`; but openssl's options are single-dash words (`-key`, not `-k ey`).
-            if t.len() > fl.len() && t.starts_with(fl) && cmd != "openssl" {
+            if t.len() > fl.len()
+                && t.starts_with(fl)
+                && cmd != "openssl"
+                && (!assigned || (fl.len() == 2 && fl[1] != b'-'))
+            {
                 handled = true;
                 value(w, fl.len(), f.value, Class::Password, base, short_rule(f.value), out);
                 break;
             }
         }
-        if handled {
+        if handled || assigned {
             continue;
         }
         if cmd == "curl" && matches!(t, b"-b" | b"--cookie") {

@@ -466,6 +466,29 @@ fn key_counts(before: &[&str], name: &[u8], form: Form) -> bool {
 }
 
 /// A value that stands for a secret without being one: a reference, a placeholder, the marker.
+/// `@file` as curl, httpie and many CLIs read a value from a file: `@/run/secrets/db`,
+/// `@./body.json`, `@-`, `@creds.txt`; or an npm tag (`@latest`). `@Hunter2xyz` is a
+/// password that starts with `@`.
+fn names_a_file(l: &str) -> bool {
+    let Some(rest) = l.strip_prefix('@') else { return false };
+    rest.is_empty()
+        || rest.starts_with(['/', '.', '~', '-'])
+        || rest.contains('/')
+        || rest.rsplit_once('.').is_some_and(|(_, ext)| {
+            (1..=5).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_lowercase())
+        })
+}
+
+/// What a template's slot or a placeholder names (`password`, `API_KEY`, `your db
+/// password`, `0`): words, or only digits. A value with a digit among letters, or a
+/// symbol, is typed, not named: `{Hunter2xyz}`, `Yourstruly#1984`.
+fn slot_name(v: &[u8]) -> bool {
+    let v = v.trim_ascii();
+    v.iter().all(u8::is_ascii_digit)
+        || v.iter()
+            .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b' ' | b'.' | b'{' | b'}' | b'$'))
+}
+
 pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
     let t = trim_ascii(v);
     if t.is_empty() {
@@ -473,7 +496,8 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
     }
     let lower = String::from_utf8_lossy(t).to_ascii_lowercase();
     let l = lower.as_str();
-    if l.starts_with('$')
+    // `$'…'` and `$"…"` are quoted literals to bash and zsh, not expansions.
+    if (l.starts_with('$') && !l.starts_with("$'") && !l.starts_with("$\""))
         || l.starts_with('`')
         || l.starts_with("{{")
         || l.starts_with("op://")
@@ -486,15 +510,13 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
         || l.starts_with("enc[")
         || l.starts_with("!vault")
         || l.starts_with("$ansible_vault")
-        || l.starts_with('@')
+        || names_a_file(l)
         || (l.starts_with('%') && l.ends_with('%') && l.len() > 2)
         || is_printf_placeholder(l)
-        || (l.starts_with('<') && l.ends_with('>'))
-        || (l.starts_with('[') && l.ends_with(']'))
-        || (l.starts_with('{') && l.ends_with('}') && !l.contains(':'))
-        || l.starts_with("your")
-        || l.starts_with("my-")
-        || l.starts_with("my_")
+        || (l.starts_with('<') && l.ends_with('>') && slot_name(&t[1..t.len() - 1]))
+        || (l.starts_with('[') && l.ends_with(']') && slot_name(&t[1..t.len() - 1]))
+        || (l.starts_with('{') && l.ends_with('}') && !l.contains(':') && slot_name(&t[1..t.len() - 1]))
+        || ((l.starts_with("your") || l.starts_with("my-") || l.starts_with("my_")) && slot_name(t))
         || l.contains("example")
         || l.contains("placeholder")
         || l.contains("replace_me")

@@ -62,6 +62,15 @@ const GREP_DIGITS: usize = 7;
 /// Windows drive, `=` or a quote is not taken: the line is then read whole, as any line.
 fn grep_prefix(line: &[u8]) -> Option<usize> {
     let line = &line[..line.len().min(4096)];
+    // `grep -Z`, `rg --null`: the path ends with a NUL, then `12:` or `11-` with `-n`.
+    if let Some(nul) = memchr::memchr(0, line)
+        && nul > 0
+        && line[..nul].iter().all(|&b| is_path_byte(b))
+    {
+        return Some(
+            number_between(line, nul, b':').or_else(|| number_between(line, nul, b'-')).unwrap_or(nul + 1),
+        );
+    }
     let drive = windows_drive(line);
     // A context line: nothing in the path that a file name rarely holds and a command
     // or a token often does, since what is taken for a path is not read for secrets. The
@@ -105,8 +114,11 @@ fn windows_drive(line: &[u8]) -> usize {
     }
 }
 
+/// A byte of a file name: not only ASCII (`données/.env`).
 fn is_path_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/' | b'\\' | b'~' | b'+' | b'@')
+    b.is_ascii_alphanumeric()
+        || b >= 0x80
+        || matches!(b, b'.' | b'_' | b'-' | b'/' | b'\\' | b'~' | b'+' | b'@')
 }
 
 /// A directory, or a file name with an extension that starts with a letter (`.env`,
