@@ -406,6 +406,51 @@ fn continuations_as_scrollback_and_zsh_history_show_them() {
     assert_eq!(redact("> -p Hn6TzP2kRw9YdQa3\n"), "> -p Hn6TzP2kRw9YdQa3\n");
 }
 
+/// [`redacted_everywhere`], and the streaming filter fed a few bytes at a time, so that a
+/// here-document or a continued command is also followed across the reader's buffers.
+fn redacted_in_pieces(text: &str) -> String {
+    let once = redacted_everywhere(text);
+    for capacity in [5, 16, 64] {
+        let mut o = Vec::new();
+        filter::run(std::io::BufReader::with_capacity(capacity, text.as_bytes()), &mut o).unwrap();
+        assert_eq!(String::from_utf8(o).unwrap(), once, "read {capacity} bytes at a time");
+    }
+    once
+}
+
+/// A continued command is carried into its next line whatever its first line holds:
+/// `echo X | \` has no keyword, and `sudo -S` on the next line reads X.
+#[test]
+fn a_secret_piped_from_a_line_without_a_keyword_into_a_continued_reader_is_redacted() {
+    for (text, want) in [
+        (
+            "echo 'Hunter2xyz' | \\\n  sudo -S apt-get update\n",
+            "echo '[REDACTED]' | \\\n  sudo -S apt-get update\n",
+        ),
+        (
+            "ls\necho 'Hunter2xyz' | \\\r\n  sudo -S apt-get update\r\nls\n",
+            "ls\necho '[REDACTED]' | \\\r\n  sudo -S apt-get update\r\nls\n",
+        ),
+        (
+            "printf '%s\\n' krbPass1 \\\n  | kinit alice@EXAMPLE.COM\n",
+            "printf '%s\\n' [REDACTED] \\\n  | kinit alice@EXAMPLE.COM\n",
+        ),
+        // zsh's history file and bash's continuation prompt.
+        (
+            ": 1700000000:0;echo 'Hunter2xyz' | \\\\\n  sudo -S apt-get update\n",
+            ": 1700000000:0;echo '[REDACTED]' | \\\\\n  sudo -S apt-get update\n",
+        ),
+        (
+            "bash-5.2$ echo 'Hunter2xyz' | \\\n>   sudo -S apt-get update\n",
+            "bash-5.2$ echo '[REDACTED]' | \\\n>   sudo -S apt-get update\n",
+        ),
+    ] {
+        assert_eq!(redacted_in_pieces(text), want, "{text:?}");
+    }
+    let harmless = "./configure \\\n  --prefix=/usr \\\n  --with-ssl\nmake\n";
+    assert_eq!(redacted_in_pieces(harmless), harmless);
+}
+
 /// JSON written inside a double-quoted shell word has its quotes escaped
 /// (`curl -d "{\"password\":\"…\"}"`, common in an agent's `Bash` calls); its pairs were
 /// only seen in the single-quoted form.
