@@ -384,7 +384,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     flags(cmd, args, base, out);
     stdin(st, prev, cmd, args, sudo_s, base, out);
     base64_blobs(st, prev, cmd, args, base, out, depth);
-    into_key_file(st, base, out);
+    into_key_file(st, prev, cmd, args, base, out);
 }
 
 /// `curl -d "{\"password\":\"…\"}"`: JSON written inside a double-quoted word has its
@@ -429,19 +429,39 @@ fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bo
     }
 }
 
-/// `echo "…" >> ~/.ssh/id_ed25519`, `printf '%s' TOKEN > ~/.config/x/token`: text written
-/// into a file that holds a key or a credential is that key, whatever it looks like. A
-/// PEM armour line (`-----BEGIN … KEY-----`) is kept: it says what the file is.
-fn into_key_file(st: &Stage, base: usize, out: &mut Vec<Span>) {
-    if !st.redirects.iter().any(|f| is_key_file(f.text)) {
+/// `echo "…" >> ~/.ssh/id_ed25519`, `printf '%s' TOKEN > ~/.config/x/token`, `echo TOKEN |
+/// tee ~/.vault-token`: text written into a file that holds a key or a credential is that
+/// key, whatever it looks like. A PEM armour line (`-----BEGIN … KEY-----`) is kept: it
+/// says what the file is.
+fn into_key_file(
+    st: &Stage,
+    prev: Option<&Stage>,
+    cmd: &str,
+    args: &[Word],
+    base: usize,
+    out: &mut Vec<Span>,
+) {
+    let written = if st.redirects.iter().any(|f| is_key_file(f.text)) {
+        echo_args(st)
+    } else if let Some(p) = prev
+        && tee_writes_key_file(cmd, args)
+    {
+        echo_args(p)
+    } else {
         return;
-    }
-    for w in echo_args(st) {
+    };
+    for w in written {
         if w.text.starts_with(b"-----") {
             continue;
         }
         value(w, 0, ValueKind::Plain, Class::Password, base, "key-file", out);
     }
+}
+
+/// `tee [-a] FILE…` with a key or credential file among its files: what it reads on
+/// standard input goes into that file, as with `>`.
+fn tee_writes_key_file(cmd: &str, args: &[Word]) -> bool {
+    cmd == "tee" && args.iter().any(|w| w.text.first() != Some(&b'-') && is_key_file(w.text))
 }
 
 /// A file that holds a private key or a credential by its name.

@@ -418,6 +418,32 @@ fn redacted_in_pieces(text: &str) -> String {
     once
 }
 
+/// `tee` writes its standard input into each file it is given, as `>` does: what is
+/// piped into it is the file's content (`echo X | tee ~/.vault-token`).
+#[test]
+fn text_piped_into_tee_writing_a_key_file_is_redacted() {
+    for (text, want) in [
+        ("echo 'VaultTok3n' | tee ~/.vault-token\n", "echo '[REDACTED]' | tee ~/.vault-token\n"),
+        (
+            "printf '%s' PgPass99 | sudo tee /root/.pgpass >/dev/null\n",
+            "printf '%s' [REDACTED] | sudo tee /root/.pgpass >/dev/null\n",
+        ),
+        (
+            "echo 'machine h login me password Qk7mW2xR' | tee -a ~/.netrc\n",
+            "echo '[REDACTED]' | tee -a ~/.netrc\n",
+        ),
+        (
+            "echo hunter2xyz | sudo tee -a /etc/app/api_key\n",
+            "echo [REDACTED] | sudo tee -a /etc/app/api_key\n",
+        ),
+    ] {
+        assert_eq!(redacted_in_pieces(text), want, "{text:?}");
+    }
+    for text in ["echo hello | sudo tee /etc/x\n", "echo 'ok' | tee -a build.log ~/notes.txt\n"] {
+        assert_eq!(redacted_in_pieces(text), text);
+    }
+}
+
 /// A continued command is carried into its next line whatever its first line holds:
 /// `echo X | \` has no keyword, and `sudo -S` on the next line reads X.
 #[test]
