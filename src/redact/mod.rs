@@ -10,7 +10,8 @@
 //! only where what surrounds the keyword lets its engine fire (`gate.rs`); the merged
 //! spans replaced. One module per kind of text the rules read:
 //!
-//! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`;
+//! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`; `heredoc.rs` the
+//!   bodies of here-documents fed to a reader of secrets or into a key file;
 //! - `assign.rs` `name=value` and `name: value` in shell, config files and code;
 //! - `web.rs` URLs with credentials, HTTP headers, cookies;
 //! - `pem.rs` private-key blocks; `formats.rs` files with their own syntax (`.netrc`,
@@ -25,6 +26,7 @@ mod assign;
 mod find;
 mod formats;
 mod gate;
+mod heredoc;
 mod json;
 mod keywords;
 mod lex;

@@ -14,6 +14,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use super::assign::{code_assign, colon, equals};
 use super::formats::{aws_prompt, netrc, php_define, xml};
 use super::gate::{Gate, LineFacts, token_gate};
+use super::heredoc::{self, Bodies, Body};
 use super::keywords::Keywords;
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
@@ -348,7 +349,8 @@ pub(crate) fn apply(line: &[u8], spans: &[Span], out: &mut Vec<u8>, report: &mut
     out.extend_from_slice(&line[at..]);
 }
 
-/// Line-by-line state: inside a multi-line PEM block, or a command continued over lines.
+/// Line-by-line state: inside a multi-line PEM block, a command continued over lines, or
+/// the body of a here-document.
 #[derive(Debug, Default)]
 pub(crate) struct LineScanner {
     in_pem: bool,
@@ -360,6 +362,8 @@ pub(crate) struct LineScanner {
     /// The lines of that command, not written yet: what a later line says of the command
     /// can make an earlier word a secret (`echo X | \` / `  sudo -S …`).
     held: Vec<Held>,
+    /// Here-documents whose bodies follow.
+    here: Bodies,
     reading: Reading,
 }
 
@@ -394,10 +398,10 @@ impl LineScanner {
         LineScanner { reading, ..LineScanner::default() }
     }
 
-    /// Inside a multi-line PEM block or a command continued over lines, where lines
-    /// without keywords matter too.
+    /// Inside a multi-line PEM block, a command continued over lines or a here-document's
+    /// body, where lines without keywords matter too.
     pub fn in_block(&self) -> bool {
-        self.in_pem || !self.carry.is_empty()
+        self.in_pem || !self.carry.is_empty() || self.here.active()
     }
 
     /// Whether a trailing `\` joins a line to the next (not in code, where it ends a
@@ -430,20 +434,96 @@ impl LineScanner {
         out: &mut Vec<u8>,
         report: &mut Report,
     ) -> bool {
-        let body_len =
-            line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
-        let (body, eol) = line.split_at(body_len);
+        if self.here.active() {
+            return self.here_body_line(line, mask, out, report);
+        }
+        let (cut, view) = self.view_cut(&line[..body_len(line)]);
+        self.text_line(line, cut, view, mask, out, report)
+    }
+
+    /// Where a line's text starts, and whether what is before it is a view's prefix.
+    fn view_cut(&self, body: &[u8]) -> (usize, bool) {
         // A continuation line's leading `-` is an option of the carried command, not a diff,
-        // and its leading `> ` is the shell's continuation prompt in pasted scrollback.
-        let ps2 = !self.carry.is_empty() && body.starts_with(b"> ");
-        let cut = if ps2 {
-            2
+        // and its leading `> ` (zsh: `pipe> `…) is the shell's continuation prompt in
+        // pasted scrollback.
+        let prompt = if self.carry.is_empty() { 0 } else { super::view::continuation_prompt(body) };
+        if prompt > 0 {
+            (prompt, false)
         } else if self.carry.is_empty() || !body.starts_with(b"-") {
-            super::view::prefix(body)
+            let cut = super::view::prefix(body);
+            (cut, cut > 0)
         } else {
-            0
+            (0, false)
+        }
+    }
+
+    /// A line of a here-document's body, or its delimiter.
+    fn here_body_line(
+        &mut self,
+        line: &[u8],
+        mask: Option<u128>,
+        out: &mut Vec<u8>,
+        report: &mut Report,
+    ) -> bool {
+        let body_len = body_len(line);
+        let body = &line[..body_len];
+        let (cut, prompted) = self.here.cut(body);
+        let text = &body[cut..];
+        if self.here.ends(text, prompted) {
+            // A plain body's continued command ends with it.
+            let released = !self.held.is_empty();
+            self.release(out, report);
+            self.carry.clear();
+            if released {
+                out.extend_from_slice(line);
+            }
+            return released;
+        }
+        let body_kind = self.here.body();
+        let within_bound = self.here.count(prompted);
+        let spans = match body_kind {
+            _ if !within_bound => Vec::new(),
+            Body::Plain => Vec::new(),
+            Body::Secret { after_user } => heredoc::secret(text, after_user).into_iter().collect(),
+            // A private key's armour and body are the PEM rule's.
+            Body::KeyFile(_) if self.in_pem || text.trim_ascii_start().starts_with(b"-----") => Vec::new(),
+            Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
+                let spans = read(text, None, self.reading, b"", &mut Vec::new());
+                if spans.is_empty() { heredoc::whole(text).into_iter().collect() } else { spans }
+            }),
         };
-        let (view, body) = body.split_at(cut);
+        self.here.after(text);
+        if spans.is_empty() {
+            // Plain text, a PEM block, or past the bound: read as any other line.
+            let (cut, view) = match body_kind {
+                Body::KeyFile(_) if self.here.active() => (cut, false),
+                _ => self.view_cut(body),
+            };
+            return self.text_line(line, cut, view, mask, out, report);
+        }
+        let mut redacted = Vec::with_capacity(body_len + 16);
+        apply(text, &merge(text, spans), &mut redacted, report);
+        out.extend_from_slice(&line[..cut]);
+        out.extend_from_slice(&redacted);
+        out.extend_from_slice(&line[body_len..]);
+        report.lines += 1;
+        true
+    }
+
+    /// A line read by the rules, `cut` bytes of prefix set aside (`is_view`: a view's,
+    /// not a prompt's).
+    fn text_line(
+        &mut self,
+        line: &[u8],
+        cut: usize,
+        is_view: bool,
+        mask: Option<u128>,
+        out: &mut Vec<u8>,
+        report: &mut Report,
+    ) -> bool {
+        let body_len = body_len(line);
+        let (view, body) = line[..body_len].split_at(cut);
+        let eol = &line[body_len..];
         if self.in_pem {
             let long_enough = !self.pem_first || body.trim_ascii().len() >= 16;
             if long_enough && pem_body_line(body) {
@@ -480,6 +560,7 @@ impl LineScanner {
             }
         }
         let opens_pem = pem_opens_block(body);
+        let opens_here = !self.here.active() && self.open_here_documents(body, continued, is_view);
         let mut carried = false;
         if continued && self.carries() && after + body.len() < CARRY_MAX {
             if after > 0 {
@@ -495,6 +576,8 @@ impl LineScanner {
             // after it one quoted word, its options unseen: the command ends here.
             carried = !super::lex::lex(&self.carry).open_quote;
         }
+        // A here-document's body is no part of the command.
+        carried &= !opens_here;
         if carried && !opens_pem {
             self.held.push(Held { line: line.to_vec(), cut, end: body_len, after, spans });
             return true;
@@ -520,6 +603,40 @@ impl LineScanner {
         true
     }
 
+    /// Follows the here-documents the command ending on this line (`body`, after the
+    /// carried command) opens, when one is fed to a reader of secrets or into a key file:
+    /// their bodies start on the next line. Returns whether it opened any.
+    fn open_here_documents(&mut self, body: &[u8], continued: bool, view: bool) -> bool {
+        let has = |t: &[u8]| memchr::memmem::find(t, b"<<").is_some();
+        if !has(body) && !has(&self.carry) {
+            return false;
+        }
+        let t = body.trim_ascii_end();
+        // zsh's history file ends each line of a command but its last with `\`, and a
+        // continued line with `\\`: after `<<EOF\`, the body follows.
+        let zsh = continued && !t.ends_with(b"\\\\");
+        if continued && !zsh {
+            return false;
+        }
+        let mut command = self.carry.clone();
+        if !command.is_empty() {
+            command.push(b' ');
+        }
+        command.extend_from_slice(t);
+        let docs = super::shell::here_documents(&command);
+        if zsh {
+            let before = &t[..t.len() - 1];
+            let before = &before
+                [..before.len() - before.iter().rev().take_while(|b| matches!(b, b'\'' | b'"')).count()];
+            if !docs.last().is_some_and(|d| before.ends_with(&d.delimiter)) {
+                return false;
+            }
+        }
+        let prompted = super::shell::starts_with_prompt(&command);
+        self.here.open(docs, view, zsh, prompted);
+        self.here.active()
+    }
+
     /// Writes the held lines of a command into `out`, each redacted as read in the
     /// context it had.
     fn release(&mut self, out: &mut Vec<u8>, report: &mut Report) {
@@ -536,6 +653,11 @@ impl LineScanner {
             }
         }
     }
+}
+
+/// The length of `line` without its line ending.
+fn body_len(line: &[u8]) -> usize {
+    line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) }
 }
 
 /// The spans of `body`, read on its own and, when it continues the command `before`,
