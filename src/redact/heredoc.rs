@@ -49,32 +49,42 @@ pub(crate) struct HereDoc {
 /// the longest body expected, is 51 lines.
 const MAX_BODY_LINES: usize = 64;
 
+/// How the command that opened the here-documents was written, which says how their
+/// body lines are.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Form {
+    /// In a view (`     3→`): so are its body lines.
+    pub view: bool,
+    /// As a line of a unified diff (`+cmd`, ` cmd`): so are its body lines, and the
+    /// delimiter line may be a context line (` EOF`).
+    pub diff: bool,
+    /// In zsh's history file: every line of a command but its last ends with `\`.
+    pub zsh: bool,
+    /// After a prompt, in a terminal's scrollback: every body line follows a continuation
+    /// prompt, and a line without one is the command's output or the next prompt (the
+    /// body was cut short with Ctrl-C or Ctrl-D).
+    pub prompted: bool,
+}
+
 /// The bodies still to come, in the order their here-documents were opened.
 #[derive(Debug, Default)]
 pub(crate) struct Bodies {
     docs: VecDeque<HereDoc>,
     lines: usize,
-    /// The command was shown in a view (`     3→`), so its body lines are too.
-    view: bool,
-    /// zsh's history file: every line of a command but its last ends with `\`.
-    zsh: bool,
-    /// A terminal's scrollback (the command followed a prompt): every body line follows
-    /// a continuation prompt, and a line without one is the command's output or the
-    /// next prompt (the body was cut short with Ctrl-C or Ctrl-D).
-    prompted: bool,
+    form: Form,
 }
 
 impl Bodies {
     /// Follows the bodies of `docs` when one of them holds a secret; a body that is
     /// plain text is followed only to know where the next one starts.
-    pub fn open(&mut self, docs: Vec<HereDoc>, view: bool, zsh: bool, prompted: bool) {
+    pub fn open(&mut self, docs: Vec<HereDoc>, form: Form) {
         // A delimiter with a backquote is prose quoting a command (`` `<<EOF` ``).
         if docs.iter().all(|d| d.body == Body::Plain)
             || docs.iter().any(|d| d.delimiter.is_empty() || d.delimiter.contains(&b'`'))
         {
             return;
         }
-        *self = Bodies { docs: docs.into(), lines: 0, view, zsh, prompted };
+        *self = Bodies { docs: docs.into(), lines: 0, form };
     }
 
     pub fn active(&self) -> bool {
@@ -90,7 +100,7 @@ impl Bodies {
     /// terminal's continuation prompt (bash's `> `, zsh's `heredoc> `). Also whether it
     /// had a prompt.
     pub fn cut(&self, body: &[u8]) -> (usize, bool) {
-        let view = if self.view { super::view::prefix(body) } else { 0 };
+        let view = if self.form.view || self.form.diff { super::view::prefix(body) } else { 0 };
         let prompt = super::view::continuation_prompt(&body[view..]);
         (view + prompt, prompt > 0)
     }
@@ -100,7 +110,10 @@ impl Bodies {
     pub fn ends(&mut self, text: &[u8], prompted: bool) -> bool {
         let Some(doc) = self.docs.front() else { return false };
         let mut t = text;
-        if self.zsh {
+        if self.form.diff {
+            t = t.strip_prefix(b" ").unwrap_or(t);
+        }
+        if self.form.zsh {
             t = t.strip_suffix(b"\\").unwrap_or(t);
         }
         if doc.strip_tabs {
@@ -120,7 +133,7 @@ impl Bodies {
     /// terminal shows before each.
     pub fn count(&mut self, prompted: bool) -> bool {
         self.lines += 1;
-        if self.lines > MAX_BODY_LINES || self.prompted && !prompted {
+        if self.lines > MAX_BODY_LINES || self.form.prompted && !prompted {
             self.docs.clear();
         }
         self.active()
@@ -129,7 +142,7 @@ impl Bodies {
     /// Stops following the bodies after `text` when it ends its command: in zsh's history
     /// file, a line that does not end with `\` is its command's last.
     pub fn after(&mut self, text: &[u8]) {
-        if self.zsh && !text.ends_with(b"\\") {
+        if self.form.zsh && !text.ends_with(b"\\") {
             self.docs.clear();
         }
     }

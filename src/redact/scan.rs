@@ -14,7 +14,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use super::assign::{code_assign, colon, equals};
 use super::formats::{aws_prompt, netrc, php_define, xml};
 use super::gate::{Gate, LineFacts, token_gate};
-use super::heredoc::{self, Bodies, Body};
+use super::heredoc::{self, Bodies, Body, Form};
 use super::keywords::Keywords;
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
@@ -560,7 +560,10 @@ impl LineScanner {
             }
         }
         let opens_pem = pem_opens_block(body);
-        let opens_here = !self.here.active() && self.open_here_documents(body, continued, is_view);
+        let opens_here = !self.here.active() && {
+            let diff = matches!(line, [b'+' | b'-' | b' ', b, ..] if !b.is_ascii_whitespace());
+            self.open_here_documents(body, continued, Form { view: is_view, diff, ..Form::default() })
+        };
         let mut carried = false;
         if continued && self.carries() && after + body.len() < CARRY_MAX {
             if after > 0 {
@@ -606,7 +609,7 @@ impl LineScanner {
     /// Follows the here-documents the command ending on this line (`body`, after the
     /// carried command) opens, when one is fed to a reader of secrets or into a key file:
     /// their bodies start on the next line. Returns whether it opened any.
-    fn open_here_documents(&mut self, body: &[u8], continued: bool, view: bool) -> bool {
+    fn open_here_documents(&mut self, body: &[u8], continued: bool, form: Form) -> bool {
         let has = |t: &[u8]| memchr::memmem::find(t, b"<<").is_some();
         if !has(body) && !has(&self.carry) {
             return false;
@@ -633,7 +636,7 @@ impl LineScanner {
             }
         }
         let prompted = super::shell::starts_with_prompt(&command);
-        self.here.open(docs, view, zsh, prompted);
+        self.here.open(docs, Form { zsh, prompted, ..form });
         self.here.active()
     }
 

@@ -486,6 +486,11 @@ fn here_documents_fed_to_a_reader_or_into_a_key_file_lose_their_body() {
             "     3\u{2192}docker login --password-stdin <<EOF\n     4\u{2192}s3cr3tP4ss\n     5\u{2192}EOF\n     6\u{2192}echo after\n",
             "     3\u{2192}docker login --password-stdin <<EOF\n     4\u{2192}[REDACTED]\n     5\u{2192}EOF\n     6\u{2192}echo after\n",
         ),
+        // A unified diff of a script: the new password, the old one, the context.
+        (
+            "@@ -1,4 +1,4 @@\n docker login --password-stdin <<EOF\n-0ldPassw0rd\n+N3wPassw0rd\n EOF\n echo done\n",
+            "@@ -1,4 +1,4 @@\n docker login --password-stdin <<EOF\n-[REDACTED]\n+[REDACTED]\n EOF\n echo done\n",
+        ),
         // bash's history file: the body on lines of its own, a blank line after.
         (
             "docker login --username u --password-stdin <<EOF\ns3cr3tP4ss\nEOF\n\nls\n",
