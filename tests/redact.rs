@@ -452,6 +452,110 @@ mod forms {
     }
 }
 
+/// Here-documents fed to a reader of secrets or into a credential file, text piped into
+/// `tee` writing one, and a secret piped from one line into a reader on the next, typed
+/// into a real zsh and a real bash in tmux: each shell's history file (bash's written by
+/// `history -a`) and each pane's scrollback (bash's `> `, zsh's `heredoc> ` and `pipe> `
+/// before the lines after the first). Every secret goes; a harmless here-document and
+/// every command word stay.
+#[test]
+fn here_documents_and_pipes_as_real_shells_record_them() {
+    use std::time::{Duration, Instant};
+
+    use crate::util::{TestEnv, Tmux, have};
+
+    if !have("tmux") || !have("zsh") || !have("bash") {
+        assert!(std::env::var_os("CI").is_none(), "scripts/test installs tmux, zsh and bash");
+        return;
+    }
+    let secrets = ["Rk7Tq2VmX9pLs4", "Wn3Xc8NvB5Lq", "Hz6TzP2kRw9YdQ", "Pq4LmN8vR2sXk"];
+    let typed = [
+        // Stand-ins, so that nothing runs, waits on a network or prints what it reads.
+        "docker() { cat >/dev/null; }; sudo() { cat >/dev/null; }; tee() { cat >/dev/null; }",
+        "docker login --username u --password-stdin <<EOF",
+        "Rk7Tq2VmX9pLs4",
+        "EOF",
+        "cat > ./.pgpass <<'EOF'",
+        "db.example.com:5432:app:alice:Wn3Xc8NvB5Lq",
+        "EOF",
+        "echo 'Hz6TzP2kRw9YdQ' | tee ./.vault-token",
+        "echo 'Pq4LmN8vR2sXk' | \\",
+        "  sudo -S apt-get update",
+        "cat <<EOF > notes.md",
+        "harmless body",
+        "EOF",
+        "[ -z \"$BASH_VERSION\" ] || history -a; echo done-$((40 + 2))",
+    ];
+    let env = TestEnv::new();
+    for name in ["zsh", "bash"] {
+        let hist = env.root.path().join(format!("{name}_history"));
+        let shell = match name {
+            "zsh" => format!(
+                "env HISTFILE='{}' SAVEHIST=100 HISTSIZE=100 zsh -f -o INC_APPEND_HISTORY -o EXTENDED_HISTORY",
+                hist.display()
+            ),
+            _ => format!("env HISTFILE='{}' bash --norc --noprofile", hist.display()),
+        };
+        let tmux = Tmux::start(name, &env.cwd, &env.home, &shell);
+        let t = format!("={name}:");
+        // A line typed before the shell prompts for it is echoed twice, by the terminal
+        // and again after the prompt: each waits for its prompt (`box#`, `heredoc>`).
+        let lines_at_prompt = || {
+            let screen = tmux.run(&["capture-pane", "-p", "-t", &t]);
+            let lines: Vec<&str> = screen.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
+            let at_prompt = lines.last().is_some_and(|l| l.ends_with(['#', '%', '$', '>']));
+            (lines.len(), at_prompt)
+        };
+        let mut seen = 0;
+        for line in typed {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let (lines, at_prompt) = lines_at_prompt();
+                if lines > seen && at_prompt || Instant::now() > deadline {
+                    seen = lines;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            tmux.run(&["send-keys", "-t", &t, "-l", "--", line]);
+            tmux.run(&["send-keys", "-t", &t, "Enter"]);
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let screen = loop {
+            let screen = tmux.run(&["capture-pane", "-p", "-t", &t]);
+            if screen.lines().any(|l| l.trim() == "done-42") || Instant::now() > deadline {
+                break screen;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert!(screen.lines().any(|l| l.trim() == "done-42"), "{name} did not finish:\n{screen}");
+        let written = std::fs::read_to_string(&hist).unwrap_or_default();
+        assert!(written.contains("\nRk7Tq2VmX9pLs4"), "{name} wrote its history otherwise:\n{written}");
+        for (what, text) in [(format!("{name} scrollback"), screen), (format!("{name} history"), written)] {
+            let out = env
+                .cmd("lokust-shell")
+                .args(["redact", "--as", "shell"])
+                .write_stdin(text.clone())
+                .assert()
+                .success();
+            let out = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+            for s in secrets {
+                assert!(!out.contains(s), "{what}: {s} survived:\n{out}");
+            }
+            for kept in [
+                "docker login --username u --password-stdin <<EOF",
+                "db.example.com:5432:app:alice:",
+                "| tee ./.vault-token",
+                "sudo -S apt-get update",
+                "harmless body",
+            ] {
+                assert!(out.contains(kept), "{what}: {kept:?} was lost:\n{out}");
+            }
+            assert_eq!(out.matches(REDACTED).count(), 4, "{what}:\n{text}\n->\n{out}");
+        }
+    }
+}
+
 /// Continued commands as real shells record them, typed into a real zsh and a real bash
 /// in tmux: zsh's history file (which ends a continued line with two backslashes) and
 /// each pane's scrollback (bash and zsh show `> ` before each continued line). Every

@@ -129,6 +129,10 @@ fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Readi
         // line as it comes, and a fast one still gets large writes.
         output.flush()?;
     }
+    out.clear();
+    if sc.finish(&mut out, &mut report) {
+        output.write_all(&out)?;
+    }
     output.flush()?;
     Ok(report)
 }
@@ -144,12 +148,13 @@ pub(crate) fn block<W: Write>(
 ) -> io::Result<()> {
     // Everything before `done` has been written.
     let mut done = 0;
-    // A PEM block opened by the previous chunk's last line.
-    pem_body(sc, chunk, &mut done, out, report, w)?;
+    // A block (PEM, a continued command) the previous chunk's last line opened.
+    block_lines(sc, chunk, &mut done, out, report, w)?;
     keyword_lines(chunk, hits);
     for &(start, end, mask) in hits.iter() {
+        continued_lines(sc, chunk, start, &mut done, out, report, w)?;
         if start < done {
-            // A line already handled inside a PEM block.
+            // A line already handled inside a block.
             continue;
         }
         w.write_all(&chunk[done..start])?;
@@ -157,13 +162,14 @@ pub(crate) fn block<W: Write>(
         let changed = sc.line_masked(&chunk[start..end], Some(mask), out, report);
         w.write_all(if changed { out } else { &chunk[start..end] })?;
         done = end;
-        pem_body(sc, chunk, &mut done, out, report, w)?;
+        block_lines(sc, chunk, &mut done, out, report, w)?;
     }
+    continued_lines(sc, chunk, chunk.len(), &mut done, out, report, w)?;
     w.write_all(&chunk[done..])
 }
 
-/// Inside a PEM block every line matters, keywords or not.
-fn pem_body<W: Write>(
+/// Inside a PEM block or a continued command every line matters, keywords or not.
+fn block_lines<W: Write>(
     sc: &mut LineScanner,
     chunk: &[u8],
     done: &mut usize,
@@ -178,6 +184,53 @@ fn pem_body<W: Write>(
         *done = e;
     }
     Ok(())
+}
+
+/// The lines of `chunk[*done..upto]` that end with a continuation `\` go to the engine
+/// whatever they hold, with the lines they continue into: the command goes on below,
+/// where a keyword may say what it was (`echo X | \` / `  sudo -S …`). Only the bytes
+/// after each backslash are looked at, so text without one costs a `memchr` pass.
+fn continued_lines<W: Write>(
+    sc: &mut LineScanner,
+    chunk: &[u8],
+    upto: usize,
+    done: &mut usize,
+    out: &mut Vec<u8>,
+    report: &mut Report,
+    w: &mut W,
+) -> io::Result<()> {
+    if !sc.carries() {
+        return Ok(());
+    }
+    let mut from = *done;
+    while from < upto {
+        let Some(i) = memchr::memchr(b'\\', &chunk[from..upto]) else { break };
+        let at = from + i;
+        from = at + 1;
+        let Some(eol) = continuation_at(chunk, at) else { continue };
+        let start = memchr::memrchr(b'\n', &chunk[*done..at]).map_or(*done, |j| *done + j + 1);
+        let end = at + 1 + eol;
+        w.write_all(&chunk[*done..start])?;
+        line(sc, &chunk[start..end], out, report, w)?;
+        *done = end;
+        block_lines(sc, chunk, done, out, report, w)?;
+        from = *done;
+    }
+    Ok(())
+}
+
+/// Whether the backslash at `at` ends its line, and the length of the line's ending.
+fn continuation_at(text: &[u8], at: usize) -> Option<usize> {
+    match text.get(at + 1..)? {
+        [b'\n', ..] => Some(1),
+        [b'\r', b'\n', ..] => Some(2),
+        _ => None,
+    }
+}
+
+/// Whether a line of `text` ends with a continuation `\`.
+pub(crate) fn has_continuation(text: &[u8]) -> bool {
+    memchr::memchr_iter(b'\\', text).any(|at| continuation_at(text, at).is_some())
 }
 
 fn line<W: Write>(

@@ -346,7 +346,9 @@ impl<'a> Walker<'a, '_> {
             }
             let mut new = Vec::with_capacity(inner.len() + 2);
             new.push(b'"');
-            if !LineScanner::default().line_masked(inner, Some(mask), &mut new, counts) {
+            let mut sc = LineScanner::default();
+            // One line cannot end with a continuation `\` here; were it held, `finish` writes it.
+            if !(sc.line_masked(inner, Some(mask), &mut new, counts) | sc.finish(&mut new, counts)) {
                 return Ok(None);
             }
             // Nothing in it needed an escape before, and the marker needs none.

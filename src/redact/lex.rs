@@ -43,6 +43,10 @@ pub(crate) enum Tok<'a> {
     Sep,
     /// `<<<`: the next word is the command's standard input.
     HereString,
+    /// `<<` or `<<-` (`strip_tabs`): the next word is a here-document's delimiter.
+    HereDoc {
+        strip_tabs: bool,
+    },
     /// `<`, `>`, `>>`, `2>`, …: the next word is a file.
     Redirect,
 }
@@ -54,6 +58,7 @@ enum Kind {
     Pipe,
     Sep,
     HereString,
+    HereDoc(bool),
     Redirect,
 }
 
@@ -80,6 +85,7 @@ impl Lexed {
             Kind::Pipe => Tok::Pipe,
             Kind::Sep => Tok::Sep,
             Kind::HereString => Tok::HereString,
+            Kind::HereDoc(strip_tabs) => Tok::HereDoc { strip_tabs },
             Kind::Redirect => Tok::Redirect,
         })
     }
@@ -234,6 +240,15 @@ pub(crate) fn lex(line: &[u8]) -> Lexed {
                 lx.token(Kind::HereString);
                 i += 3;
             }
+            b'<' if line[i..].starts_with(b"<<") => {
+                // `3<<EOF`: a lone fd number before it belongs to it.
+                if lx.current().is_some_and(|w| w.iter().all(u8::is_ascii_digit)) {
+                    lx.discard();
+                }
+                let strip_tabs = line.get(i + 2) == Some(&b'-');
+                lx.token(Kind::HereDoc(strip_tabs));
+                i += 2 + usize::from(strip_tabs);
+            }
             b'<' | b'>' => {
                 // `2>` and `&>`: a lone fd number before the arrow belongs to the redirect.
                 if lx.current().is_some_and(|w| w.iter().all(u8::is_ascii_digit)) {
@@ -274,6 +289,8 @@ mod tests {
                 Tok::Pipe => "|".into(),
                 Tok::Sep => ";".into(),
                 Tok::HereString => "<<<".into(),
+                Tok::HereDoc { strip_tabs: false } => "<<".into(),
+                Tok::HereDoc { strip_tabs: true } => "<<-".into(),
                 Tok::Redirect => ">".into(),
             })
             .collect()
@@ -286,6 +303,10 @@ mod tests {
             ["echo", "a b", "c\"d", "e f", "|", "sudo", "-S", "x", ";", "y", "<<<", "z", ">", "out"]
         );
         assert_eq!(words("X=$(cat f) y"), ["X=$(cat", "f", ";", "y"]);
+        assert_eq!(
+            words("cat <<'EOF' >out; x<<-\\END 3<<\"A B\""),
+            ["cat", "<<", "EOF", ">", "out", ";", "x", "<<-", "END", "<<", "A B"]
+        );
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! only where what surrounds the keyword lets its engine fire (`gate.rs`); the merged
 //! spans replaced. One module per kind of text the rules read:
 //!
-//! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`;
+//! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`; `heredoc.rs` the
+//!   bodies of here-documents fed to a reader of secrets or into a key file;
 //! - `assign.rs` `name=value` and `name: value` in shell, config files and code;
 //! - `web.rs` URLs with credentials, HTTP headers, cookies;
 //! - `pem.rs` private-key blocks; `formats.rs` files with their own syntax (`.netrc`,
@@ -26,6 +27,7 @@ mod assign;
 mod find;
 mod formats;
 mod gate;
+mod heredoc;
 mod json;
 mod keywords;
 mod lex;
@@ -123,14 +125,18 @@ pub fn redact_report<'a>(text: &'a str, report: &mut Report) -> Cow<'a, str> {
 /// their rules, the same way `lokust-shell redact` reads a stream.
 pub(crate) fn redact_bytes(text: &[u8], report: &mut Report) -> Option<Vec<u8>> {
     let mut hits = Vec::new();
-    scan::keyword_lines(text, &mut hits);
-    if hits.is_empty() {
+    let seen = scan::keyword_lines(text, &mut hits);
+    // A keyword whose gate its line alone does not pass may pass in the command that
+    // line ends (`echo X | \` / `  sudo -S …`).
+    if hits.is_empty() && !(seen && filter::has_continuation(text)) {
         return None;
     }
     let mut out = Vec::with_capacity(text.len() + 16);
     let mut local = Report::default();
-    filter::block(&mut scan::LineScanner::default(), text, &mut hits, &mut Vec::new(), &mut local, &mut out)
+    let mut sc = scan::LineScanner::default();
+    filter::block(&mut sc, text, &mut hits, &mut Vec::new(), &mut local, &mut out)
         .expect("writing to a Vec cannot fail");
+    sc.finish(&mut out, &mut local);
     // Every change counts a line.
     if local.lines == 0 {
         return None;

@@ -785,7 +785,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "key-file",
-        what: "text echoed or printed into a private-key or credential file (id_*, *.pem, *.key, .netrc, *token*)",
+        what: "text echoed or printed into a private-key or credential file (id_*, *.pem, *.key, .netrc, *token*), by a redirection or through tee",
         keywords: &[
             "id_rsa",
             "id_ed25519",
@@ -807,16 +807,20 @@ pub static RULES: &[Rule] = &[
             "api_key",
         ],
         matcher: Matcher::Context(Engine::Shell),
-        gate: Gate::LineHas(b"<>"),
+        // A redirection, or a pipe into `tee`.
+        gate: Gate::LineHas(b"<>|"),
         positives: &[
             "echo \"⟦‹b70›⟧\" >> ~/.ssh/id_ed25519",
             "printf '%s' ⟦‹a40›⟧ > ~/.config/hub/token",
             "echo ⟦‹h32›⟧ > config/master.key",
+            "echo ⟦‹a26›⟧ | sudo tee -a /etc/app/credentials",
         ],
         negatives: &[
             "echo '-----BEGIN OPENSSH PRIVATE KEY-----' > ~/.ssh/id_ed25519",
             "echo hello > notes.txt",
             "cat ~/.ssh/id_ed25519.pub >> ~/.ssh/authorized_keys",
+            "echo hello | tee notes.txt",
+            "cat ~/.netrc | tee backup.txt",
         ],
     },
     Rule {

@@ -14,6 +14,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use super::assign::{code_assign, colon, equals};
 use super::formats::{aws_prompt, netrc, php_define, xml};
 use super::gate::{Gate, LineFacts, token_gate};
+use super::heredoc::{self, Bodies, Body, Form};
 use super::keywords::Keywords;
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
@@ -93,13 +94,17 @@ pub(crate) fn keywords() -> Vec<String> {
 /// The whole chunk is scanned before any line is processed: interleaving the two let
 /// the rule engines evict the automaton's tables from the cache between hits, which made
 /// the scan ten times slower on history where most lines hold a keyword.
-pub(crate) fn keyword_lines(chunk: &[u8], hits: &mut Vec<(usize, usize, u128)>) {
+///
+/// Returns whether any keyword was found, its gate passed or not.
+pub(crate) fn keyword_lines(chunk: &[u8], hits: &mut Vec<(usize, usize, u128)>) -> bool {
     hits.clear();
+    let mut seen = false;
     let p = &*PREFILTER;
     // The line of the last hit, whether or not any of its hits passed.
     let mut line = (0, 0, 0u128);
     let mut facts = LineFacts::default();
     p.finder.each(chunk, |start, end, id| {
+        seen = true;
         // Keywords hold no newline: a match ending by the line's end is on the line.
         if end > line.1 {
             if line.2 != 0 {
@@ -121,6 +126,7 @@ pub(crate) fn keyword_lines(chunk: &[u8], hits: &mut Vec<(usize, usize, u128)>) 
     if line.2 != 0 {
         hits.push(line);
     }
+    seen
 }
 
 /// The rules the keywords in `line` wake, gates passed.
@@ -346,7 +352,8 @@ pub(crate) fn apply(line: &[u8], spans: &[Span], out: &mut Vec<u8>, report: &mut
     out.extend_from_slice(&line[at..]);
 }
 
-/// Line-by-line state: inside a multi-line PEM block or not.
+/// Line-by-line state: inside a multi-line PEM block, a command continued over lines, or
+/// the body of a here-document.
 #[derive(Debug, Default)]
 pub(crate) struct LineScanner {
     in_pem: bool,
@@ -355,7 +362,32 @@ pub(crate) struct LineScanner {
     /// The command so far when the last line ended with a continuation `\`: the next
     /// line is read after it, so that `mysql -u root \` / `  -phunter2` is still mysql.
     carry: Vec<u8>,
+    /// The lines of that command, not written yet: what a later line says of the command
+    /// can make an earlier word a secret (`echo X | \` / `  sudo -S …`).
+    held: Vec<Held>,
+    /// Here-documents whose bodies follow.
+    here: Bodies,
     reading: Reading,
+}
+
+/// A line of a continued command, kept until the command ends.
+#[derive(Debug)]
+struct Held {
+    /// The whole line, its ending included.
+    line: Vec<u8>,
+    /// Where its view prefix ends and its ending starts.
+    cut: usize,
+    end: usize,
+    /// How long the carried command was before this line: the context it is read in.
+    after: usize,
+    spans: Vec<Span>,
+}
+
+impl Held {
+    /// Where this line's text starts in the carried command.
+    fn at(&self) -> usize {
+        self.after + usize::from(self.after > 0)
+    }
 }
 
 /// Longest command kept as context for continuation lines.
@@ -369,16 +401,32 @@ impl LineScanner {
         LineScanner { reading, ..LineScanner::default() }
     }
 
-    /// Inside a multi-line PEM block or a command continued over lines, where lines
-    /// without keywords matter too.
+    /// Inside a multi-line PEM block, a command continued over lines or a here-document's
+    /// body, where lines without keywords matter too.
     pub fn in_block(&self) -> bool {
-        self.in_pem || !self.carry.is_empty()
+        self.in_pem || !self.carry.is_empty() || self.here.active()
+    }
+
+    /// Whether a trailing `\` joins a line to the next (not in code, where it ends a
+    /// macro's line or a string's).
+    pub fn carries(&self) -> bool {
+        self.reading == Reading::Any
     }
 
     /// Redacts one line (with or without its line ending) into `out`. Returns whether
-    /// anything changed.
+    /// `out` is to be written instead of the line: a changed line, or nothing while the
+    /// line is held as part of a continued command, or the held lines with this one.
     pub fn line(&mut self, line: &[u8], out: &mut Vec<u8>, report: &mut Report) -> bool {
         self.line_masked(line, None, out, report)
+    }
+
+    /// Writes into `out` the lines still held at the end of the text; returns whether
+    /// there were any.
+    pub fn finish(&mut self, out: &mut Vec<u8>, report: &mut Report) -> bool {
+        let any = !self.held.is_empty();
+        self.release(out, report);
+        self.carry.clear();
+        any
     }
 
     /// [`LineScanner::line`] with the prefilter's verdict on `line`, when known.
@@ -389,20 +437,96 @@ impl LineScanner {
         out: &mut Vec<u8>,
         report: &mut Report,
     ) -> bool {
-        let body_len =
-            line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
-        let (body, eol) = line.split_at(body_len);
+        if self.here.active() {
+            return self.here_body_line(line, mask, out, report);
+        }
+        let (cut, view) = self.view_cut(&line[..body_len(line)]);
+        self.text_line(line, cut, view, mask, out, report)
+    }
+
+    /// Where a line's text starts, and whether what is before it is a view's prefix.
+    fn view_cut(&self, body: &[u8]) -> (usize, bool) {
         // A continuation line's leading `-` is an option of the carried command, not a diff,
-        // and its leading `> ` is the shell's continuation prompt in pasted scrollback.
-        let ps2 = !self.carry.is_empty() && body.starts_with(b"> ");
-        let cut = if ps2 {
-            2
+        // and its leading `> ` (zsh: `pipe> `…) is the shell's continuation prompt in
+        // pasted scrollback.
+        let prompt = if self.carry.is_empty() { 0 } else { super::view::continuation_prompt(body) };
+        if prompt > 0 {
+            (prompt, false)
         } else if self.carry.is_empty() || !body.starts_with(b"-") {
-            super::view::prefix(body)
+            let cut = super::view::prefix(body);
+            (cut, cut > 0)
         } else {
-            0
+            (0, false)
+        }
+    }
+
+    /// A line of a here-document's body, or its delimiter.
+    fn here_body_line(
+        &mut self,
+        line: &[u8],
+        mask: Option<u128>,
+        out: &mut Vec<u8>,
+        report: &mut Report,
+    ) -> bool {
+        let body_len = body_len(line);
+        let body = &line[..body_len];
+        let (cut, prompted) = self.here.cut(body);
+        let text = &body[cut..];
+        if self.here.ends(text, prompted) {
+            // A plain body's continued command ends with it.
+            let released = !self.held.is_empty();
+            self.release(out, report);
+            self.carry.clear();
+            if released {
+                out.extend_from_slice(line);
+            }
+            return released;
+        }
+        let body_kind = self.here.body();
+        let within_bound = self.here.count(prompted);
+        let spans = match body_kind {
+            _ if !within_bound => Vec::new(),
+            Body::Plain => Vec::new(),
+            Body::Secret { after_user } => heredoc::secret(text, after_user).into_iter().collect(),
+            // A private key's armour and body are the PEM rule's.
+            Body::KeyFile(_) if self.in_pem || text.trim_ascii_start().starts_with(b"-----") => Vec::new(),
+            Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
+                let spans = read(text, None, self.reading, b"", &mut Vec::new());
+                if spans.is_empty() { heredoc::whole(text).into_iter().collect() } else { spans }
+            }),
         };
-        let (view, body) = body.split_at(cut);
+        self.here.after(text);
+        if spans.is_empty() {
+            // Plain text, a PEM block, or past the bound: read as any other line.
+            let (cut, view) = match body_kind {
+                Body::KeyFile(_) if self.here.active() => (cut, false),
+                _ => self.view_cut(body),
+            };
+            return self.text_line(line, cut, view, mask, out, report);
+        }
+        let mut redacted = Vec::with_capacity(body_len + 16);
+        apply(text, &merge(text, spans), &mut redacted, report);
+        out.extend_from_slice(&line[..cut]);
+        out.extend_from_slice(&redacted);
+        out.extend_from_slice(&line[body_len..]);
+        report.lines += 1;
+        true
+    }
+
+    /// A line read by the rules, `cut` bytes of prefix set aside (`is_view`: a view's,
+    /// not a prompt's).
+    fn text_line(
+        &mut self,
+        line: &[u8],
+        cut: usize,
+        is_view: bool,
+        mask: Option<u128>,
+        out: &mut Vec<u8>,
+        report: &mut Report,
+    ) -> bool {
+        let body_len = body_len(line);
+        let (view, body) = line[..body_len].split_at(cut);
+        let eol = &line[body_len..];
         if self.in_pem {
             let long_enough = !self.pem_first || body.trim_ascii().len() >= 16;
             if long_enough && pem_body_line(body) {
@@ -426,28 +550,26 @@ impl LineScanner {
             self.in_pem = false;
         }
         let continued = body.trim_ascii_end().ends_with(b"\\");
-        let spans = self.spans(body, mask);
-        // A redaction can change how the rest of its line reads (a quote or a path cut
-        // short, a name now beside a marker): the result is read again, in the same
-        // context, until it stands, so that redacting twice changes nothing.
-        let redacted = if spans.is_empty() {
-            None
-        } else {
-            let mut text = Vec::with_capacity(body.len() + 16);
-            apply(body, &merge(body, spans), &mut text, report);
-            for _ in 0..REREADS {
-                let again = self.spans(&text, None);
-                if again.is_empty() {
-                    break;
+        let after = self.carry.len();
+        let mut earlier = Vec::new();
+        let spans = read(body, mask, self.reading, &self.carry, &mut earlier);
+        for s in earlier {
+            for h in &mut self.held {
+                let (at, len) = (h.at(), h.end - h.cut);
+                let (start, end) = (s.start.max(at), s.end.min(at + len));
+                if start < end {
+                    h.spans.push(Span { start: start - at, end: end - at, rule: s.rule });
                 }
-                let mut next = Vec::with_capacity(text.len() + 16);
-                apply(&text, &merge(&text, again), &mut next, report);
-                text = next;
             }
-            Some(text)
+        }
+        let opens_pem = pem_opens_block(body);
+        let opens_here = !self.here.active() && {
+            let diff = matches!(line, [b'+' | b'-' | b' ', b, ..] if !b.is_ascii_whitespace());
+            self.open_here_documents(body, continued, Form { view: is_view, diff, ..Form::default() })
         };
-        if continued && self.reading == Reading::Any && self.carry.len() + body.len() < CARRY_MAX {
-            if !self.carry.is_empty() {
+        let mut carried = false;
+        if continued && self.carries() && after + body.len() < CARRY_MAX {
+            if after > 0 {
                 self.carry.push(b' ');
             }
             // zsh's history file writes a continued line's `\` before its own `\` at the
@@ -458,19 +580,27 @@ impl LineScanner {
             self.carry.extend_from_slice(&t[..kept]);
             // A quote left open (pasted scrollback, a cut command) would make every line
             // after it one quoted word, its options unseen: the command ends here.
-            if super::lex::lex(&self.carry).open_quote {
-                self.carry.clear();
-            }
-        } else {
+            carried = !super::lex::lex(&self.carry).open_quote;
+        }
+        // A here-document's body is no part of the command.
+        carried &= !opens_here;
+        if carried && !opens_pem {
+            self.held.push(Held { line: line.to_vec(), cut, end: body_len, after, spans });
+            return true;
+        }
+        let released = !self.held.is_empty();
+        self.release(out, report);
+        let redacted = redact(body, spans, self.reading, &self.carry[..after], report);
+        if !carried {
             self.carry.clear();
         }
-        if pem_opens_block(body) {
+        if opens_pem {
             self.in_pem = true;
             self.pem_first = true;
         }
         let Some(redacted) = redacted else {
             out.extend_from_slice(line);
-            return false;
+            return released;
         };
         out.extend_from_slice(view);
         out.extend_from_slice(&redacted);
@@ -479,27 +609,122 @@ impl LineScanner {
         true
     }
 
-    /// The spans of `body`, read on its own and, when a command was carried, also as
-    /// the rest of that command.
-    fn spans(&mut self, body: &[u8], mask: Option<u128>) -> Vec<Span> {
-        let mask = mask.unwrap_or_else(|| woken(body));
-        let mut spans = find_spans_read(body, mask, 0, self.reading);
-        if self.carry.is_empty() {
-            return spans;
+    /// Follows the here-documents the command ending on this line (`body`, after the
+    /// carried command) opens, when one is fed to a reader of secrets or into a key file:
+    /// their bodies start on the next line. Returns whether it opened any.
+    fn open_here_documents(&mut self, body: &[u8], continued: bool, form: Form) -> bool {
+        let has = |t: &[u8]| memchr::memmem::find(t, b"<<").is_some();
+        if !has(body) && !has(&self.carry) {
+            return false;
         }
-        // Only a line with a keyword is carried, so whether this line is read as part of
-        // the one before depends on that line's text: in scrollback the "continuation"
-        // may be a new command (`htpasswd -b … pw` after `python -c '…' \`). Both
-        // readings count, so a secret never hides behind its neighbour's keyword.
-        let off = self.carry.len() + 1;
-        self.carry.push(b' ');
-        self.carry.extend_from_slice(body);
-        spans.extend(find_spans(&self.carry).into_iter().filter(|s| s.end > off).map(|s| Span {
-            start: s.start.max(off) - off,
-            end: s.end - off,
-            rule: s.rule,
-        }));
-        self.carry.truncate(off - 1);
-        spans
+        let t = body.trim_ascii_end();
+        // zsh's history file ends each line of a command but its last with `\`, and a
+        // continued line with `\\`: after `<<EOF\`, the body follows.
+        let zsh = continued && !t.ends_with(b"\\\\");
+        if continued && !zsh {
+            return false;
+        }
+        let mut command = self.carry.clone();
+        if !command.is_empty() {
+            command.push(b' ');
+        }
+        command.extend_from_slice(t);
+        let docs = super::shell::here_documents(&command);
+        if zsh {
+            let before = &t[..t.len() - 1];
+            let before = &before
+                [..before.len() - before.iter().rev().take_while(|b| matches!(b, b'\'' | b'"')).count()];
+            if !docs.last().is_some_and(|d| before.ends_with(&d.delimiter)) {
+                return false;
+            }
+        }
+        let prompted = super::shell::starts_with_prompt(&command);
+        self.here.open(docs, Form { zsh, prompted, ..form });
+        self.here.active()
     }
+
+    /// Writes the held lines of a command into `out`, each redacted as read in the
+    /// context it had.
+    fn release(&mut self, out: &mut Vec<u8>, report: &mut Report) {
+        for h in self.held.drain(..) {
+            let body = &h.line[h.cut..h.end];
+            match redact(body, h.spans, self.reading, &self.carry[..h.after], report) {
+                None => out.extend_from_slice(&h.line),
+                Some(text) => {
+                    out.extend_from_slice(&h.line[..h.cut]);
+                    out.extend_from_slice(&text);
+                    out.extend_from_slice(&h.line[h.end..]);
+                    report.lines += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The length of `line` without its line ending.
+fn body_len(line: &[u8]) -> usize {
+    line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) }
+}
+
+/// The spans of `body`, read on its own and, when it continues the command `before`,
+/// also as the rest of that command; the spans that reading finds in `before` go into
+/// `earlier`.
+fn read(
+    body: &[u8],
+    mask: Option<u128>,
+    reading: Reading,
+    before: &[u8],
+    earlier: &mut Vec<Span>,
+) -> Vec<Span> {
+    let mask = mask.unwrap_or_else(|| woken(body));
+    let mut spans = find_spans_read(body, mask, 0, reading);
+    if before.is_empty() {
+        return spans;
+    }
+    // Whether this line is read as part of the one before depends on that line's text:
+    // in scrollback the "continuation" may be a new command (`htpasswd -b … pw` after
+    // `python -c '…' \`). Both readings count, so a secret never hides behind its
+    // neighbour.
+    let off = before.len() + 1;
+    let mut joined = Vec::with_capacity(off + body.len());
+    joined.extend_from_slice(before);
+    joined.push(b' ');
+    joined.extend_from_slice(body);
+    for s in find_spans(&joined) {
+        if s.end > off {
+            spans.push(Span { start: s.start.max(off) - off, end: s.end - off, rule: s.rule });
+        }
+        if s.start < before.len() {
+            earlier.push(Span { start: s.start, end: s.end.min(before.len()), rule: s.rule });
+        }
+    }
+    spans
+}
+
+/// `body` with `spans` replaced, or `None` when there are none. A redaction can change
+/// how the rest of its line reads (a quote or a path cut short, a name now beside a
+/// marker): the result is read again, in the same context, until it stands, so that
+/// redacting twice changes nothing.
+fn redact(
+    body: &[u8],
+    spans: Vec<Span>,
+    reading: Reading,
+    before: &[u8],
+    report: &mut Report,
+) -> Option<Vec<u8>> {
+    if spans.is_empty() {
+        return None;
+    }
+    let mut text = Vec::with_capacity(body.len() + 16);
+    apply(body, &merge(body, spans), &mut text, report);
+    for _ in 0..REREADS {
+        let again = read(&text, None, reading, before, &mut Vec::new());
+        if again.is_empty() {
+            break;
+        }
+        let mut next = Vec::with_capacity(text.len() + 16);
+        apply(&text, &merge(&text, again), &mut next, report);
+        text = next;
+    }
+    Some(text)
 }

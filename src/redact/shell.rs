@@ -6,6 +6,7 @@
 //! name, and its arguments. The tables below say, per command, where its secrets sit;
 //! they are the data, the code only walks them.
 
+use super::heredoc::{Body, FileSyntax, HereDoc};
 use super::lex::{Tok, Word, lex};
 use super::scan::{Span, find_spans_depth};
 use super::value::{Class, Form, name_class, name_class_strict, should_redact};
@@ -206,15 +207,18 @@ fn is_cluster_with(w: &Word, c: u8) -> bool {
 struct Stage<'a> {
     words: Vec<Word<'a>>,
     here: Option<Word<'a>>,
+    /// Its here-documents' delimiters, and whether each strips tabs (`<<-`).
+    here_docs: Vec<(Word<'a>, bool)>,
     /// Files its output or input is redirected to or from.
     redirects: Vec<Word<'a>>,
 }
 
 fn stages<'a>(toks: impl Iterator<Item = Tok<'a>>) -> Vec<Vec<Stage<'a>>> {
     // Starts with one command of one stage and only ever grows, so `last_mut` always finds one.
-    let new = || Stage { words: vec![], here: None, redirects: vec![] };
+    let new = || Stage { words: vec![], here: None, here_docs: vec![], redirects: vec![] };
     let mut cmds: Vec<Vec<Stage>> = vec![vec![new()]];
     let mut pending_here = false;
+    let mut pending_doc = None;
     let mut skip_next = false;
     for t in toks {
         match t {
@@ -223,6 +227,8 @@ fn stages<'a>(toks: impl Iterator<Item = Tok<'a>>) -> Vec<Vec<Stage<'a>>> {
                 if pending_here {
                     st.here = Some(w);
                     pending_here = false;
+                } else if let Some(strip_tabs) = pending_doc.take() {
+                    st.here_docs.push((w, strip_tabs));
                 } else if skip_next {
                     skip_next = false;
                     st.redirects.push(w);
@@ -233,6 +239,7 @@ fn stages<'a>(toks: impl Iterator<Item = Tok<'a>>) -> Vec<Vec<Stage<'a>>> {
             Tok::Pipe => cmds.last_mut().unwrap().push(new()),
             Tok::Sep => cmds.push(vec![new()]),
             Tok::HereString => pending_here = true,
+            Tok::HereDoc { strip_tabs } => pending_doc = Some(strip_tabs),
             Tok::Redirect => skip_next = true,
         }
     }
@@ -265,6 +272,11 @@ fn is_prompt(w: &Word) -> bool {
         || t == "❯".as_bytes()
         || t == "➜".as_bytes()
         || t == "λ".as_bytes()
+}
+
+/// Whether `line` starts with a prompt, as a terminal shows a command.
+pub(crate) fn starts_with_prompt(line: &[u8]) -> bool {
+    lex(line).tokens().next().is_some_and(|t| matches!(t, Tok::Word(w) if is_prompt(&w)))
 }
 
 /// A host name or a shell's name and version: `box`, `web-01.example`, `bash-5.2`.
@@ -370,13 +382,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     let words = &st.words;
     assignments(words, base, out, strict);
     let Some((idx, sudo_s)) = command_at(words) else { return };
-    // A continuation line read on its own starts with an option: no command is known,
-    // but `--password X` still is one.
-    let (cmd, args) = if words[idx].text.first() == Some(&b'-') {
-        ("", &words[idx..])
-    } else {
-        (basename(&words[idx]), &words[idx + 1..])
-    };
+    let (cmd, args) = command(words, idx);
     fish_set(cmd, args, base, out);
     setters(cmd, args, base, out);
     positionals(cmd, args, base, out);
@@ -384,7 +390,71 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     flags(cmd, args, base, out);
     stdin(st, prev, cmd, args, sudo_s, base, out);
     base64_blobs(st, prev, cmd, args, base, out, depth);
-    into_key_file(st, base, out);
+    into_key_file(st, prev, cmd, args, base, out);
+}
+
+/// The command named at `idx` and its arguments. A continuation line read on its own
+/// starts with an option: no command is known, but `--password X` still is one.
+fn command<'w, 'a>(words: &'w [Word<'a>], idx: usize) -> (&'a str, &'w [Word<'a>]) {
+    if words[idx].text.first() == Some(&b'-') {
+        ("", &words[idx..])
+    } else {
+        (basename(&words[idx]), &words[idx + 1..])
+    }
+}
+
+/// The here-documents a command line opens, in the order their bodies follow it, each
+/// with what its body is to the command that reads it.
+pub(crate) fn here_documents(line: &[u8]) -> Vec<HereDoc> {
+    let lexed = lex(line);
+    let mut docs = Vec::new();
+    for cmd in stages(lexed.tokens()) {
+        for (i, st) in cmd.iter().enumerate() {
+            if st.here_docs.is_empty() {
+                continue;
+            }
+            let mut body = stdin_body(st);
+            // `cat <<EOF | docker login --password-stdin`: `cat` hands the body on.
+            if body == Body::Plain
+                && is_bare_cat(st)
+                && let Some(next) = cmd.get(i + 1)
+            {
+                body = stdin_body(next);
+            }
+            docs.extend(st.here_docs.iter().map(|(w, strip_tabs)| HereDoc {
+                delimiter: w.text.to_vec(),
+                strip_tabs: *strip_tabs,
+                body,
+            }));
+        }
+    }
+    docs
+}
+
+/// What a stage makes of its standard input: a secret it reads, or what it writes into
+/// a key or credential file.
+fn stdin_body(st: &Stage) -> Body {
+    let Some((idx, sudo_s)) = command_at(&st.words) else { return Body::Plain };
+    let (cmd, args) = command(&st.words, idx);
+    if reads_secret_on_stdin(cmd, args, sudo_s) {
+        return Body::Secret { after_user: matches!(cmd, "chpasswd" | "chgpasswd") };
+    }
+    let file =
+        st.redirects.iter().map(|w| w.text).find(|f| is_key_file(f)).or_else(|| tee_key_file(cmd, args));
+    match file.map(file_name) {
+        Some(b".pgpass") => Body::KeyFile(FileSyntax::Pgpass),
+        Some(b".netrc" | b"_netrc") => Body::KeyFile(FileSyntax::Netrc),
+        Some(_) => Body::KeyFile(FileSyntax::Other),
+        None => Body::Plain,
+    }
+}
+
+/// `cat` or `cat -` with no file: what it reads is what it writes.
+fn is_bare_cat(st: &Stage) -> bool {
+    command_at(&st.words).is_some_and(|(idx, _)| {
+        let (cmd, args) = command(&st.words, idx);
+        cmd == "cat" && args.iter().all(|w| w.text.first() == Some(&b'-'))
+    })
 }
 
 /// `curl -d "{\"password\":\"…\"}"`: JSON written inside a double-quoted word has its
@@ -429,14 +499,28 @@ fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bo
     }
 }
 
-/// `echo "…" >> ~/.ssh/id_ed25519`, `printf '%s' TOKEN > ~/.config/x/token`: text written
-/// into a file that holds a key or a credential is that key, whatever it looks like. A
-/// PEM armour line (`-----BEGIN … KEY-----`) is kept: it says what the file is.
-fn into_key_file(st: &Stage, base: usize, out: &mut Vec<Span>) {
-    if !st.redirects.iter().any(|f| is_key_file(f.text)) {
+/// `echo "…" >> ~/.ssh/id_ed25519`, `printf '%s' TOKEN > ~/.config/x/token`, `echo TOKEN |
+/// tee ~/.vault-token`: text written into a file that holds a key or a credential is that
+/// key, whatever it looks like. A PEM armour line (`-----BEGIN … KEY-----`) is kept: it
+/// says what the file is.
+fn into_key_file(
+    st: &Stage,
+    prev: Option<&Stage>,
+    cmd: &str,
+    args: &[Word],
+    base: usize,
+    out: &mut Vec<Span>,
+) {
+    let written = if st.redirects.iter().any(|f| is_key_file(f.text)) {
+        echo_args(st)
+    } else if let Some(p) = prev
+        && tee_key_file(cmd, args).is_some()
+    {
+        echo_args(p)
+    } else {
         return;
-    }
-    for w in echo_args(st) {
+    };
+    for w in written {
         if w.text.starts_with(b"-----") {
             continue;
         }
@@ -444,9 +528,23 @@ fn into_key_file(st: &Stage, base: usize, out: &mut Vec<Span>) {
     }
 }
 
+/// `tee [-a] FILE…`'s key or credential file, if it writes one: what it reads on
+/// standard input goes into that file, as with `>`.
+fn tee_key_file<'a>(cmd: &str, args: &[Word<'a>]) -> Option<&'a [u8]> {
+    if cmd != "tee" {
+        return None;
+    }
+    args.iter().map(|w| w.text).find(|t| t.first() != Some(&b'-') && is_key_file(t))
+}
+
+/// A path's last part.
+fn file_name(path: &[u8]) -> &[u8] {
+    path.rsplit(|b| *b == b'/').next().unwrap_or(path)
+}
+
 /// A file that holds a private key or a credential by its name.
 fn is_key_file(path: &[u8]) -> bool {
-    let name = path.rsplit(|b| *b == b'/').next().unwrap_or(path);
+    let name = file_name(path);
     let name = String::from_utf8_lossy(name).to_ascii_lowercase();
     let ext = |e: &str| name.ends_with(e);
     (name.starts_with("id_") && !ext(".pub"))

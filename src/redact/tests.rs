@@ -406,6 +406,232 @@ fn continuations_as_scrollback_and_zsh_history_show_them() {
     assert_eq!(redact("> -p Hn6TzP2kRw9YdQa3\n"), "> -p Hn6TzP2kRw9YdQa3\n");
 }
 
+/// [`redacted_everywhere`], and the streaming filter fed a few bytes at a time, so that a
+/// here-document or a continued command is also followed across the reader's buffers.
+fn redacted_in_pieces(text: &str) -> String {
+    let once = redacted_everywhere(text);
+    for capacity in [5, 16, 64] {
+        let mut o = Vec::new();
+        filter::run(std::io::BufReader::with_capacity(capacity, text.as_bytes()), &mut o).unwrap();
+        assert_eq!(String::from_utf8(o).unwrap(), once, "read {capacity} bytes at a time");
+    }
+    once
+}
+
+/// Here-documents (bash manual, "Here Documents"; POSIX `sh`, 2.7.4) fed to a command
+/// that reads a secret on standard input, or to one whose output goes into a key or
+/// credential file: every body line is the secret, and everything else stays as it was.
+/// Tried as a new user would: the delimiter quoted or not, `<<-` with tabs, no space
+/// before it, CRLF line ends, in a numbered `Read` view, as bash and zsh write them to
+/// their history files and show them in a terminal.
+#[test]
+fn here_documents_fed_to_a_reader_or_into_a_key_file_lose_their_body() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "docker login --username u --password-stdin <<EOF\ns3cr3tP4ss\nEOF\necho after\n",
+            "docker login --username u --password-stdin <<EOF\n[REDACTED]\nEOF\necho after\n",
+        ),
+        (
+            "cat > ~/.pgpass <<'EOF'\ndb.example.com:5432:app:alice:Hunter2xyz\n*:*:*:bob:An0ther\\:pw\nEOF\n",
+            "cat > ~/.pgpass <<'EOF'\ndb.example.com:5432:app:alice:[REDACTED]\n*:*:*:bob:[REDACTED]\nEOF\n",
+        ),
+        (
+            "sudo -S apt-get update <<-EOF\n\tHunter2xyz\n\tEOF\nls\n",
+            "sudo -S apt-get update <<-EOF\n\t[REDACTED]\n\tEOF\nls\n",
+        ),
+        (
+            "gh auth login --with-token <<\"END\"\nQk7mW2xR9pLs4TnB8vYc\nEND\n",
+            "gh auth login --with-token <<\"END\"\n[REDACTED]\nEND\n",
+        ),
+        (
+            "tee ~/.vault-token <<EOF\nhvs.Qk7mW2xR9pLs4TnB8vYc\nEOF\n",
+            "tee ~/.vault-token <<EOF\n[REDACTED]\nEOF\n",
+        ),
+        (
+            "cat <<EOF > ~/.netrc\nmachine api.example.com\n  login bob\n  password Qk7mW2xR9p\nEOF\n",
+            "cat <<EOF > ~/.netrc\nmachine api.example.com\n  login bob\n  password [REDACTED]\nEOF\n",
+        ),
+        (
+            "sudo chpasswd <<EOF\nalice:N3wPass!\nbob:0th3rPass\nEOF\n",
+            "sudo chpasswd <<EOF\nalice:[REDACTED]\nbob:[REDACTED]\nEOF\n",
+        ),
+        (
+            "cat <<EOF | docker login -u bob --password-stdin registry.example.com\nPa55word!\nEOF\n",
+            "cat <<EOF | docker login -u bob --password-stdin registry.example.com\n[REDACTED]\nEOF\n",
+        ),
+        // No space before the delimiter, an escaped one, CRLF line ends.
+        ("kinit alice<<EOF\nkrbPass1\nEOF\n", "kinit alice<<EOF\n[REDACTED]\nEOF\n"),
+        ("kinit alice <<\\EOF\nkrbPass1\nEOF\n", "kinit alice <<\\EOF\n[REDACTED]\nEOF\n"),
+        (
+            "docker login --password-stdin <<EOF\r\ns3cr3tP4ss\r\nEOF\r\necho after\r\n",
+            "docker login --password-stdin <<EOF\r\n[REDACTED]\r\nEOF\r\necho after\r\n",
+        ),
+        // Two on one line: the first body is harmless, and comes first.
+        (
+            "cat <<A; docker login --password-stdin <<B\nkeep me\nA\ns3cr3tP4ss\nB\n",
+            "cat <<A; docker login --password-stdin <<B\nkeep me\nA\n[REDACTED]\nB\n",
+        ),
+        // A file of `name = value` lines loses the values.
+        (
+            "cat > ~/.aws/credentials <<EOF\n[default]\nregion = eu-west-1\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Xv8Tk1\nEOF\n",
+            "cat > ~/.aws/credentials <<EOF\n[default]\nregion = [REDACTED]\naws_secret_access_key = [REDACTED]\nEOF\n",
+        ),
+        // A private key written into its file: the PEM rule keeps the armour.
+        (
+            "cat > ~/.ssh/id_ed25519 <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\nEOF\n",
+            "cat > ~/.ssh/id_ed25519 <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED]\n-----END OPENSSH PRIVATE KEY-----\nEOF\n",
+        ),
+        // Claude Code's `Read` view of a script.
+        (
+            "     3\u{2192}docker login --password-stdin <<EOF\n     4\u{2192}s3cr3tP4ss\n     5\u{2192}EOF\n     6\u{2192}echo after\n",
+            "     3\u{2192}docker login --password-stdin <<EOF\n     4\u{2192}[REDACTED]\n     5\u{2192}EOF\n     6\u{2192}echo after\n",
+        ),
+        // A unified diff of a script: the new password, the old one, the context.
+        (
+            "@@ -1,4 +1,4 @@\n docker login --password-stdin <<EOF\n-0ldPassw0rd\n+N3wPassw0rd\n EOF\n echo done\n",
+            "@@ -1,4 +1,4 @@\n docker login --password-stdin <<EOF\n-[REDACTED]\n+[REDACTED]\n EOF\n echo done\n",
+        ),
+        // bash's history file: the body on lines of its own, a blank line after.
+        (
+            "docker login --username u --password-stdin <<EOF\ns3cr3tP4ss\nEOF\n\nls\n",
+            "docker login --username u --password-stdin <<EOF\n[REDACTED]\nEOF\n\nls\n",
+        ),
+        // zsh's history file ends each line of a command but its last with `\`.
+        (
+            ": 1700000000:0;docker login --username u --password-stdin <<EOF\\\ns3cr3tP4ss\\\nEOF\n: 1700000001:0;ls\n",
+            ": 1700000000:0;docker login --username u --password-stdin <<EOF\\\n[REDACTED]\\\nEOF\n: 1700000001:0;ls\n",
+        ),
+        (
+            ": 1700000000:0;\tsudo -S true <<-END\\\n\tHunter2xyz\\\n\tEND\n",
+            ": 1700000000:0;\tsudo -S true <<-END\\\n\t[REDACTED]\\\n\tEND\n",
+        ),
+        // The terminal: bash's `> ` and zsh's `heredoc> ` before each body line.
+        (
+            "bash-5.2$ docker login --username u --password-stdin <<EOF\n> s3cr3tP4ss\n> EOF\nbash-5.2$ ls\n",
+            "bash-5.2$ docker login --username u --password-stdin <<EOF\n> [REDACTED]\n> EOF\nbash-5.2$ ls\n",
+        ),
+        (
+            "box% cat > ~/.pgpass <<'EOF'\nheredoc> db.example.com:5432:app:alice:Hunter2xyz\nheredoc> EOF\nbox% ls\n",
+            "box% cat > ~/.pgpass <<'EOF'\nheredoc> db.example.com:5432:app:alice:[REDACTED]\nheredoc> EOF\nbox% ls\n",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(redacted_in_pieces(text), *want, "{text:?}");
+    }
+    // Inside a transcript record's string, where the agent's `Bash` call holds it.
+    let line = r#"{"type":"tool_use","input":{"command":"docker login -u bob --password-stdin <<'EOF'\ns3cr3tP4ss\nEOF\necho ok"}}"#;
+    let out = redact_json_line(line, &mut Report::default());
+    assert_eq!(
+        out,
+        r#"{"type":"tool_use","input":{"command":"docker login -u bob --password-stdin <<'EOF'\n[REDACTED]\nEOF\necho ok"}}"#
+    );
+}
+
+/// Real scripts are full of here-documents that hold no secret: fed to `cat`, `python`,
+/// `git commit`, a reader of a secret named only in them. Each stays byte for byte, and a
+/// body that reads a variable (`$PASSWORD`) holds no secret either.
+#[test]
+fn harmless_here_documents_are_left_alone() {
+    for text in [
+        "cat <<EOF > README.md\n# Setup\nRun the installer, then log in.\nEOF\n",
+        "python - <<'PY'\nimport getpass\nif not password:\n    print('no password given')\nPY\n",
+        "git commit -F - <<EOF\nfix: read the token from the keyring\n\nThe password prompt no longer shows.\nEOF\n",
+        "docker login --username u --password-stdin <<EOF\n$REGISTRY_PASSWORD\nEOF\n",
+        "kubectl create secret generic app --from-file=./password.txt <<EOF\nnot read\nEOF\n",
+        "cat <<EOF\nsudo -S is how the script logs in\nEOF\nprintf 'done\\n'\n",
+        // `<<` in code is a shift, not a here-document.
+        "    mask = token << 2\n    value\n",
+    ] {
+        assert_eq!(redacted_in_pieces(text), text);
+    }
+}
+
+/// A here-document whose delimiter never comes (a cut file, prose that names one) ends
+/// after a bound, so the rest of the file is read as before; a delimiter line with
+/// trailing blanks is no delimiter to bash, so the body goes on past it.
+#[test]
+fn a_here_document_ends_at_its_delimiter_or_after_a_bound() {
+    let text = "docker login --password-stdin <<EOF\ns3cr3tP4ss\nEOF \nMore9Secret\nEOF\nls\n";
+    assert_eq!(
+        redacted_in_pieces(text),
+        "docker login --password-stdin <<EOF\n[REDACTED]\nEOF \n[REDACTED]\nEOF\nls\n"
+    );
+    // In a terminal, a body cut short (Ctrl-C) is followed by a prompt, not by `> `.
+    let text = "bash-5.2$ docker login --password-stdin <<EOF\n> s3cr3tP4ss\n> ^C\nbash-5.2$ cat notes.txt\nrelease notes for 2.0\n";
+    assert_eq!(
+        redacted_in_pieces(text),
+        "bash-5.2$ docker login --password-stdin <<EOF\n> [REDACTED]\n> [REDACTED]\nbash-5.2$ cat notes.txt\nrelease notes for 2.0\n"
+    );
+    let tail: String = (0..300).map(|i| format!("line {i} of the file\n")).collect();
+    let text = format!("docker login --password-stdin <<EOF\n{tail}");
+    let once = redacted_in_pieces(&text);
+    let kept = once.lines().filter(|l| l.starts_with("line ")).count();
+    assert!(kept > 200 && once.ends_with("line 299 of the file\n"), "{once}");
+}
+
+/// `tee` writes its standard input into each file it is given, as `>` does: what is
+/// piped into it is the file's content (`echo X | tee ~/.vault-token`).
+#[test]
+fn text_piped_into_tee_writing_a_key_file_is_redacted() {
+    for (text, want) in [
+        ("echo 'VaultTok3n' | tee ~/.vault-token\n", "echo '[REDACTED]' | tee ~/.vault-token\n"),
+        (
+            "printf '%s' PgPass99 | sudo tee /root/.pgpass >/dev/null\n",
+            "printf '%s' [REDACTED] | sudo tee /root/.pgpass >/dev/null\n",
+        ),
+        (
+            "echo 'machine h login me password Qk7mW2xR' | tee -a ~/.netrc\n",
+            "echo '[REDACTED]' | tee -a ~/.netrc\n",
+        ),
+        (
+            "echo hunter2xyz | sudo tee -a /etc/app/api_key\n",
+            "echo [REDACTED] | sudo tee -a /etc/app/api_key\n",
+        ),
+    ] {
+        assert_eq!(redacted_in_pieces(text), want, "{text:?}");
+    }
+    for text in ["echo hello | sudo tee /etc/x\n", "echo 'ok' | tee -a build.log ~/notes.txt\n"] {
+        assert_eq!(redacted_in_pieces(text), text);
+    }
+}
+
+/// A continued command is carried into its next line whatever its first line holds:
+/// `echo X | \` has no keyword, and `sudo -S` on the next line reads X.
+#[test]
+fn a_secret_piped_from_a_line_without_a_keyword_into_a_continued_reader_is_redacted() {
+    for (text, want) in [
+        (
+            "echo 'Hunter2xyz' | \\\n  sudo -S apt-get update\n",
+            "echo '[REDACTED]' | \\\n  sudo -S apt-get update\n",
+        ),
+        (
+            "ls\necho 'Hunter2xyz' | \\\r\n  sudo -S apt-get update\r\nls\n",
+            "ls\necho '[REDACTED]' | \\\r\n  sudo -S apt-get update\r\nls\n",
+        ),
+        (
+            "printf '%s\\n' krbPass1 \\\n  | kinit alice@EXAMPLE.COM\n",
+            "printf '%s\\n' [REDACTED] \\\n  | kinit alice@EXAMPLE.COM\n",
+        ),
+        // zsh's history file and bash's continuation prompt.
+        (
+            ": 1700000000:0;echo 'Hunter2xyz' | \\\\\n  sudo -S apt-get update\n",
+            ": 1700000000:0;echo '[REDACTED]' | \\\\\n  sudo -S apt-get update\n",
+        ),
+        (
+            "bash-5.2$ echo 'Hunter2xyz' | \\\n>   sudo -S apt-get update\n",
+            "bash-5.2$ echo '[REDACTED]' | \\\n>   sudo -S apt-get update\n",
+        ),
+        (
+            "box% echo 'Hunter2xyz' | \\\npipe>   sudo -S apt-get update\n",
+            "box% echo '[REDACTED]' | \\\npipe>   sudo -S apt-get update\n",
+        ),
+    ] {
+        assert_eq!(redacted_in_pieces(text), want, "{text:?}");
+    }
+    let harmless = "./configure \\\n  --prefix=/usr \\\n  --with-ssl\nmake\n";
+    assert_eq!(redacted_in_pieces(harmless), harmless);
+}
+
 /// JSON written inside a double-quoted shell word has its quotes escaped
 /// (`curl -d "{\"password\":\"…\"}"`, common in an agent's `Bash` calls); its pairs were
 /// only seen in the single-quoted form.

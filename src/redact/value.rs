@@ -787,8 +787,18 @@ fn is_made_of_words(v: &[u8]) -> bool {
     let singles = segs.iter().filter(|s| s.len() == 1).count();
     let letters = v.iter().filter(|b| b.is_ascii_alphabetic()).count();
     let lower = v.iter().filter(|b| b.is_ascii_lowercase()).count();
-    // Words are mostly lower case; a random token is half capitals.
-    !long.is_empty() && voiced * 3 >= long.len() * 2 && singles <= 1 && lower * 10 >= letters * 7
+    // Words are mostly lower case; a random token is half capitals. A word's consonants
+    // come a few at a time (`strncpy`: six); a token's run on (`PHpfcgwt`: eight).
+    let runs_on = long.iter().any(|s| {
+        s.bytes()
+            .fold((0, 0), |(run, most), b| {
+                let run = if b.is_ascii_alphabetic() && !b"aeiouy".contains(&b) { run + 1 } else { 0 };
+                (run, most.max(run))
+            })
+            .1
+            > 6
+    });
+    !long.is_empty() && voiced * 3 >= long.len() * 2 && singles <= 1 && lower * 10 >= letters * 7 && !runs_on
 }
 
 pub(crate) fn trim_ascii(v: &[u8]) -> &[u8] {
@@ -847,5 +857,8 @@ mod tests {
         ));
         assert!(should_redact(Class::Secret, b"abcdefgh.12345678"));
         assert!(should_redact(Class::Secret, b"tUple.0.0.k9"));
+        // Letters only, mixed case, one long run of consonants: a token, not a name.
+        assert!(should_redact(Class::Secret, b"UdEzgeLbxjePHpfcgwtX"));
+        assert!(!should_redact(Class::Secret, b"strncpyWrapper"));
     }
 }

@@ -51,6 +51,71 @@ pub(crate) fn prefix(line: &[u8]) -> usize {
     0
 }
 
+/// The length of a shell's continuation prompt at the start of `line`, as a terminal
+/// shows a command typed over several lines: bash's `> `, and zsh's, which names the
+/// constructs still open (`pipe> `, `heredoc> `, `cmdand quote> `).
+pub(crate) fn continuation_prompt(line: &[u8]) -> usize {
+    // zsh's parser states (`%_`, zsh's `Src/prompt.c`).
+    const STATES: &[&[u8]] = &[
+        b"for",
+        b"while",
+        b"repeat",
+        b"select",
+        b"until",
+        b"if",
+        b"then",
+        b"else",
+        b"elif",
+        b"math",
+        b"cond",
+        b"cmdor",
+        b"cmdand",
+        b"pipe",
+        b"errpipe",
+        b"foreach",
+        b"case",
+        b"function",
+        b"subsh",
+        b"cursh",
+        b"array",
+        b"quote",
+        b"dquote",
+        b"bquote",
+        b"cmdsubst",
+        b"mathsubst",
+        b"elif-then",
+        b"heredoc",
+        b"heredocd",
+        b"brace",
+        b"braceparam",
+        b"always",
+    ];
+    // A terminal drops the blank after the prompt of an empty line.
+    let end = |rest: &[u8]| match rest {
+        [b'>'] => Some(1),
+        [b'>', b' ', ..] => Some(2),
+        _ => None,
+    };
+    if let Some(n) = end(line) {
+        return n;
+    }
+    let mut at = 0;
+    loop {
+        let word = line[at..].iter().take_while(|b| b.is_ascii_lowercase() || **b == b'-').count();
+        if !STATES.contains(&&line[at..at + word]) {
+            return 0;
+        }
+        at += word;
+        if let Some(n) = end(&line[at..]) {
+            return at + n;
+        }
+        if line.get(at) != Some(&b' ') {
+            return 0;
+        }
+        at += 1;
+    }
+}
+
 /// Line numbers grep prints without a path have at most this many digits: a Telegram
 /// bot's token (`123456789:AAH…`) starts with a longer number and a colon, and was read
 /// as a line number and the rest of a line.
@@ -206,6 +271,26 @@ mod tests {
         ];
         for (line, want) in cases {
             assert_eq!(prefix(line.as_bytes()), *want, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn continuation_prompts_of_bash_and_zsh() {
+        let cases: &[(&str, usize)] = &[
+            ("> -u root", 2),
+            (">", 1),
+            ("pipe>   sudo -S x", 6),
+            ("heredoc> s3cr3t", 9),
+            ("heredocd>       END", 10),
+            ("cmdand quote> x", 14),
+            ("pipe heredoc>", 13),
+            ("echo> x", 0),
+            ("pipe > x", 0),
+            ("password> x", 0),
+            ("", 0),
+        ];
+        for (line, want) in cases {
+            assert_eq!(super::continuation_prompt(line.as_bytes()), *want, "{line:?}");
         }
     }
 }

@@ -1,0 +1,265 @@
+//! Here-documents: the lines after `cmd <<EOF`, up to a line that is `EOF`, are `cmd`'s
+//! standard input (bash manual, "Here Documents"; POSIX `sh`, 2.7.4). When `cmd` reads a
+//! secret there (`docker login --password-stdin`, `sudo -S`) or writes what it reads into
+//! a key or credential file (`cat > ~/.pgpass`, `tee ~/.vault-token`), each body line is
+//! that secret or that file's content, though it holds no keyword. `shell.rs` says which
+//! here-documents a command opens and what their bodies are; this module follows the
+//! bodies line by line and finds what to redact in them.
+
+use std::collections::VecDeque;
+
+use super::scan::Span;
+use super::value::{Class, should_redact};
+
+/// What a here-document's body is to the command that reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Body {
+    /// Text like any other (`cat <<EOF > README.md`, `python - <<'PY'`).
+    Plain,
+    /// A secret a line (`--password-stdin`, `sudo -S`); `user:secret` for `chpasswd`.
+    Secret { after_user: bool },
+    /// A key or credential file's content.
+    KeyFile(FileSyntax),
+}
+
+/// The syntax of a key or credential file, where it is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileSyntax {
+    /// `hostname:port:database:username:password` (libpq's password file).
+    Pgpass,
+    /// `machine NAME login NAME password STRING account STRING`.
+    Netrc,
+    /// Anything else: the file's whole content is the secret.
+    Other,
+}
+
+/// A here-document a command opened.
+#[derive(Debug)]
+pub(crate) struct HereDoc {
+    /// Quotes removed: `<<'EOF'` ends at the line `EOF`.
+    pub delimiter: Vec<u8>,
+    /// `<<-`: tabs before the body's lines and the delimiter are dropped.
+    pub strip_tabs: bool,
+    pub body: Body,
+}
+
+/// Body lines read, for all the here-documents of a command, before they are taken to
+/// have no end: a cut file or prose naming a here-document must not have the rest of a
+/// file redacted. A password is a line, a key file's content a few; a 4096-bit PEM key,
+/// the longest body expected, is 51 lines.
+const MAX_BODY_LINES: usize = 64;
+
+/// How the command that opened the here-documents was written, which says how their
+/// body lines are.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Form {
+    /// In a view (`     3→`): so are its body lines.
+    pub view: bool,
+    /// As a line of a unified diff (`+cmd`, ` cmd`): so are its body lines, and the
+    /// delimiter line may be a context line (` EOF`).
+    pub diff: bool,
+    /// In zsh's history file: every line of a command but its last ends with `\`.
+    pub zsh: bool,
+    /// After a prompt, in a terminal's scrollback: every body line follows a continuation
+    /// prompt, and a line without one is the command's output or the next prompt (the
+    /// body was cut short with Ctrl-C or Ctrl-D).
+    pub prompted: bool,
+}
+
+/// The bodies still to come, in the order their here-documents were opened.
+#[derive(Debug, Default)]
+pub(crate) struct Bodies {
+    docs: VecDeque<HereDoc>,
+    lines: usize,
+    form: Form,
+}
+
+impl Bodies {
+    /// Follows the bodies of `docs` when one of them holds a secret; a body that is
+    /// plain text is followed only to know where the next one starts.
+    pub fn open(&mut self, docs: Vec<HereDoc>, form: Form) {
+        // A delimiter with a backquote is prose quoting a command (`` `<<EOF` ``).
+        if docs.iter().all(|d| d.body == Body::Plain)
+            || docs.iter().any(|d| d.delimiter.is_empty() || d.delimiter.contains(&b'`'))
+        {
+            return;
+        }
+        *self = Bodies { docs: docs.into(), lines: 0, form };
+    }
+
+    pub fn active(&self) -> bool {
+        !self.docs.is_empty()
+    }
+
+    /// What the current body is.
+    pub fn body(&self) -> Body {
+        self.docs.front().map_or(Body::Plain, |d| d.body)
+    }
+
+    /// Where the text of a body line starts: after the command's view prefix and a
+    /// terminal's continuation prompt (bash's `> `, zsh's `heredoc> `). Also whether it
+    /// had a prompt.
+    pub fn cut(&self, body: &[u8]) -> (usize, bool) {
+        let view = if self.form.view || self.form.diff { super::view::prefix(body) } else { 0 };
+        let prompt = super::view::continuation_prompt(&body[view..]);
+        (view + prompt, prompt > 0)
+    }
+
+    /// Whether `text` (a body line after its cut) ends the current here-document; the
+    /// next one's body, if any, starts below it.
+    pub fn ends(&mut self, text: &[u8], prompted: bool) -> bool {
+        let Some(doc) = self.docs.front() else { return false };
+        let mut t = text;
+        if self.form.diff {
+            t = t.strip_prefix(b" ").unwrap_or(t);
+        }
+        if self.form.zsh {
+            t = t.strip_suffix(b"\\").unwrap_or(t);
+        }
+        if doc.strip_tabs {
+            // A terminal shows the tabs as spaces.
+            let blank = |b: &u8| *b == b'\t' || prompted && *b == b' ';
+            t = &t[t.iter().take_while(|b| blank(b)).count()..];
+        }
+        let ends = t == doc.delimiter.as_slice();
+        if ends {
+            self.docs.pop_front();
+        }
+        ends
+    }
+
+    /// Counts a body line (`text`, after its cut); returns false, and stops following
+    /// the bodies, when it cannot be one: past the bound, or without the prompt a
+    /// terminal shows before each.
+    pub fn count(&mut self, prompted: bool) -> bool {
+        self.lines += 1;
+        if self.lines > MAX_BODY_LINES || self.form.prompted && !prompted {
+            self.docs.clear();
+        }
+        self.active()
+    }
+
+    /// Stops following the bodies after `text` when it ends its command: in zsh's history
+    /// file, a line that does not end with `\` is its command's last.
+    pub fn after(&mut self, text: &[u8]) {
+        if self.form.zsh && !text.ends_with(b"\\") {
+            self.docs.clear();
+        }
+    }
+}
+
+/// Where the content of a body line is: blanks around it, and the backslashes zsh's
+/// history or a continuation put at its end, are not the secret.
+fn content(text: &[u8]) -> (usize, usize) {
+    let start = text.len() - text.trim_ascii_start().len();
+    let mut end = text.len();
+    while end > start && (text[end - 1].is_ascii_whitespace() || text[end - 1] == b'\\') {
+        end -= 1;
+    }
+    (start, end)
+}
+
+/// The secret on a body line read as a password: the whole line, or what follows
+/// `user:` for `chpasswd`. A PEM armour line says what follows and is kept.
+pub(crate) fn secret(text: &[u8], after_user: bool) -> Option<Span> {
+    let (mut start, end) = content(text);
+    let v = &text[start..end];
+    if v.starts_with(b"-----") {
+        return None;
+    }
+    if after_user {
+        start += memchr::memchr(b':', v)? + 1;
+    }
+    (start < end && should_redact(Class::Password, &text[start..end])).then_some(Span {
+        start,
+        end,
+        rule: "stdin",
+    })
+}
+
+/// The secrets of a key file's line in its own syntax, or `None` when the syntax is not
+/// known and the rules are to read it.
+pub(crate) fn in_file(text: &[u8], syntax: FileSyntax) -> Option<Vec<Span>> {
+    let (start, end) = content(text);
+    if text[start..end].starts_with(b"#") {
+        return Some(vec![]);
+    }
+    match syntax {
+        FileSyntax::Pgpass => pgpass(text, start, end).map(|s| s.into_iter().collect()),
+        FileSyntax::Netrc => Some(netrc(text, start, end)),
+        FileSyntax::Other => None,
+    }
+}
+
+/// A line of a key file whose syntax is not known: the whole of it is the secret, or
+/// the value of a `name = value` or `name: value` line; a comment, an INI section
+/// (`[default]`) and a PEM armour line are kept.
+pub(crate) fn whole(text: &[u8]) -> Option<Span> {
+    let (mut start, end) = content(text);
+    let v = &text[start..end];
+    if v.starts_with(b"#")
+        || v.starts_with(b"-----")
+        || (v.starts_with(b"[") && v.ends_with(b"]") && !v.contains(&b' '))
+    {
+        return None;
+    }
+    let name = v.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')).count();
+    let blanks = |from: usize| v[from..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+    let sep = name + blanks(name);
+    if name > 0 && matches!(v.get(sep), Some(b'=' | b':')) {
+        start += sep + 1 + blanks(sep + 1);
+    }
+    (start < end && should_redact(Class::Password, &text[start..end])).then_some(Span {
+        start,
+        end,
+        rule: "key-file",
+    })
+}
+
+/// `hostname:port:database:username:password`: the password is the fifth field, to the
+/// line's end; `\:` and `\\` stand for themselves
+/// (<https://www.postgresql.org/docs/current/libpq-pgpass.html>).
+fn pgpass(text: &[u8], start: usize, end: usize) -> Option<Option<Span>> {
+    let mut colons = 0;
+    let mut i = start;
+    while i < end && colons < 4 {
+        match text[i] {
+            b'\\' => i += 1,
+            b':' => colons += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    if colons < 4 {
+        return None;
+    }
+    let from = i.min(end);
+    Some((from < end && should_redact(Class::Password, &text[from..end])).then_some(Span {
+        start: from,
+        end,
+        rule: "key-file",
+    }))
+}
+
+/// The words after `password` and `account` on a `.netrc` line.
+fn netrc(text: &[u8], start: usize, end: usize) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut secret_next = false;
+    let mut i = start;
+    while i < end {
+        if text[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let w = i;
+        while i < end && !text[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let word = &text[w..i];
+        if secret_next && should_redact(Class::Password, word) {
+            out.push(Span { start: w, end: i, rule: "key-file" });
+        }
+        secret_next = matches!(word, b"password" | b"account");
+    }
+    out
+}
