@@ -128,9 +128,9 @@ impl Bodies {
         ends
     }
 
-    /// Counts a body line (`text`, after its cut); returns false, and stops following
-    /// the bodies, when it cannot be one: past the bound, or without the prompt a
-    /// terminal shows before each.
+    /// Counts a body line (`prompted`: it followed a continuation prompt); returns false,
+    /// and stops following the bodies, when it cannot be one: past the bound, or without
+    /// the prompt a terminal shows before each.
     pub fn count(&mut self, prompted: bool) -> bool {
         self.lines += 1;
         if self.lines > MAX_BODY_LINES || self.form.prompted && !prompted {
@@ -159,12 +159,18 @@ fn content(text: &[u8]) -> (usize, usize) {
     (start, end)
 }
 
+/// A PEM armour line (`-----BEGIN … KEY-----`): it says what follows, and the PEM rule
+/// reads the block.
+pub(crate) fn is_armour(text: &[u8]) -> bool {
+    [&b"-----BEGIN"[..], b"-----END"].iter().any(|a| memchr::memmem::find(text, a).is_some())
+}
+
 /// The secret on a body line read as a password: the whole line, or what follows
-/// `user:` for `chpasswd`. A PEM armour line says what follows and is kept.
+/// `user:` for `chpasswd`.
 pub(crate) fn secret(text: &[u8], after_user: bool) -> Option<Span> {
     let (mut start, end) = content(text);
     let v = &text[start..end];
-    if v.starts_with(b"-----") {
+    if is_armour(v) {
         return None;
     }
     if after_user {
@@ -197,8 +203,10 @@ pub(crate) fn in_file(text: &[u8], syntax: FileSyntax) -> Option<Vec<Span>> {
 pub(crate) fn whole(text: &[u8]) -> Option<Span> {
     let (mut start, end) = content(text);
     let v = &text[start..end];
-    if v.starts_with(b"#")
-        || v.starts_with(b"-----")
+    // Redacted already, by the rules or a first pass: what is left of it is not the secret.
+    if memchr::memmem::find(v, super::REDACTED.as_bytes()).is_some()
+        || v.starts_with(b"#")
+        || is_armour(v)
         || (v.starts_with(b"[") && v.ends_with(b"]") && !v.contains(&b' '))
     {
         return None;

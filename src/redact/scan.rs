@@ -404,7 +404,7 @@ impl LineScanner {
     /// Inside a multi-line PEM block, a command continued over lines or a here-document's
     /// body, where lines without keywords matter too.
     pub fn in_block(&self) -> bool {
-        self.in_pem || !self.carry.is_empty() || self.here.active()
+        self.in_pem || !self.carry.is_empty() || !self.held.is_empty() || self.here.active()
     }
 
     /// Whether a trailing `\` joins a line to the next (not in code, where it ends a
@@ -440,8 +440,8 @@ impl LineScanner {
         if self.here.active() {
             return self.here_body_line(line, mask, out, report);
         }
-        let (cut, view) = self.view_cut(&line[..body_len(line)]);
-        self.text_line(line, cut, view, mask, out, report)
+        let cut = self.view_cut(&line[..body_len(line)]).0;
+        self.text_line(line, cut, mask, Body::Plain, out, report)
     }
 
     /// Where a line's text starts, and whether what is before it is a view's prefix.
@@ -473,57 +473,29 @@ impl LineScanner {
         let (cut, prompted) = self.here.cut(body);
         let text = &body[cut..];
         if self.here.ends(text, prompted) {
-            // A plain body's continued command ends with it.
-            let released = !self.held.is_empty();
-            self.release(out, report);
-            self.carry.clear();
-            if released {
-                out.extend_from_slice(line);
-            }
-            return released;
+            return false;
         }
-        let body_kind = self.here.body();
         let within_bound = self.here.count(prompted);
-        let spans = match body_kind {
-            _ if !within_bound => Vec::new(),
-            Body::Plain => Vec::new(),
-            Body::Secret { after_user } => heredoc::secret(text, after_user).into_iter().collect(),
-            // A private key's armour and body are the PEM rule's.
-            Body::KeyFile(_) if self.in_pem || text.trim_ascii_start().starts_with(b"-----") => Vec::new(),
-            Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
-                let spans = read(text, None, self.reading, b"", &mut Vec::new());
-                if spans.is_empty() { heredoc::whole(text).into_iter().collect() } else { spans }
-            }),
-        };
+        // A private key's armour and body are the PEM rule's.
+        let body_kind = if within_bound && !self.in_pem { self.here.body() } else { Body::Plain };
         self.here.after(text);
-        if spans.is_empty() {
-            // Plain text, a PEM block, or past the bound: read as any other line.
-            let (cut, view) = match body_kind {
-                Body::KeyFile(_) if self.here.active() => (cut, false),
-                _ => self.view_cut(body),
-            };
-            return self.text_line(line, cut, view, mask, out, report);
-        }
-        let mut redacted = Vec::with_capacity(body_len + 16);
-        apply(text, &merge(text, spans), &mut redacted, report);
-        out.extend_from_slice(&line[..cut]);
-        out.extend_from_slice(&redacted);
-        out.extend_from_slice(&line[body_len..]);
-        report.lines += 1;
-        true
+        // Past the bound, or not a body line after all: a line like any other.
+        let cut = if within_bound { cut } else { self.view_cut(body).0 };
+        self.text_line(line, cut, mask, body_kind, out, report)
     }
 
-    /// A line read by the rules, `cut` bytes of prefix set aside (`is_view`: a view's,
-    /// not a prompt's).
+    /// A line read by the rules, `cut` bytes of prefix set aside, and as what it is when
+    /// it is a here-document's body line (`body_kind`), which is no part of a command.
     fn text_line(
         &mut self,
         line: &[u8],
         cut: usize,
-        is_view: bool,
         mask: Option<u128>,
+        body_kind: Body,
         out: &mut Vec<u8>,
         report: &mut Report,
     ) -> bool {
+        let in_body = self.here.active();
         let body_len = body_len(line);
         let (view, body) = line[..body_len].split_at(cut);
         let eol = &line[body_len..];
@@ -552,7 +524,8 @@ impl LineScanner {
         let continued = body.trim_ascii_end().ends_with(b"\\");
         let after = self.carry.len();
         let mut earlier = Vec::new();
-        let spans = read(body, mask, self.reading, &self.carry, &mut earlier);
+        let mut spans = read(body, mask, self.reading, &self.carry, &mut earlier);
+        spans.extend(body_spans(body, body_kind, self.reading));
         for s in earlier {
             for h in &mut self.held {
                 let (at, len) = (h.at(), h.end - h.cut);
@@ -563,12 +536,13 @@ impl LineScanner {
             }
         }
         let opens_pem = pem_opens_block(body);
-        let opens_here = !self.here.active() && {
+        let opens_here = !in_body && {
+            let view = cut > 0 && super::view::prefix(&line[..body_len]) == cut;
             let diff = matches!(line, [b'+' | b'-' | b' ', b, ..] if !b.is_ascii_whitespace());
-            self.open_here_documents(body, continued, Form { view: is_view, diff, ..Form::default() })
+            self.open_here_documents(body, continued, Form { view, diff, ..Form::default() })
         };
         let mut carried = false;
-        if continued && self.carries() && after + body.len() < CARRY_MAX {
+        if continued && self.carries() && !in_body && after + body.len() < CARRY_MAX {
             if after > 0 {
                 self.carry.push(b' ');
             }
@@ -580,7 +554,7 @@ impl LineScanner {
             self.carry.extend_from_slice(&t[..kept]);
             // A quote left open (pasted scrollback, a cut command) would make every line
             // after it one quoted word, its options unseen: the command ends here.
-            carried = !super::lex::lex(&self.carry).open_quote;
+            carried = !self.carry.is_empty() && !super::lex::lex(&self.carry).open_quote;
         }
         // A here-document's body is no part of the command.
         carried &= !opens_here;
@@ -590,10 +564,16 @@ impl LineScanner {
         }
         let released = !self.held.is_empty();
         self.release(out, report);
-        let redacted = redact(body, spans, self.reading, &self.carry[..after], report);
+        let redacted = redact(body, spans, self.reading, &self.carry[..after], body_kind, report);
         if !carried {
             self.carry.clear();
         }
+        // In a key file's body, what the line is once redacted says whether a block opens:
+        // an armour line the rules cut into is no PEM block, the next line the file's.
+        let opens_pem = match &redacted {
+            Some(text) if in_body => pem_opens_block(text),
+            _ => opens_pem,
+        };
         if opens_pem {
             self.in_pem = true;
             self.pem_first = true;
@@ -648,7 +628,7 @@ impl LineScanner {
     fn release(&mut self, out: &mut Vec<u8>, report: &mut Report) {
         for h in self.held.drain(..) {
             let body = &h.line[h.cut..h.end];
-            match redact(body, h.spans, self.reading, &self.carry[..h.after], report) {
+            match redact(body, h.spans, self.reading, &self.carry[..h.after], Body::Plain, report) {
                 None => out.extend_from_slice(&h.line),
                 Some(text) => {
                     out.extend_from_slice(&h.line[..h.cut]);
@@ -701,6 +681,20 @@ fn read(
     spans
 }
 
+/// What a here-document's body line holds by what the body is, beyond what the rules
+/// find: a reader's secret, a key file's content.
+fn body_spans(text: &[u8], body_kind: Body, reading: Reading) -> Vec<Span> {
+    match body_kind {
+        Body::Plain => Vec::new(),
+        Body::Secret { after_user } => heredoc::secret(text, after_user).into_iter().collect(),
+        Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
+            // The whole line only when the rules find nothing in it.
+            let by_rules = read(text, None, reading, b"", &mut Vec::new());
+            if by_rules.is_empty() { heredoc::whole(text).into_iter().collect() } else { Vec::new() }
+        }),
+    }
+}
+
 /// `body` with `spans` replaced, or `None` when there are none. A redaction can change
 /// how the rest of its line reads (a quote or a path cut short, a name now beside a
 /// marker): the result is read again, in the same context, until it stands, so that
@@ -710,6 +704,7 @@ fn redact(
     spans: Vec<Span>,
     reading: Reading,
     before: &[u8],
+    body_kind: Body,
     report: &mut Report,
 ) -> Option<Vec<u8>> {
     if spans.is_empty() {
@@ -718,7 +713,8 @@ fn redact(
     let mut text = Vec::with_capacity(body.len() + 16);
     apply(body, &merge(body, spans), &mut text, report);
     for _ in 0..REREADS {
-        let again = read(&text, None, reading, before, &mut Vec::new());
+        let mut again = read(&text, None, reading, before, &mut Vec::new());
+        again.extend(body_spans(&text, body_kind, reading));
         if again.is_empty() {
             break;
         }

@@ -569,6 +569,21 @@ fn a_here_document_ends_at_its_delimiter_or_after_a_bound() {
     assert!(kept > 200 && once.ends_with("line 299 of the file\n"), "{once}");
 }
 
+/// What a body line is read as depends on the lines before it (a PEM armour, a line
+/// continued with `\`); reading it after the rules have redacted some of it must find
+/// nothing more. Found by feeding random shell tokens to the here-document paths.
+#[test]
+fn here_document_bodies_are_redacted_in_one_pass() {
+    for text in [
+        "EOF\\ << heredoc> ~/.pgpass \n+ -----BEGIN RSA PRIVATE KEY-----\na:b:c:d:pw\\:x \n",
+        ") chpasswd<<- #\nmachine h password p-----BEGIN RSA PRIVATE KEY----- a:b:c:d:pw\\:x# \n",
+        "<<machine h password ptee : heredoc> id_rsa \n|cat > -----BEGIN RSA PRIVATE KEY-----lsdocker login --password-stdin -----BEGIN RSA PRIVATE KEY----- \n: 'EOF' ) &&\n",
+        "heredoc>  id_rsa\t~/.netrc \\\\\n \r<< \r ls <<<\nchpasswd + # cat > -----BEGIN RSA PRIVATE KEY----- -----BEGIN RSA PRIVATE KEY-----\n  cat > \t \\\\ printf %s \n",
+    ] {
+        redacted_in_pieces(text);
+    }
+}
+
 /// `tee` writes its standard input into each file it is given, as `>` does: what is
 /// piped into it is the file's content (`echo X | tee ~/.vault-token`).
 #[test]
@@ -628,6 +643,15 @@ fn a_secret_piped_from_a_line_without_a_keyword_into_a_continued_reader_is_redac
     ] {
         assert_eq!(redacted_in_pieces(text), want, "{text:?}");
     }
+    // Inside a key file's body, a line continued with `\` and the one after it.
+    let text = "cat > ~/.netrc <<EOF\nmachine h \\\nlogin u password Qk7mW2xR9p\nEOF\n";
+    assert_eq!(
+        redacted_in_pieces(text),
+        "cat > ~/.netrc <<EOF\nmachine h \\\nlogin u password [REDACTED]\nEOF\n"
+    );
+    // A line of nothing but a backslash carries no command: the lines stay in order.
+    let text = "\\\nchpasswd \\ )\nls\n";
+    assert_eq!(redacted_in_pieces(text), text);
     let harmless = "./configure \\\n  --prefix=/usr \\\n  --with-ssl\nmake\n";
     assert_eq!(redacted_in_pieces(harmless), harmless);
 }
