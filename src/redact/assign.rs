@@ -548,6 +548,8 @@ mod tests {
                 "9f8e7d6c5b4a",
             ),
             ("headers: {'Authorization': 'Basic Ym9iOkh1bnRlcjJ4eXo='}", "Ym9iOkh1bnRlcjJ4eXo"),
+            // An escaped quote inside a double-quoted header value.
+            ("curl -H \"Authorization: Bearer abc\\\"defghi12345\" https://x.example.com", "defghi12345"),
         ] {
             let out = redact(line);
             assert!(!out.contains(secret), "{line:?}\n{out:?}");

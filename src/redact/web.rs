@@ -28,9 +28,11 @@ pub(crate) fn url(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
+// A value runs through a backslash escape (`Bearer abc\"def` inside a double-quoted
+// word): stopping at the escaped quote left the rest of the token after the marker.
 lazy_re!(
     HEADER,
-    r"(?i)\b(?:proxy-)?authorization['\x22]?[ \t]*[:=][ \t]*['\x22]?(?:(bearer|basic|token|bot|ssws|digest|negotiate|apikey|api-key|key|hmac|dsn|gitlab-ci-token|sso-key)[ \t]+)?([^\s'\x22]+(?:[ \t]*,[ \t]*[^\s'\x22]+)*)"
+    r"(?i)\b(?:proxy-)?authorization['\x22]?[ \t]*[:=][ \t]*['\x22]?(?:(bearer|basic|token|bot|ssws|digest|negotiate|apikey|api-key|key|hmac|dsn|gitlab-ci-token|sso-key)[ \t]+)?((?:\\.|[^\s'\x22\\])+(?:[ \t]*,[ \t]*(?:\\.|[^\s'\x22\\])+)*)"
 );
 
 pub(crate) fn header(line: &[u8], out: &mut Vec<Span>) {
