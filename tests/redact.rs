@@ -452,6 +452,23 @@ mod forms {
     }
 }
 
+/// The pane `t` once its shell has printed `done-42`, the typed commands' last output;
+/// fails the test after 20 seconds without it.
+fn screen_when_done(tmux: &crate::util::Tmux, t: &str, name: &str) -> String {
+    use std::time::{Duration, Instant};
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let screen = loop {
+        let screen = tmux.run(&["capture-pane", "-p", "-t", t]);
+        if screen.lines().any(|l| l.trim() == "done-42") || Instant::now() > deadline {
+            break screen;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(screen.lines().any(|l| l.trim() == "done-42"), "{name} did not finish:\n{screen}");
+    screen
+}
+
 /// Here-documents fed to a reader of secrets or into a credential file, text piped into
 /// `tee` writing one, and a secret piped from one line into a reader on the next, typed
 /// into a real zsh and a real bash in tmux: each shell's history file (bash's written by
@@ -520,15 +537,7 @@ fn here_documents_and_pipes_as_real_shells_record_them() {
             tmux.run(&["send-keys", "-t", &t, "-l", "--", line]);
             tmux.run(&["send-keys", "-t", &t, "Enter"]);
         }
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let screen = loop {
-            let screen = tmux.run(&["capture-pane", "-p", "-t", &t]);
-            if screen.lines().any(|l| l.trim() == "done-42") || Instant::now() > deadline {
-                break screen;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        assert!(screen.lines().any(|l| l.trim() == "done-42"), "{name} did not finish:\n{screen}");
+        let screen = screen_when_done(&tmux, &t, name);
         let written = std::fs::read_to_string(&hist).unwrap_or_default();
         assert!(written.contains("\nRk7Tq2VmX9pLs4"), "{name} wrote its history otherwise:\n{written}");
         for (what, text) in [(format!("{name} scrollback"), screen), (format!("{name} history"), written)] {
@@ -562,8 +571,6 @@ fn here_documents_and_pipes_as_real_shells_record_them() {
 /// password goes; every command word stays.
 #[test]
 fn continued_commands_as_real_shells_record_them() {
-    use std::time::{Duration, Instant};
-
     use crate::util::{TestEnv, Tmux, have};
 
     if !have("tmux") || !have("zsh") || !have("bash") {
@@ -602,15 +609,7 @@ fn continued_commands_as_real_shells_record_them() {
             tmux.run(&["send-keys", "-t", &t, "-l", "--", line]);
             tmux.run(&["send-keys", "-t", &t, "Enter"]);
         }
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let screen = loop {
-            let screen = tmux.run(&["capture-pane", "-p", "-t", &t]);
-            if screen.lines().any(|l| l.trim() == "done-42") || Instant::now() > deadline {
-                break screen;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        assert!(screen.lines().any(|l| l.trim() == "done-42"), "{name} did not finish:\n{screen}");
+        let screen = screen_when_done(&tmux, &t, name);
         assert!(screen.contains("\n> "), "{name} showed no continuation prompt:\n{screen}");
 
         let mut texts = vec![(format!("{name} scrollback"), screen)];
