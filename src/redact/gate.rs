@@ -14,6 +14,7 @@
 use std::cell::RefCell;
 
 use super::memo::{Memo, remembered};
+use super::shell::GIVES_BY_POSITION;
 use super::value::{Form, names_a_secret};
 
 /// The condition a keyword hit must meet to wake its rule.
@@ -30,7 +31,8 @@ pub enum Gate {
     Word,
     /// Part of a name that could be a secret's and is given a value: `name=`, `name:`,
     /// `name = `, `("NAME",`, `--name`, `-storepass`; or on a line with an option word
-    /// (`gh secret set NAME --body X`, `set -gx NAME X`).
+    /// and a command that gives a value by position (`gh secret set NAME --body X`,
+    /// `set -gx NAME X`).
     Named,
     /// An XML element's name: `<password>`, `</apiKey>`.
     Tag,
@@ -78,6 +80,8 @@ pub(crate) struct LineFacts {
     /// An option word on the line, or a continuation `\\` at its end: the command goes
     /// on below, where its options, pipes and redirections may be.
     options: Option<bool>,
+    /// A word of a command that gives a secret by position (`set`, `secret`).
+    by_position: Option<bool>,
 }
 
 impl LineFacts {
@@ -102,6 +106,17 @@ impl LineFacts {
         *self.options.get_or_insert_with(|| {
             line.trim_ascii_end().ends_with(b"\\")
                 || memchr::memchr_iter(b'-', line).any(|i| option_at(line, i))
+        })
+    }
+
+    /// A word of [`GIVES_BY_POSITION`] on the line, as a whole word.
+    fn by_position(&mut self, line: &[u8]) -> bool {
+        *self.by_position.get_or_insert_with(|| {
+            let joins = |b: Option<&u8>| b.is_some_and(|b| is_word(*b) || *b == b'-');
+            GIVES_BY_POSITION.iter().any(|w| {
+                memchr::memmem::find_iter(line, w)
+                    .any(|i| !joins(i.checked_sub(1).map(|j| &line[j])) && !joins(line.get(i + w.len())))
+            })
         })
     }
 
@@ -143,7 +158,9 @@ impl Gate {
             Gate::Word => {
                 (start == 0 || !is_word(line[start - 1])) && line.get(end).is_none_or(|b| !is_word(*b))
             }
-            Gate::Named => named(line, start, end) || facts.options(line),
+            // Without `=` or `:`, a name is given its value by a command's option or
+            // position, which only a few commands do (`set -gx NAME X`).
+            Gate::Named => named(line, start, end) || (facts.options(line) && facts.by_position(line)),
             Gate::Tag => tag(line, start, end),
             Gate::Then(next) => next_after_blanks(line, end).is_some_and(|b| next.contains(&b)),
             Gate::Call => {
@@ -384,6 +401,8 @@ pub(crate) mod tests {
             ("export DB_PASSWOR\"D=x", "PASS"),
             ("./install.sh \\--admin-password x", "pass"),
             ("--db-password x", "pass"),
+            ("aws ssm put-parameter --name /prod/db/password --value x", "pass"),
+            ("set -Ux SESSION_KEY x", "KEY"),
         ] {
             assert!(passes(Gate::Named, line, kw), "{line}");
         }
@@ -395,6 +414,11 @@ pub(crate) mod tests {
             ("SessionStart:startup", "Session"),
             ("key_id: abc", "key"),
             ("Search in cli/session/, and", "session"),
+            // Options, but no command that gives a name its value by position.
+            ("diff --git a/cli/session_test.go b/cli/session_test.go", "session"),
+            ("ls -la ~/.worktrees/fix-session-date/docs", "session"),
+            ("notify -title \"$(basename $PWD)\" -sound default", "PWD"),
+            ("git reset --hard session-base", "session"),
         ] {
             assert!(!passes(Gate::Named, line, kw), "{line}");
         }

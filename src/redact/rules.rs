@@ -572,6 +572,7 @@ pub static RULES: &[Rule] = &[
             "keytool -importkeystore -srcstorepass ⟦changeit2⟧ -deststorepass ⟦hunter22⟧",
             "heroku login --api-key ⟦‹h32›⟧",
             "gh secret set DEPLOY_KEY --body ⟦‹a40›⟧",
+            "aws ssm put-parameter --name MyParam --type SecureString --value ⟦‹a24›⟧",
             "az ad sp create-for-rbac --client-secret ⟦‹u34›⟧",
             "openssl enc -aes256 -pass pass:⟦t0ps3cret⟧ -in a -out b",
             "openssl rsa -in enc.key -passin pass:⟦t0ps3cret⟧ -out dec.key",
@@ -620,6 +621,9 @@ pub static RULES: &[Rule] = &[
             "doctl",
             "codecov",
             "login",
+            // `aws ssm put-parameter --value X`: the value is the secret whatever the
+            // parameter's name, which holds no keyword (`--name MyParam`).
+            "put-parameter",
         ],
         matcher: Matcher::Context(Engine::Shell),
         gate: Gate::Options(&[]),

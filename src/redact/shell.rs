@@ -632,6 +632,12 @@ fn command_at(words: &[Word]) -> Option<(usize, bool)> {
     Some((idx, sudo_s))
 }
 
+/// Words of the commands that give a secret by position or by an option, whatever
+/// its name: fish's `set -gx NAME VALUE`, `gh secret set NAME --body VALUE`, `aws ssm
+/// put-parameter --name NAME --value VALUE`. A name with neither `=` nor `:` after it
+/// wakes the engines only on a line holding one of them (see `gate.rs`).
+pub(crate) const GIVES_BY_POSITION: &[&[u8]] = &[b"set", b"secret", b"put-parameter"];
+
 /// fish `set -gx NAME VALUE…` (also `-x`, `-Ux`, `--export`).
 fn fish_set(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
     if cmd == "set"
