@@ -127,6 +127,23 @@ fn plain_text_is_still_read_as_text_and_a_transcript_streams_record_by_record() 
     }
     drop(stdin);
     assert!(child.wait().unwrap().success());
+
+    // A first line of two records glued together (`{…}{…}`, two writes that met) is still
+    // a transcript: its strings are read decoded (here an escape spells the name) and
+    // both records still parse.
+    let glued = concat!(
+        r#"{"type":"user","message":{"content":"hi"}}"#,
+        r#"{"type":"assistant","message":{"content":"a\nexport pass\u0077ord=Hunter2xyz\nb"}}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":"ok"}}"#,
+        "\n"
+    );
+    let out = stdout(&env.cmd("lokust-shell").arg("redact").write_stdin(glued).assert().success());
+    assert!(!out.contains("Hunter2xyz"), "{out}");
+    let records: Vec<Value> =
+        serde_json::Deserializer::from_str(&out).into_iter().map(Result::unwrap).collect();
+    assert_eq!(records.len(), 3, "{out}");
+    assert_eq!(records[1]["message"]["content"], "a\nexport password=[REDACTED]\nb");
 }
 
 /// An MCP server's entry (in `.claude.json`, carried in a bundle, or read by the agent)

@@ -46,8 +46,9 @@ pub fn run_as<R: BufRead, W: Write>(kind: Kind, mut input: R, output: W) -> io::
     }
 }
 
-/// A transcript when the first non-blank line starts a JSON object or array that parses
-/// (as far as the reader's buffer holds it; a longer first line is judged by its start).
+/// A transcript when the first non-blank line starts a JSON object or array that parses,
+/// alone or followed by others (as far as the reader's buffer holds it; a longer first
+/// line is judged by its start).
 fn sniff<R: BufRead>(input: &mut R) -> io::Result<Kind> {
     let buf = input.fill_buf()?;
     let start = buf.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(buf.len());
@@ -57,7 +58,9 @@ fn sniff<R: BufRead>(input: &mut R) -> io::Result<Kind> {
     }
     let Some(end) = memchr::memchr(b'\n', rest) else { return Ok(Kind::Transcript) };
     let first = rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]);
-    Ok(if serde_json::from_slice::<serde::de::IgnoredAny>(first).is_ok() {
+    // Records glued on one line (`{…}{…}`) are read as JSON too (see `json.rs`).
+    let mut records = serde_json::Deserializer::from_slice(first).into_iter::<serde::de::IgnoredAny>();
+    Ok(if records.next().is_some_and(|r| r.is_ok()) && records.all(|r| r.is_ok()) {
         Kind::Transcript
     } else {
         Kind::Text

@@ -90,11 +90,17 @@ struct Walker<'a, 'r> {
 }
 
 impl<'a> Walker<'a, '_> {
-    /// The whole line as one JSON value.
+    /// The whole line as one JSON value, or as objects and arrays one after another: two
+    /// records written without a newline between them (`{…}{…}`), which transcripts hold
+    /// where two writes met. Read as text, their escapes would hide names and values.
     fn walk(&mut self) -> Result<(), NotJson> {
         self.ws();
         self.value(0, None)?;
         self.ws();
+        while let Some(b'{' | b'[') = self.b.get(self.pos) {
+            self.value(0, None)?;
+            self.ws();
+        }
         if self.pos != self.b.len() {
             return Err(NotJson);
         }
@@ -715,6 +721,32 @@ mod tests {
                 "{line}"
             );
         }
+    }
+
+    /// Two records written on one line, as a transcript holds where two writes met
+    /// without a newline between them (seven such lines in the real transcripts).
+    #[test]
+    fn records_glued_on_one_line_are_read_as_json() {
+        let first = r#"{"type":"user","message":{"content":"run it"},"sessionId":"5a3b"}"#;
+        // An escape spells the name: only the JSON reading sees `password=` here.
+        let second = r#"{"type":"assistant","message":{"content":"export pass\u0077ord=Hunter2xyz\nok"}}"#;
+        for line in
+            [format!("{first}{second}"), format!("{first} \t{second}"), format!("{second}{first}{second}")]
+        {
+            let mut report = Report::default();
+            let out = super::super::redact_json_line(&line, &mut report).into_owned();
+            assert!(!out.contains("Hunter2xyz"), "{out}");
+            // Every record still parses, and the first is kept byte for byte.
+            let records: Vec<serde_json::Value> =
+                serde_json::Deserializer::from_str(&out).into_iter().collect::<Result<_, _>>().expect(&out);
+            assert_eq!(records.len(), line.matches("\"type\"").count(), "{out}");
+            assert!(out.contains(first), "{out}");
+            assert_eq!(report.lines, 1);
+        }
+        // A record followed by what is not a record is still not JSON: read as text.
+        let line = format!("{first} password=Hunter2xyz");
+        let out = super::super::redact_json_line(&line, &mut Report::default()).into_owned();
+        assert_eq!(out, format!("{first} password=[REDACTED]"));
     }
 
     #[test]
