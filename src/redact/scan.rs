@@ -195,10 +195,12 @@ pub enum Reading {
     /// shell writes them (`DB_PASS=…`).
     #[default]
     Any,
-    /// Source code or a configuration file: a name counts only when it ends with what
-    /// names a secret, as keys and variables holding one do, and a trailing `\` joins no
-    /// command.
+    /// Source code: a name counts only when it ends with what names a secret, as keys
+    /// and variables holding one do, and a trailing `\` joins no command.
     Code,
+    /// A configuration file: read as code is, and a value at a line's start runs to the
+    /// line's end (less an inline comment), whatever punctuation it holds.
+    Config,
 }
 
 /// [`find_spans`] when the prefilter has already said which rules `line` wakes.
@@ -252,8 +254,8 @@ pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Readi
     let on = |e: Engine| engines & (1 << e as u16) != 0;
     // The name-keyed rules share keywords; whichever woke, run both readings.
     if on(Engine::Shell) || on(Engine::Equals) {
-        super::shell::scan(line, &mut out, depth, reading == Reading::Code);
-        equals(line, &mut out, reading == Reading::Code);
+        super::shell::scan(line, &mut out, depth, reading != Reading::Any);
+        equals(line, &mut out, reading);
         code_assign(line, &mut out);
     }
     for (engine, read) in READERS {

@@ -1216,3 +1216,64 @@ fn quoting_around_a_redacted_value_stays_whole() {
         assert_eq!(keys(&v), keys(&serde_json::from_str(json).unwrap()), "{once}");
     }
 }
+
+/// A config file's unquoted value runs to the end of its line (less an inline comment
+/// where the format has one), so punctuation a shell would stop at is no end: the value
+/// of `password: Abc!def12` passed whole, and `DB_PASSWORD=Tr0ub4dor&3xyz` kept `&3xyz`.
+/// A shell's list operators and a pair's separator still end it.
+#[test]
+fn a_config_value_runs_to_the_end_of_its_line() {
+    for (text, want) in [
+        ("password: Abc!def12\n", "password: [REDACTED]\n"),
+        ("  password: Abc!def12 # the db's\n", "  password: [REDACTED] # the db's\n"),
+        ("- password: Tr0ub4dor&3xyz\n", "- password: [REDACTED]\n"),
+        ("password: Abc;def12\r\n", "password: [REDACTED]\r\n"),
+        ("password: Abc,def12\n", "password: [REDACTED]\n"),
+        ("DB_PASSWORD=Tr0ub4dor&3xyz\n", "DB_PASSWORD=[REDACTED]\n"),
+        ("DB_PASSWORD=Tr0ub4dor&3xyz\r\n", "DB_PASSWORD=[REDACTED]\r\n"),
+        ("export DB_PASSWORD=Tr0ub4dor&3xyz", "export DB_PASSWORD=[REDACTED]"),
+        ("DB_PASSWORD=Tr0ub4dor|3x>y<z)w(v", "DB_PASSWORD=[REDACTED]"),
+        ("DB_PASSWORD=Abc=def12\n", "DB_PASSWORD=[REDACTED]\n"),
+        ("DB_PASSWORD=Abc;def12\n", "DB_PASSWORD=[REDACTED]\n"),
+        ("DB_PASSWORD=Tr0ub4dor&3xyz # prod\n", "DB_PASSWORD=[REDACTED] # prod\n"),
+        ("\tDB_PASSWORD=Tr0ub4dor&3xyz\n", "\tDB_PASSWORD=[REDACTED]\n"),
+        ("password = Abc;def12\n", "password = [REDACTED]\n"),
+        ("password = Abc&def12 ; old one\n", "password = [REDACTED] ; old one\n"),
+        ("password = Hunter2xyz\t# noqa\n", "password = [REDACTED]\t# noqa\n"),
+        ("db.password=Abc!def12 and more\n", "db.password=[REDACTED]\n"),
+        ("spring.datasource.password: Abc&def12\n", "spring.datasource.password: [REDACTED]\n"),
+        ("     3\u{2192}DB_PASSWORD=Tr0ub4dor&3xyz\n", "     3\u{2192}DB_PASSWORD=[REDACTED]\n"),
+        ("+password: Abc!def12\n", "+password: [REDACTED]\n"),
+        ("config/.env:3:DB_PASSWORD=Tr0ub4dor&3xyz\n", "config/.env:3:DB_PASSWORD=[REDACTED]\n"),
+        // A shell's list operators, a blank and a pair's separator end a value.
+        ("DB_PASSWORD=Hunter2xyz ./run\n", "DB_PASSWORD=[REDACTED] ./run\n"),
+        ("DB_PASSWORD=Hunter2xyz & ./run\n", "DB_PASSWORD=[REDACTED] & ./run\n"),
+        ("DB_PASSWORD=Hunter2xyz&& ./run\n", "DB_PASSWORD=[REDACTED]&& ./run\n"),
+        ("DB_PASSWORD=Hunter2xyz&&b=2\n", "DB_PASSWORD=[REDACTED]&&b=2\n"),
+        ("DB_PASSWORD=Hunter2xyz||true\n", "DB_PASSWORD=[REDACTED]||true\n"),
+        ("DB_PASSWORD=Hunter2xyz; ./run\n", "DB_PASSWORD=[REDACTED]; ./run\n"),
+        ("password=Hunter2xyz&user=bob\n", "password=[REDACTED]&user=bob\n"),
+        ("Password=P@ssw0rd!;Database=app\n", "Password=[REDACTED];Database=app\n"),
+        (
+            "Server=db;Database=app;User Id=sa;Password=P@ssw0rd!;Encrypt=true\n",
+            "Server=db;Database=app;User Id=sa;Password=[REDACTED];Encrypt=true\n",
+        ),
+        // Not at a line's start: a shell word, which `&` ends.
+        ("docker run -e DB_PASSWORD=Hunter2xyz&& ls\n", "docker run -e DB_PASSWORD=[REDACTED]&& ls\n"),
+    ] {
+        assert_eq!(redacted_everywhere(text), want, "{text:?}");
+    }
+    // Shell lines whose `&` is a shell's, and values that are not secrets.
+    for text in [
+        "make && FOO=bar ./x\n",
+        "a=1&&b=2\n",
+        "FOO=bar&\n",
+        "password: ${DB_PASSWORD} # from the vault\n",
+        "password: changeme\n",
+        "DB_PASSWORD=$(cat /run/secrets/db) ./run\n",
+        "  token: Option<String>,\n",
+        "colon_token: Token![:],\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+}
