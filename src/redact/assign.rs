@@ -639,6 +639,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             && !json_number
             && let Some(class) = name_class_strict(name, Form::Colon)
             && !ternary(line, c.get(0).unwrap().start())
+            && !(bare && super::yaml::is_style(v))
             && (judge(v, &line[ve..], class)
                 || whole.len() > v.len()
                     && !whole.iter().any(u8::is_ascii_whitespace)

@@ -20,6 +20,9 @@ pub(crate) enum Body {
     Secret { after_user: bool },
     /// A key or credential file's content.
     KeyFile(FileSyntax),
+    /// Not a here-document's: a line of a YAML block scalar under a secret's name
+    /// (`yaml.rs`), whose content is the secret as a reader's line is.
+    BlockValue,
 }
 
 /// The syntax of a key or credential file, where it is known.

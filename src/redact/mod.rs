@@ -13,6 +13,7 @@
 //! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`; `heredoc.rs` the
 //!   bodies of here-documents fed to a reader of secrets or into a key file;
 //! - `assign.rs` `name=value` and `name: value` in shell, config files and code;
+//!   `yaml.rs` YAML's block scalars, whose value is on the lines below its name;
 //! - `web.rs` URLs with credentials, HTTP headers, cookies;
 //! - `pem.rs` private-key blocks; `formats.rs` files with their own syntax (`.netrc`,
 //!   PHP `define()`, the AWS prompt); `prose.rs` secrets given in words;
@@ -41,6 +42,7 @@ mod shell;
 mod value;
 mod view;
 mod web;
+mod yaml;
 
 pub mod filter;
 

@@ -20,6 +20,7 @@ use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
 use super::rules::{Engine, Matcher, RULES, Rule};
 use super::web::{cookie, header, url};
+use super::yaml::Block;
 use super::{REDACTED, Report};
 
 /// A byte range of a line to replace, and the rule that found it.
@@ -369,6 +370,8 @@ pub(crate) struct LineScanner {
     held: Vec<Held>,
     /// Here-documents whose bodies follow.
     here: Bodies,
+    /// A YAML block scalar under a secret's name whose lines follow.
+    block: Option<Block>,
     reading: Reading,
 }
 
@@ -406,7 +409,11 @@ impl LineScanner {
     /// Inside a multi-line PEM block, a command continued over lines or a here-document's
     /// body, where lines without keywords matter too.
     pub fn in_block(&self) -> bool {
-        self.in_pem || !self.carry.is_empty() || !self.held.is_empty() || self.here.active()
+        self.in_pem
+            || !self.carry.is_empty()
+            || !self.held.is_empty()
+            || self.here.active()
+            || self.block.is_some()
     }
 
     /// Whether a trailing `\` joins a line to the next (not in code, where it ends a
@@ -442,8 +449,16 @@ impl LineScanner {
         if self.here.active() {
             return self.here_body_line(line, mask, out, report);
         }
-        let cut = self.view_cut(&line[..body_len(line)]).0;
-        self.text_line(line, cut, mask, Body::Plain, out, report)
+        let body = &line[..body_len(line)];
+        let mut cut = self.view_cut(body).0;
+        let mut kind = Body::Plain;
+        if let Some(block) = &mut self.block {
+            match block.line(body, cut) {
+                Some(at) => (cut, kind) = (at, Body::BlockValue),
+                None => self.block = None,
+            }
+        }
+        self.text_line(line, cut, mask, kind, out, report)
     }
 
     /// Where a line's text starts, and whether what is before it is a view's prefix.
@@ -560,6 +575,9 @@ impl LineScanner {
         }
         // A here-document's body is no part of the command.
         carried &= !opens_here;
+        if body_kind == Body::Plain && !in_body {
+            self.block = Block::opens(&line[..body_len], cut);
+        }
         if carried && !opens_pem {
             self.held.push(Held { line: line.to_vec(), cut, end: body_len, after, spans });
             return true;
@@ -689,6 +707,9 @@ fn body_spans(text: &[u8], body_kind: Body, reading: Reading) -> Vec<Span> {
     match body_kind {
         Body::Plain => Vec::new(),
         Body::Secret { after_user } => heredoc::secret(text, after_user).into_iter().collect(),
+        Body::BlockValue => {
+            heredoc::secret(text, false).map(|s| Span { rule: "kv", ..s }).into_iter().collect()
+        }
         Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
             // The whole line only when the rules find nothing in it.
             let by_rules = read(text, None, reading, b"", &mut Vec::new());

@@ -1277,3 +1277,93 @@ fn a_config_value_runs_to_the_end_of_its_line() {
         assert_eq!(redacted_everywhere(text), text);
     }
 }
+
+/// A text in every view the redactor reads, each line numbered or signed as the tool
+/// shows it: plain, `Read`, `cat -n`, `grep -n -A` over one file, the added, removed and
+/// context lines of a unified diff.
+fn views_of(text: &str) -> Vec<(&'static str, String)> {
+    let each = |f: &dyn Fn(usize, &str) -> String| -> String {
+        text.split_inclusive('\n').enumerate().map(|(i, l)| f(i + 1, l)).collect()
+    };
+    vec![
+        ("plain", text.to_string()),
+        ("read", each(&|n, l| format!("{n:>6}\u{2192}{l}"))),
+        ("cat -n", each(&|n, l| format!("{n:>6}\t{l}"))),
+        (
+            "grep -n",
+            each(&|n, l| if n == 1 { format!("app.yml:{n}:{l}") } else { format!("app.yml-{n}-{l}") }),
+        ),
+        ("diff +", each(&|_, l| format!("+{l}"))),
+        ("diff -", each(&|_, l| format!("-{l}"))),
+        ("diff context", each(&|_, l| format!(" {l}"))),
+    ]
+}
+
+/// YAML's block scalars (YAML 1.2.2, 8.1.1): a `|` (literal) or `>` (folded) header, an
+/// optional indentation indicator (1-9) and chomping indicator (`-`, `+`) in either
+/// order, an optional comment; the content is every line below indented more than the
+/// key (or by the indicator), empty lines included, up to the first non-empty line
+/// indented less. Under a secret's name each content line is the secret; the header,
+/// a PEM armour and the lines after the block stay.
+#[test]
+fn a_yaml_block_scalar_under_a_secrets_name_loses_its_lines() {
+    for (text, want) in [
+        ("password: |\n  Hunter2xyz\nuser: bob\n", "password: |\n  [REDACTED]\nuser: bob\n"),
+        (
+            "password: >\n  correct horse\n  battery staple\nhost: db\n",
+            "password: >\n  [REDACTED]\n  [REDACTED]\nhost: db\n",
+        ),
+        (
+            "db:\n  password: |-\n    Tr0ub4dor&3xyz\n  port: 5432\n",
+            "db:\n  password: |-\n    [REDACTED]\n  port: 5432\n",
+        ),
+        ("password: >+\n  Hunter2xyz\n\nnext: x\n", "password: >+\n  [REDACTED]\n\nnext: x\n"),
+        ("password: |2\n   Hunter2xyz\nnext: x\n", "password: |2\n   [REDACTED]\nnext: x\n"),
+        ("password: |-2 # the db's\n  Hunter2xyz\n", "password: |-2 # the db's\n  [REDACTED]\n"),
+        ("password: >2-\n  Hunter2xyz\n", "password: >2-\n  [REDACTED]\n"),
+        ("api_token: !!str |\n  Kq8pLmN3vR7tKx2WbY9cH\n", "api_token: !!str |\n  [REDACTED]\n"),
+        ("\"password\": |\n  Hunter2xyz\n", "\"password\": |\n  [REDACTED]\n"),
+        // Empty lines before the content, and a `#`, which is content there.
+        ("password: |\n\n  Hunter2xyz\nx: y\n", "password: |\n\n  [REDACTED]\nx: y\n"),
+        ("password: |\n  #Hunter2xyz\n", "password: |\n  [REDACTED]\n"),
+        // Ended by a less indented line; the lines after it are not the block's.
+        (
+            "a:\n  password: |\n      Hunter2xyz\n    user: bob\n      kept-as-is\n",
+            "a:\n  password: |\n      [REDACTED]\n    user: bob\n      kept-as-is\n",
+        ),
+        ("password: |\n  Hunter2xyz\n---\nx: y\n", "password: |\n  [REDACTED]\n---\nx: y\n"),
+        ("- password: |\n    Hunter2xyz\n- name: x\n", "- password: |\n    [REDACTED]\n- name: x\n"),
+        // At the end of the text, with CRLF, with a tab.
+        ("password: |\n  Hunter2xyz", "password: |\n  [REDACTED]"),
+        ("password: |\r\n  Hunter2xyz\r\nuser: bob\r\n", "password: |\r\n  [REDACTED]\r\nuser: bob\r\n"),
+        ("password: |\n\tHunter2xyz\n", "password: |\n\t[REDACTED]\n"),
+        // An empty block: the next line is not its content.
+        ("password: |\nuser: bob\n", "password: |\nuser: bob\n"),
+        // A private key: the PEM rule keeps its armour.
+        (
+            "private_key: |\n  -----BEGIN PRIVATE KEY-----\n  MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n  -----END PRIVATE KEY-----\nx: y\n",
+            "private_key: |\n  -----BEGIN PRIVATE KEY-----\n  [REDACTED]\n  -----END PRIVATE KEY-----\nx: y\n",
+        ),
+    ] {
+        for ((view, shown), (_, wanted)) in views_of(text).into_iter().zip(views_of(want)) {
+            assert_eq!(redacted_in_pieces(&shown), wanted, "{view}: {shown:?}");
+        }
+    }
+    // Blocks under other names, and references, stay.
+    for text in [
+        "description: |\n  the password is in the vault\n",
+        "script: |\n  echo $DB_PASSWORD\n",
+        "password: |\n  ${DB_PASSWORD}\n",
+        "password_file: |\n  /run/secrets/db.txt\n",
+        "grep password: | sort\n  kept\n",
+    ] {
+        for (view, shown) in views_of(text) {
+            assert_eq!(redacted_in_pieces(&shown), shown, "{view}");
+        }
+    }
+    // Inside a transcript's tool result, as `Read` numbers it.
+    let shown = views_of("db:\n  password: >-\n    Hunter2xyz\n  port: 5432\n").remove(1).1;
+    let line = serde_json::json!({"type": "tool_result", "content": shown}).to_string();
+    let out = redact_json_line(&line, &mut Report::default()).into_owned();
+    assert!(!out.contains("Hunter2xyz") && out.contains("port: 5432"), "{out}");
+}
