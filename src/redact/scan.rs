@@ -14,7 +14,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use super::assign::{code_assign, colon, equals};
 use super::formats::{aws_prompt, netrc, php_define, xml};
 use super::gate::{Gate, LineFacts, token_gate};
-use super::heredoc::{self, Bodies, Body, Form};
+use super::heredoc::{self, Bodies, Body, FileSyntax, Form};
 use super::keywords::Keywords;
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
@@ -372,6 +372,9 @@ pub(crate) struct LineScanner {
     here: Bodies,
     /// A YAML block scalar under a secret's name whose lines follow.
     block: Option<Block>,
+    /// A key file a command shows (`cat ~/.pgpass`) whose lines follow, and how many
+    /// have.
+    shown: Option<(FileSyntax, usize)>,
     reading: Reading,
 }
 
@@ -401,6 +404,11 @@ const CARRY_MAX: usize = 4096;
 const REREADS: usize = 3;
 
 impl LineScanner {
+    /// A scanner for text that starts with a key file's lines.
+    pub fn showing(syntax: FileSyntax) -> LineScanner {
+        LineScanner { shown: Some((syntax, 0)), ..LineScanner::default() }
+    }
+
     /// A scanner for text of a known kind.
     pub fn reading(reading: Reading) -> LineScanner {
         LineScanner { reading, ..LineScanner::default() }
@@ -414,6 +422,7 @@ impl LineScanner {
             || !self.held.is_empty()
             || self.here.active()
             || self.block.is_some()
+            || self.shown.is_some()
     }
 
     /// Whether a trailing `\` joins a line to the next (not in code, where it ends a
@@ -456,6 +465,17 @@ impl LineScanner {
             match block.line(body, cut) {
                 Some(at) => (cut, kind) = (at, Body::BlockValue),
                 None => self.block = None,
+            }
+        }
+        if let Some((syntax, lines)) = &mut self.shown {
+            *lines += 1;
+            // `host:5432:db:…` is also what grep's `path:12:` looks like: the line is
+            // the file's whole before it is a view's.
+            let at = [0, cut].into_iter().find(|&at| heredoc::is_line_of(&body[at..], *syntax));
+            if let Some(at) = at.filter(|_| *lines <= heredoc::MAX_BODY_LINES) {
+                (cut, kind) = (at, Body::KeyFile(*syntax));
+            } else {
+                self.shown = None;
             }
         }
         self.text_line(line, cut, mask, kind, out, report)
@@ -577,6 +597,8 @@ impl LineScanner {
         carried &= !opens_here;
         if body_kind == Body::Plain && !in_body {
             self.block = Block::opens(&line[..body_len], cut);
+            // What the command prints is the file's lines: in scrollback, the lines below.
+            self.shown = super::shell::shown_key_file(body).map(|s| (s, 0));
         }
         if carried && !opens_pem {
             self.held.push(Held { line: line.to_vec(), cut, end: body_len, after, spans });

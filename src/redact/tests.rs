@@ -1367,3 +1367,61 @@ fn a_yaml_block_scalar_under_a_secrets_name_loses_its_lines() {
     let out = redact_json_line(&line, &mut Report::default()).into_owned();
     assert!(!out.contains("Hunter2xyz") && out.contains("port: 5432"), "{out}");
 }
+
+/// A `.pgpass` (`hostname:port:database:username:password`, `\:` and `\\` escaped) shown
+/// by `cat` or read by an agent's `Read`: the lines hold no keyword, so only the file's
+/// name says what they are. Each line the file's syntax reads loses its password field;
+/// the first line that is not one ends the file.
+#[test]
+fn a_pgpass_shown_by_cat_or_read_loses_its_passwords() {
+    let file = "# prod\ndb.example.com:5432:app:alice:Hunter2xyz\n*:*:*:bob:An0ther\\:pw\n";
+    let red = "# prod\ndb.example.com:5432:app:alice:[REDACTED]\n*:*:*:bob:[REDACTED]\n";
+    for (cmd, after) in [
+        ("cat ~/.pgpass\n", "box% ls\n"),
+        ("box% cat ~/.pgpass\n", "box% ls\n"),
+        ("$ sudo cat /var/lib/postgresql/.pgpass\n", "$ \n"),
+        (": 1700000000:0;cat $HOME/.pgpass\n", ""),
+        ("tail -n 3 .pgpass\n", "done: a:1:b:c:d\n"),
+    ] {
+        let text = format!("{cmd}{file}{after}");
+        assert_eq!(redacted_in_pieces(&text), format!("{cmd}{red}{after}"), "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(redacted_in_pieces(&crlf), format!("{cmd}{red}{after}").replace('\n', "\r\n"));
+    }
+    // `cat -n` numbers the lines.
+    let numbered: String = file.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect();
+    let out = redacted_in_pieces(&format!("cat -n ~/.pgpass\n{numbered}"));
+    assert_eq!(out.matches(REDACTED).count(), 2, "{out}");
+    // What is not the file's output: piped on, written elsewhere, not shown, or a line
+    // after it that the file's syntax does not read.
+    for text in [
+        "cat ~/.pgpass | wc -l\n3\na:1:b:c:Hunter2xyz\n",
+        "cat ~/.pgpass > backup\na:1:b:c:Hunter2xyz\n",
+        "ls -l ~/.pgpass\na:1:b:c:Hunter2xyz\n",
+        "cat ~/.pgpass\nsrc/main.rs:12:use std::io;\n",
+        "cat ~/.pgpass\n\nx.rs:1:a:b:c\n",
+    ] {
+        assert_eq!(redacted_in_pieces(text), text);
+    }
+    // Claude Code's `Read` record: the path is in the same record as the numbered view
+    // and the plain content.
+    let numbered: String =
+        file.lines().enumerate().map(|(i, l)| format!("{:>6}\u{2192}{l}\n", i + 1)).collect();
+    let record = serde_json::json!({
+        "type": "user",
+        "message": {"role": "user", "content": [
+            {"tool_use_id": "toolu_01", "type": "tool_result", "content": numbered}]},
+        "toolUseResult": {"type": "text", "file": {
+            "filePath": "/home/me/.pgpass", "content": file, "numLines": 3}},
+    })
+    .to_string();
+    let mut r = Report::default();
+    let out = redact_json_line(&record, &mut r).into_owned();
+    assert!(!out.contains("Hunter2xyz") && !out.contains("An0ther"), "{out}");
+    assert_eq!(r.values, 4, "{out}");
+    assert!(out.contains("db.example.com:5432:app:alice:[REDACTED]"), "{out}");
+    assert!(matches!(redact_json_line(&out, &mut Report::default()), Cow::Borrowed(_)), "{out}");
+    // The same record for another file is left alone.
+    let other = record.replace(".pgpass", "notes.txt");
+    assert!(matches!(redact_json_line(&other, &mut Report::default()), Cow::Borrowed(_)));
+}
