@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::scan::{Span, ascii_regex, lazy_re};
+use super::scan::{Reading, Span, ascii_regex, lazy_re};
 use super::value::{Form, name_class, name_class_strict, should_redact};
 
 /// A quoted or bare value; bare values stop at shell and URL delimiters.
@@ -61,9 +61,10 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
-/// `strict`: the text is code or a config file, where every name must end with what names
-/// a secret.
-pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, strict: bool) {
+/// Read as `reading` says: in code or a config file, every name must end with what names
+/// a secret, and in a config file a value at a line's start runs to the line's end.
+pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
+    let strict = reading != Reading::Any;
     let mut pos = 0;
     while let Some(c) = EQUALS.captures_at(line, pos) {
         let dashes = c.get(1).unwrap();
@@ -107,16 +108,36 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, strict: bool) {
                 });
         let v = &line[vs..ve];
         let bare = vs == val.start();
+        let end = if bare && dashes.is_empty() {
+            let sep = Separator::Equals { spaced, name: name.as_bytes(), reading };
+            line_value_end(line, dashes.start(), ve, sep)
+        } else {
+            ve
+        };
         // `b"password"`, `r'…'`, `f"{x}"`: a string literal's prefix, not a bare value.
         let prefix = bare && v.len() <= 2 && matches!(line.get(ve), Some(b'"' | b'\''));
+        // On a config file's line, the value as the line reads it: punctuation inside it,
+        // not a statement's `;` or `,` after it.
+        let whole = &line[vs..end];
+        let whole = whole.strip_suffix(b";").or_else(|| whole.strip_suffix(b",")).unwrap_or(whole);
+        // Words after a blank are read only behind a value that is one on its own: `a && b`
+        // is code.
+        let as_line = |class| {
+            let code = looks_like_code(whole)
+                || is_regex_pattern(whole)
+                || spaced && super::value::is_code_identifier(whole);
+            let blank = whole.iter().any(u8::is_ascii_whitespace);
+            whole.len() > v.len() && !blank && !code && should_redact(class, whole)
+        };
         if let Some(class) = class
             && !prefix
-            && !(bare && (looks_like_code(v) || is_regex_pattern(v)))
-            && !is_expression(line, name.as_bytes(), name.end(), val.start(), val.end(), bare)
-            && should_redact(class, v)
+            && (!(bare && (looks_like_code(v) || is_regex_pattern(v)))
+                && !is_expression(line, name.as_bytes(), name.end(), val.start(), val.end(), bare)
+                && should_redact(class, v)
+                || as_line(class))
         {
-            out.push(Span { start: vs, end: ve, rule });
-            pos = val.end();
+            out.push(Span { start: vs, end, rule });
+            pos = val.end().max(end);
         } else {
             // `--from-literal=password=x`: look again inside the value.
             pos = if val.start() > name.start() { val.start() } else { c.get(0).unwrap().end() };
@@ -125,6 +146,99 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, strict: bool) {
             break;
         }
     }
+}
+
+/// What parts a name from its value on a line, which says how a config file reads the
+/// value after it.
+#[derive(Debug, Clone, Copy)]
+enum Separator<'a> {
+    /// `NAME=value` (shell, `.env`, Java properties) or `name = value` (INI, TOML).
+    Equals { spaced: bool, name: &'a [u8], reading: Reading },
+    /// `name: value` (YAML, properties).
+    Colon,
+}
+
+/// Where a bare value that ends at `ve` ends as a config file reads it, when its name
+/// starts the line (`lead` is where the name starts; indentation, `export ` or a YAML
+/// list's `- ` may come before it): a `.env`, INI, properties or YAML value runs to the
+/// line's end, less an inline comment, where the shell's word stops at `&`, `|`, `;`,
+/// `<`, `>`, a quote or `(` (`DB_PASSWORD=Tr0ub4dor&3xyz`, `password: Abc!def12` in
+/// YAML). A line of any other shape keeps `ve`.
+///
+/// In text of unknown kind a `NAME=value` line may be a shell command: the value still
+/// stops at a blank (`DB_PASSWORD=x ./run`), at a list operator (`&&`, `||`, or `&`,
+/// `|`, `;` before a blank or the end) and before a pair that follows it (`;Database=`,
+/// `&user=`), so the command after it stays; any other punctuation is taken, since a
+/// value's tail that passes is worse than a command's tail lost on a line that is
+/// redacted anyway.
+fn line_value_end(line: &[u8], lead: usize, ve: usize, sep: Separator) -> usize {
+    let before = line[..lead].trim_ascii();
+    if !(before.is_empty()
+        || before == b"-"
+        || before == b"export" && matches!(sep, Separator::Equals { .. }))
+    {
+        return ve;
+    }
+    let end = line.trim_ascii_end().len();
+    if ve >= end {
+        return ve;
+    }
+    // An inline comment: `#` after a blank (dotenv, YAML, TOML), `;` after a blank in INI.
+    let comment = |semicolon: bool| {
+        (ve..end)
+            .find(|&i| {
+                matches!(line[i], b' ' | b'\t')
+                    && line[i..end]
+                        .iter()
+                        .find(|b| !matches!(b, b' ' | b'\t'))
+                        .is_some_and(|&b| b == b'#' || semicolon && b == b';')
+            })
+            .unwrap_or(end)
+    };
+    match sep {
+        Separator::Colon => comment(false),
+        Separator::Equals { spaced, name, reading } => {
+            // `name = value` is INI's or TOML's; a name with a dot or a hyphen is no shell
+            // variable's (`db.password=…` is Java's properties); a config file is read
+            // as one.
+            let shell_name = name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+            if spaced || !shell_name || reading == Reading::Config {
+                return comment(spaced);
+            }
+            shell_word_end(line, ve, end)
+        }
+    }
+}
+
+/// The end of a `NAME=value` word from `from` as text of unknown kind reads it: see
+/// [`line_value_end`].
+fn shell_word_end(line: &[u8], from: usize, end: usize) -> usize {
+    let mut i = from;
+    while i < end {
+        let b = line[i];
+        if b.is_ascii_whitespace() {
+            return i;
+        }
+        if matches!(b, b'&' | b'|' | b';') {
+            let next = line.get(i + 1).copied();
+            let pair = {
+                let name = line[i + 1..end]
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b' '))
+                    .count();
+                name > 0 && line.get(i + 1 + name) == Some(&b'=')
+            };
+            if next == Some(b) || next.is_none_or(|n| n.is_ascii_whitespace()) || pair {
+                return i;
+            }
+        }
+        // `\n` in `printf '…\npassword=x\n'`: the next line starts there.
+        if b == b'\\' && matches!(line.get(i + 1), Some(b'n' | b'r' | b't')) {
+            return i;
+        }
+        i += 1;
+    }
+    end
 }
 
 /// `s/` as a word of its own (`'s/`, `-e s/`, `; s/`) somewhere in `before`.
@@ -237,7 +351,12 @@ fn is_type_annotation(v: &[u8], rest: &[u8]) -> bool {
     // `Token![:]`, `Option<&str>`, `Tokenizer<'a>`: a type's name with its arguments.
     let name_end = v.iter().position(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).unwrap_or(v.len());
     let next = v.get(name_end).or(rest.first());
-    if name_end > 0 && v[0].is_ascii_alphabetic() | (v[0] == b'_') && matches!(next, Some(b'<' | b'!' | b'['))
+    // A macro's `!` is followed by its brackets (`Token![:]`, `vec!(…)`); a password's
+    // is not (`Abc!def12`).
+    let macro_bang = |at: usize| matches!(v.get(at + 1).or(rest.first()), Some(b'[' | b'(' | b'{'));
+    if name_end > 0
+        && v[0].is_ascii_alphabetic() | (v[0] == b'_')
+        && (matches!(next, Some(b'<' | b'[')) || next == Some(&b'!') && macro_bang(name_end))
     {
         return true;
     }
@@ -489,25 +608,45 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             ve -= 2;
         }
         let v = &line[vs..ve];
+        // A value between escaped separators is in a string of code, not a config line.
+        let untouched = bare && vs == val.start() && ve == val.end();
+        let end = if untouched {
+            line_value_end(line, c.get(1).unwrap().start(), ve, Separator::Colon)
+        } else {
+            ve
+        };
         // `"pin": 1234` in JSON written into text: a number, which the JSON reading of a
         // record leaves as it is too; a bare marker there would break the JSON.
         let json_number = bare && c.get(1).is_some_and(|q| q.as_bytes() == b"\"") && is_json_number(v);
+        // The value as its word (`v`) or, on a config file's line, as the line reads it.
+        let judge = |v: &[u8], rest: &[u8], class| {
+            !(bare && is_code_value(v, rest))
+                && !(bare
+                    && super::value::is_code_identifier(v)
+                    && (camel_name(name) || names_itself(v, name)))
+                && !(bare && rest.first() == Some(&b'('))
+                && !(bare && is_type_annotation(v, rest))
+                && !v.eq_ignore_ascii_case(name)
+                && !(bare && is_prose(v, rest))
+                && (bare || !is_sentence(v))
+                && should_redact(class, v)
+        };
+        // Punctuation inside the value, not a statement's `,` or `;` after it.
+        let whole = &line[vs..end];
+        let whole = whole.strip_suffix(b",").or_else(|| whole.strip_suffix(b";")).unwrap_or(whole);
         if !header
             && !format_spec
             && !json_number
             && let Some(class) = name_class_strict(name, Form::Colon)
-            && !(bare && is_code_value(v, &line[ve..]))
-            && !(bare && super::value::is_code_identifier(v) && (camel_name(name) || names_itself(v, name)))
             && !ternary(line, c.get(0).unwrap().start())
-            && !(bare && line.get(ve) == Some(&b'('))
-            && !(bare && is_type_annotation(v, &line[ve..]))
-            && !v.eq_ignore_ascii_case(name)
-            && !(bare && is_prose(v, &line[ve..]))
-            && (bare || !is_sentence(v))
-            && should_redact(class, v)
+            && !(bare && super::yaml::is_style(v))
+            && (judge(v, &line[ve..], class)
+                || whole.len() > v.len()
+                    && !whole.iter().any(u8::is_ascii_whitespace)
+                    && judge(whole, &line[end..], class))
         {
-            out.push(Span { start: vs, end: ve, rule: "kv" });
-            pos = val.end();
+            out.push(Span { start: vs, end, rule: "kv" });
+            pos = val.end().max(end);
         } else {
             // `- cmd:   password: x`: the value may itself start the next pair.
             pos = (val.start() - 1).max(c.get(0).unwrap().start() + 1);

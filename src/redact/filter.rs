@@ -26,7 +26,8 @@ pub enum Kind {
     Shell,
     /// Source code: a name counts only when it ends with what names a secret.
     Code,
-    /// A configuration file: read as code is.
+    /// A configuration file: read as code is, and a value at a line's start runs to the
+    /// line's end.
     Config,
     /// JSON Lines (Claude Code, Codex, Gemini transcripts): every line stays valid JSON
     /// with only its secret strings changed; a line that is not JSON is read as text.
@@ -41,7 +42,8 @@ pub fn run_as<R: BufRead, W: Write>(kind: Kind, mut input: R, output: W) -> io::
     };
     match kind {
         Kind::Transcript => transcript(input, output),
-        Kind::Code | Kind::Config => run_reading(input, output, Reading::Code),
+        Kind::Code => run_reading(input, output, Reading::Code),
+        Kind::Config => run_reading(input, output, Reading::Config),
         _ => run(input, output),
     }
 }

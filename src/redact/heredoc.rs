@@ -20,6 +20,9 @@ pub(crate) enum Body {
     Secret { after_user: bool },
     /// A key or credential file's content.
     KeyFile(FileSyntax),
+    /// Not a here-document's: a line of a YAML block scalar under a secret's name
+    /// (`yaml.rs`), whose content is the secret as a reader's line is.
+    BlockValue,
 }
 
 /// The syntax of a key or credential file, where it is known.
@@ -47,7 +50,7 @@ pub(crate) struct HereDoc {
 /// have no end: a cut file or prose naming a here-document must not have the rest of a
 /// file redacted. A password is a line, a key file's content a few; a 4096-bit PEM key,
 /// the longest body expected, is 51 lines.
-const MAX_BODY_LINES: usize = 64;
+pub(crate) const MAX_BODY_LINES: usize = 64;
 
 /// How the command that opened the here-documents was written, which says how their
 /// body lines are.
@@ -222,6 +225,42 @@ pub(crate) fn whole(text: &[u8]) -> Option<Span> {
         end,
         rule: "key-file",
     })
+}
+
+/// Whether `text` is a line of a key file in `syntax` as a command shows it (`cat
+/// ~/.pgpass`): a comment, or an entry whose fields are where the syntax puts them. The
+/// first line that is not ends the file's output.
+pub(crate) fn is_line_of(text: &[u8], syntax: FileSyntax) -> bool {
+    let (start, end) = content(text);
+    let t = &text[start..end];
+    if t.starts_with(b"#") {
+        return true;
+    }
+    match syntax {
+        // `host:5432:db:user:pw`: the port a number or `*`, the names without blanks
+        // (`src/main.rs:12:use std::io;`, grep's output, is no entry).
+        FileSyntax::Pgpass => {
+            let mut fields = Vec::with_capacity(5);
+            let mut from = 0;
+            let mut i = 0;
+            while i < t.len() && fields.len() < 4 {
+                match t[i] {
+                    b'\\' => i += 1,
+                    b':' => {
+                        fields.push(&t[from..i]);
+                        from = i + 1;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            fields.len() == 4
+                && pgpass(text, start, end).is_some()
+                && fields.iter().all(|f| !f.is_empty() && !f.iter().any(u8::is_ascii_whitespace))
+                && (fields[1] == b"*" || fields[1].len() <= 5 && fields[1].iter().all(u8::is_ascii_digit))
+        }
+        FileSyntax::Netrc | FileSyntax::Other => false,
+    }
 }
 
 /// `hostname:port:database:username:password`: the password is the fifth field, to the

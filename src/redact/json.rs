@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
+use super::heredoc::FileSyntax;
 use super::memo::Memo;
 use super::scan::{self, LineScanner};
 use super::value::{self, Class, Form};
@@ -52,16 +53,56 @@ pub(crate) fn redact_strings(line: &str, report: &mut Report) -> Result<Option<S
 }
 
 /// [`redact_strings`] for JSON found `nesting` strings deep.
+///
+/// A record that shows a key file by its path (Claude Code's `Read` result holds
+/// `toolUseResult.file.filePath` beside the numbered view and the content) is read again
+/// with every string taken as that file's lines, since a `.pgpass` line holds no keyword.
+/// The path comes after the view in the record, so it is known only after a first walk.
 fn redact_nested(line: &str, report: &mut Report, nesting: u8) -> Result<Option<String>, NotJson> {
+    let mut local = Report::default();
+    let (walked, shows) = walk(line, &mut local, nesting, None);
+    let walked = match shows {
+        Some(syntax) if walked.is_ok() => {
+            local = Report::default();
+            walk(line, &mut local, nesting, Some(syntax)).0
+        }
+        _ => walked,
+    };
+    report.merge(&local);
+    walked
+}
+
+/// One walk of `line`; also the key file a path in it names, if any.
+fn walk(
+    line: &str,
+    report: &mut Report,
+    nesting: u8,
+    shown: Option<FileSyntax>,
+) -> (Result<Option<String>, NotJson>, Option<FileSyntax>) {
     let decoded = DECODED.take();
-    let mut w = Walker { line, b: line.as_bytes(), pos: 0, out: None, copied: 0, report, decoded, nesting };
+    let mut w = Walker {
+        line,
+        b: line.as_bytes(),
+        pos: 0,
+        out: None,
+        copied: 0,
+        report,
+        decoded,
+        nesting,
+        shown,
+        shows: None,
+    };
     let walked = w.walk();
     DECODED.set(std::mem::take(&mut w.decoded));
-    walked?;
-    let Some(mut out) = w.out else { return Ok(None) };
+    let shows = w.shows;
+    if let Err(e) = walked {
+        return (Err(e), shows);
+    }
+    let Some(mut out) = w.out else { return (Ok(None), shows) };
     out.extend_from_slice(&w.b[w.copied..]);
     // Replacements are whole strings, valid UTF-8 each; the lossy path is never taken.
-    Ok(Some(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())))
+    let out = String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    (Ok(Some(out)), shows)
 }
 
 /// A string literal: `start..end` includes its quotes.
@@ -87,6 +128,10 @@ struct Walker<'a, 'r> {
     decoded: Vec<u8>,
     /// How many strings deep this JSON text is.
     nesting: u8,
+    /// Every string is read as this key file's lines: the record shows one.
+    shown: Option<FileSyntax>,
+    /// A key file that a path in the record names (`"filePath": "…/.pgpass"`).
+    shows: Option<FileSyntax>,
 }
 
 impl<'a> Walker<'a, '_> {
@@ -277,6 +322,11 @@ impl<'a> Walker<'a, '_> {
     }
 
     fn string_value(&mut self, lit: &Literal, key: Option<(&str, Option<Class>)>) -> Result<(), NotJson> {
+        if let Some((name, _)) = key
+            && matches!(name, "filePath" | "file_path")
+        {
+            self.shows = self.shows.or(super::shell::shown_syntax(self.decode(lit)?.as_bytes()));
+        }
         // `"headers": {"Authorization": "Bearer …"}` (an MCP server's entry, a request in a
         // tool call): the value is read as the header line it stands for, so the scheme
         // stays and the credential goes, as on a `curl -H` line.
@@ -311,6 +361,18 @@ impl<'a> Walker<'a, '_> {
 
     /// Redacts a literal's text as any other text.
     fn text(&mut self, lit: &Literal) -> Result<(), NotJson> {
+        // Read as the file the record shows: not as the same bytes elsewhere, so no memo.
+        if let Some(syntax) = self.shown {
+            let text = self.decode(lit)?;
+            let mut counts = Report::default();
+            if let Some(new) = super::redact_shown(text.as_bytes(), syntax, &mut counts) {
+                let new = String::from_utf8(new).map_err(|_| NotJson)?;
+                let quoted = serde_json::to_string(&new).map_err(|_| NotJson)?;
+                self.replace(lit, quoted.as_bytes());
+                self.report.merge(&counts);
+            }
+            return Ok(());
+        }
         let raw = &self.b[lit.start..lit.end];
         // A short string seen clean before is clean again: its redaction depends on its
         // bytes alone. Transcripts repeat the same short values on every line (a role, a

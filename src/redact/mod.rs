@@ -13,6 +13,7 @@
 //! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`; `heredoc.rs` the
 //!   bodies of here-documents fed to a reader of secrets or into a key file;
 //! - `assign.rs` `name=value` and `name: value` in shell, config files and code;
+//!   `yaml.rs` YAML's block scalars, whose value is on the lines below its name;
 //! - `web.rs` URLs with credentials, HTTP headers, cookies;
 //! - `pem.rs` private-key blocks; `formats.rs` files with their own syntax (`.netrc`,
 //!   PHP `define()`, the AWS prompt); `prose.rs` secrets given in words;
@@ -41,6 +42,7 @@ mod shell;
 mod value;
 mod view;
 mod web;
+mod yaml;
 
 pub mod filter;
 
@@ -131,9 +133,23 @@ pub(crate) fn redact_bytes(text: &[u8], report: &mut Report) -> Option<Vec<u8>> 
     if hits.is_empty() && !(seen && filter::has_continuation(text)) {
         return None;
     }
+    redact_with(text, scan::LineScanner::default(), hits, report)
+}
+
+/// [`redact_bytes`] for text that starts with the lines of a key file in `syntax` (what a
+/// `Read` of a `.pgpass` shows), which hold no keyword.
+pub(crate) fn redact_shown(text: &[u8], syntax: heredoc::FileSyntax, report: &mut Report) -> Option<Vec<u8>> {
+    redact_with(text, scan::LineScanner::showing(syntax), Vec::new(), report)
+}
+
+fn redact_with(
+    text: &[u8],
+    mut sc: scan::LineScanner,
+    mut hits: Vec<(usize, usize, u128)>,
+    report: &mut Report,
+) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() + 16);
     let mut local = Report::default();
-    let mut sc = scan::LineScanner::default();
     filter::block(&mut sc, text, &mut hits, &mut Vec::new(), &mut local, &mut out)
         .expect("writing to a Vec cannot fail");
     sc.finish(&mut out, &mut local);

@@ -828,6 +828,21 @@ pub static RULES: &[Rule] = &[
         ],
     },
     Rule {
+        id: "key-file-shown",
+        what: "a .pgpass shown by cat, head, tail, grep or an agent's Read: each entry's password field (the spans count as key-file)",
+        keywords: &[".pgpass"],
+        matcher: Matcher::Context(Engine::Shell),
+        // The command line only opens the file's lines below it, which hold no keyword.
+        gate: Gate::Any,
+        positives: &["cat ~/.pgpass\ndb.example.com:5432:app:alice:⟦Pg‹a10›⟧\n*:*:*:bob:⟦‹a12›⟧"],
+        negatives: &[
+            "ls -l ~/.pgpass",
+            "chmod 600 ~/.pgpass",
+            "cat ~/.pgpass | wc -l",
+            "grep -c . ~/.pgpass",
+        ],
+    },
+    Rule {
         id: "base64-secret",
         what: "a base64 blob piped to base64 -d that decodes to a secret or to user:password",
         keywords: &["base64"],

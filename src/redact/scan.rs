@@ -14,12 +14,13 @@ use regex::bytes::{Regex, RegexBuilder};
 use super::assign::{code_assign, colon, equals};
 use super::formats::{aws_prompt, netrc, php_define, xml};
 use super::gate::{Gate, LineFacts, token_gate};
-use super::heredoc::{self, Bodies, Body, Form};
+use super::heredoc::{self, Bodies, Body, FileSyntax, Form};
 use super::keywords::Keywords;
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
 use super::rules::{Engine, Matcher, RULES, Rule};
 use super::web::{cookie, header, url};
+use super::yaml::Block;
 use super::{REDACTED, Report};
 
 /// A byte range of a line to replace, and the rule that found it.
@@ -195,10 +196,12 @@ pub enum Reading {
     /// shell writes them (`DB_PASS=…`).
     #[default]
     Any,
-    /// Source code or a configuration file: a name counts only when it ends with what
-    /// names a secret, as keys and variables holding one do, and a trailing `\` joins no
-    /// command.
+    /// Source code: a name counts only when it ends with what names a secret, as keys
+    /// and variables holding one do, and a trailing `\` joins no command.
     Code,
+    /// A configuration file: read as code is, and a value at a line's start runs to the
+    /// line's end (less an inline comment), whatever punctuation it holds.
+    Config,
 }
 
 /// [`find_spans`] when the prefilter has already said which rules `line` wakes.
@@ -252,8 +255,8 @@ pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Readi
     let on = |e: Engine| engines & (1 << e as u16) != 0;
     // The name-keyed rules share keywords; whichever woke, run both readings.
     if on(Engine::Shell) || on(Engine::Equals) {
-        super::shell::scan(line, &mut out, depth, reading == Reading::Code);
-        equals(line, &mut out, reading == Reading::Code);
+        super::shell::scan(line, &mut out, depth, reading != Reading::Any);
+        equals(line, &mut out, reading);
         code_assign(line, &mut out);
     }
     for (engine, read) in READERS {
@@ -367,6 +370,11 @@ pub(crate) struct LineScanner {
     held: Vec<Held>,
     /// Here-documents whose bodies follow.
     here: Bodies,
+    /// A YAML block scalar under a secret's name whose lines follow.
+    block: Option<Block>,
+    /// A key file a command shows (`cat ~/.pgpass`) whose lines follow, and how many
+    /// have.
+    shown: Option<(FileSyntax, usize)>,
     reading: Reading,
 }
 
@@ -396,6 +404,11 @@ const CARRY_MAX: usize = 4096;
 const REREADS: usize = 3;
 
 impl LineScanner {
+    /// A scanner for text that starts with a key file's lines.
+    pub fn showing(syntax: FileSyntax) -> LineScanner {
+        LineScanner { shown: Some((syntax, 0)), ..LineScanner::default() }
+    }
+
     /// A scanner for text of a known kind.
     pub fn reading(reading: Reading) -> LineScanner {
         LineScanner { reading, ..LineScanner::default() }
@@ -404,7 +417,12 @@ impl LineScanner {
     /// Inside a multi-line PEM block, a command continued over lines or a here-document's
     /// body, where lines without keywords matter too.
     pub fn in_block(&self) -> bool {
-        self.in_pem || !self.carry.is_empty() || !self.held.is_empty() || self.here.active()
+        self.in_pem
+            || !self.carry.is_empty()
+            || !self.held.is_empty()
+            || self.here.active()
+            || self.block.is_some()
+            || self.shown.is_some()
     }
 
     /// Whether a trailing `\` joins a line to the next (not in code, where it ends a
@@ -440,8 +458,27 @@ impl LineScanner {
         if self.here.active() {
             return self.here_body_line(line, mask, out, report);
         }
-        let cut = self.view_cut(&line[..body_len(line)]).0;
-        self.text_line(line, cut, mask, Body::Plain, out, report)
+        let body = &line[..body_len(line)];
+        let mut cut = self.view_cut(body).0;
+        let mut kind = Body::Plain;
+        if let Some(block) = &mut self.block {
+            match block.line(body, cut) {
+                Some(at) => (cut, kind) = (at, Body::BlockValue),
+                None => self.block = None,
+            }
+        }
+        if let Some((syntax, lines)) = &mut self.shown {
+            *lines += 1;
+            // `host:5432:db:…` is also what grep's `path:12:` looks like: the line is
+            // the file's whole before it is a view's.
+            let at = [0, cut].into_iter().find(|&at| heredoc::is_line_of(&body[at..], *syntax));
+            if let Some(at) = at.filter(|_| *lines <= heredoc::MAX_BODY_LINES) {
+                (cut, kind) = (at, Body::KeyFile(*syntax));
+            } else {
+                self.shown = None;
+            }
+        }
+        self.text_line(line, cut, mask, kind, out, report)
     }
 
     /// Where a line's text starts, and whether what is before it is a view's prefix.
@@ -558,6 +595,11 @@ impl LineScanner {
         }
         // A here-document's body is no part of the command.
         carried &= !opens_here;
+        if body_kind == Body::Plain && !in_body {
+            self.block = Block::opens(&line[..body_len], cut);
+            // What the command prints is the file's lines: in scrollback, the lines below.
+            self.shown = super::shell::shown_key_file(body).map(|s| (s, 0));
+        }
         if carried && !opens_pem {
             self.held.push(Held { line: line.to_vec(), cut, end: body_len, after, spans });
             return true;
@@ -687,6 +729,9 @@ fn body_spans(text: &[u8], body_kind: Body, reading: Reading) -> Vec<Span> {
     match body_kind {
         Body::Plain => Vec::new(),
         Body::Secret { after_user } => heredoc::secret(text, after_user).into_iter().collect(),
+        Body::BlockValue => {
+            heredoc::secret(text, false).map(|s| Span { rule: "kv", ..s }).into_iter().collect()
+        }
         Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
             // The whole line only when the rules find nothing in it.
             let by_rules = read(text, None, reading, b"", &mut Vec::new());

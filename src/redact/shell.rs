@@ -449,6 +449,32 @@ fn stdin_body(st: &Stage) -> Body {
     }
 }
 
+/// The key file whose syntax is known that `line`'s last command prints to the terminal
+/// (`cat ~/.pgpass`, `sudo tail -n 3 .pgpass`, `grep prod ~/.pgpass`): the lines after it,
+/// in scrollback, are that file's. Not when its output is piped on or redirected.
+pub(crate) fn shown_key_file(line: &[u8]) -> Option<FileSyntax> {
+    // Most lines that reach here name no such file: no need to lex them.
+    memchr::memmem::find(line, b".pgpass")?;
+    let body = line.trim_ascii_start().strip_prefix(b"- cmd: ").unwrap_or(line);
+    let lexed = lex(body);
+    let cmds = stages(lexed.tokens());
+    let [st] = cmds.last()?.as_slice() else { return None };
+    if !st.redirects.is_empty() || !st.here_docs.is_empty() {
+        return None;
+    }
+    let (idx, _) = command_at(&st.words)?;
+    let (cmd, args) = command(&st.words, idx);
+    if !matches!(cmd, "cat" | "head" | "tail" | "less" | "more" | "nl" | "grep" | "egrep" | "fgrep" | "rg") {
+        return None;
+    }
+    args.iter().filter(|w| w.text.first() != Some(&b'-')).find_map(|w| shown_syntax(w.text))
+}
+
+/// The syntax of the key file at `path`, when it is one whose lines are read in it.
+pub(crate) fn shown_syntax(path: &[u8]) -> Option<FileSyntax> {
+    (file_name(path) == b".pgpass").then_some(FileSyntax::Pgpass)
+}
+
 /// `cat` or `cat -` with no file: what it reads is what it writes.
 fn is_bare_cat(st: &Stage) -> bool {
     command_at(&st.words).is_some_and(|(idx, _)| {

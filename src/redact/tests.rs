@@ -1216,3 +1216,212 @@ fn quoting_around_a_redacted_value_stays_whole() {
         assert_eq!(keys(&v), keys(&serde_json::from_str(json).unwrap()), "{once}");
     }
 }
+
+/// A config file's unquoted value runs to the end of its line (less an inline comment
+/// where the format has one), so punctuation a shell would stop at is no end: the value
+/// of `password: Abc!def12` passed whole, and `DB_PASSWORD=Tr0ub4dor&3xyz` kept `&3xyz`.
+/// A shell's list operators and a pair's separator still end it.
+#[test]
+fn a_config_value_runs_to_the_end_of_its_line() {
+    for (text, want) in [
+        ("password: Abc!def12\n", "password: [REDACTED]\n"),
+        ("  password: Abc!def12 # the db's\n", "  password: [REDACTED] # the db's\n"),
+        ("- password: Tr0ub4dor&3xyz\n", "- password: [REDACTED]\n"),
+        ("password: Abc;def12\r\n", "password: [REDACTED]\r\n"),
+        ("password: Abc,def12\n", "password: [REDACTED]\n"),
+        ("DB_PASSWORD=Tr0ub4dor&3xyz\n", "DB_PASSWORD=[REDACTED]\n"),
+        ("DB_PASSWORD=Tr0ub4dor&3xyz\r\n", "DB_PASSWORD=[REDACTED]\r\n"),
+        ("export DB_PASSWORD=Tr0ub4dor&3xyz", "export DB_PASSWORD=[REDACTED]"),
+        ("DB_PASSWORD=Tr0ub4dor|3x>y<z)w(v", "DB_PASSWORD=[REDACTED]"),
+        ("DB_PASSWORD=Abc=def12\n", "DB_PASSWORD=[REDACTED]\n"),
+        ("DB_PASSWORD=Abc;def12\n", "DB_PASSWORD=[REDACTED]\n"),
+        ("DB_PASSWORD=Tr0ub4dor&3xyz # prod\n", "DB_PASSWORD=[REDACTED] # prod\n"),
+        ("\tDB_PASSWORD=Tr0ub4dor&3xyz\n", "\tDB_PASSWORD=[REDACTED]\n"),
+        ("password = Abc;def12\n", "password = [REDACTED]\n"),
+        ("password = Abc&def12 ; old one\n", "password = [REDACTED] ; old one\n"),
+        ("password = Hunter2xyz\t# noqa\n", "password = [REDACTED]\t# noqa\n"),
+        ("db.password=Abc!def12 and more\n", "db.password=[REDACTED]\n"),
+        ("spring.datasource.password: Abc&def12\n", "spring.datasource.password: [REDACTED]\n"),
+        ("     3\u{2192}DB_PASSWORD=Tr0ub4dor&3xyz\n", "     3\u{2192}DB_PASSWORD=[REDACTED]\n"),
+        ("+password: Abc!def12\n", "+password: [REDACTED]\n"),
+        ("config/.env:3:DB_PASSWORD=Tr0ub4dor&3xyz\n", "config/.env:3:DB_PASSWORD=[REDACTED]\n"),
+        // A shell's list operators, a blank and a pair's separator end a value.
+        ("DB_PASSWORD=Hunter2xyz ./run\n", "DB_PASSWORD=[REDACTED] ./run\n"),
+        ("DB_PASSWORD=Hunter2xyz & ./run\n", "DB_PASSWORD=[REDACTED] & ./run\n"),
+        ("DB_PASSWORD=Hunter2xyz&& ./run\n", "DB_PASSWORD=[REDACTED]&& ./run\n"),
+        ("DB_PASSWORD=Hunter2xyz&&b=2\n", "DB_PASSWORD=[REDACTED]&&b=2\n"),
+        ("DB_PASSWORD=Hunter2xyz||true\n", "DB_PASSWORD=[REDACTED]||true\n"),
+        ("DB_PASSWORD=Hunter2xyz; ./run\n", "DB_PASSWORD=[REDACTED]; ./run\n"),
+        ("password=Hunter2xyz&user=bob\n", "password=[REDACTED]&user=bob\n"),
+        ("Password=P@ssw0rd!;Database=app\n", "Password=[REDACTED];Database=app\n"),
+        (
+            "Server=db;Database=app;User Id=sa;Password=P@ssw0rd!;Encrypt=true\n",
+            "Server=db;Database=app;User Id=sa;Password=[REDACTED];Encrypt=true\n",
+        ),
+        // Not at a line's start: a shell word, which `&` ends.
+        ("docker run -e DB_PASSWORD=Hunter2xyz&& ls\n", "docker run -e DB_PASSWORD=[REDACTED]&& ls\n"),
+    ] {
+        assert_eq!(redacted_everywhere(text), want, "{text:?}");
+    }
+    // Shell lines whose `&` is a shell's, and values that are not secrets.
+    for text in [
+        "make && FOO=bar ./x\n",
+        "a=1&&b=2\n",
+        "FOO=bar&\n",
+        "password: ${DB_PASSWORD} # from the vault\n",
+        "password: changeme\n",
+        "DB_PASSWORD=$(cat /run/secrets/db) ./run\n",
+        "  token: Option<String>,\n",
+        "colon_token: Token![:],\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+}
+
+/// A text in every view the redactor reads, each line numbered or signed as the tool
+/// shows it: plain, `Read`, `cat -n`, `grep -n -A` over one file, the added, removed and
+/// context lines of a unified diff.
+fn views_of(text: &str) -> Vec<(&'static str, String)> {
+    let each = |f: &dyn Fn(usize, &str) -> String| -> String {
+        text.split_inclusive('\n').enumerate().map(|(i, l)| f(i + 1, l)).collect()
+    };
+    vec![
+        ("plain", text.to_string()),
+        ("read", each(&|n, l| format!("{n:>6}\u{2192}{l}"))),
+        ("cat -n", each(&|n, l| format!("{n:>6}\t{l}"))),
+        (
+            "grep -n",
+            each(&|n, l| if n == 1 { format!("app.yml:{n}:{l}") } else { format!("app.yml-{n}-{l}") }),
+        ),
+        ("diff +", each(&|_, l| format!("+{l}"))),
+        ("diff -", each(&|_, l| format!("-{l}"))),
+        ("diff context", each(&|_, l| format!(" {l}"))),
+    ]
+}
+
+/// YAML's block scalars (YAML 1.2.2, 8.1.1): a `|` (literal) or `>` (folded) header, an
+/// optional indentation indicator (1-9) and chomping indicator (`-`, `+`) in either
+/// order, an optional comment; the content is every line below indented more than the
+/// key (or by the indicator), empty lines included, up to the first non-empty line
+/// indented less. Under a secret's name each content line is the secret; the header,
+/// a PEM armour and the lines after the block stay.
+#[test]
+fn a_yaml_block_scalar_under_a_secrets_name_loses_its_lines() {
+    for (text, want) in [
+        ("password: |\n  Hunter2xyz\nuser: bob\n", "password: |\n  [REDACTED]\nuser: bob\n"),
+        (
+            "password: >\n  correct horse\n  battery staple\nhost: db\n",
+            "password: >\n  [REDACTED]\n  [REDACTED]\nhost: db\n",
+        ),
+        (
+            "db:\n  password: |-\n    Tr0ub4dor&3xyz\n  port: 5432\n",
+            "db:\n  password: |-\n    [REDACTED]\n  port: 5432\n",
+        ),
+        ("password: >+\n  Hunter2xyz\n\nnext: x\n", "password: >+\n  [REDACTED]\n\nnext: x\n"),
+        ("password: |2\n   Hunter2xyz\nnext: x\n", "password: |2\n   [REDACTED]\nnext: x\n"),
+        ("password: |-2 # the db's\n  Hunter2xyz\n", "password: |-2 # the db's\n  [REDACTED]\n"),
+        ("password: >2-\n  Hunter2xyz\n", "password: >2-\n  [REDACTED]\n"),
+        ("api_token: !!str |\n  Kq8pLmN3vR7tKx2WbY9cH\n", "api_token: !!str |\n  [REDACTED]\n"),
+        ("\"password\": |\n  Hunter2xyz\n", "\"password\": |\n  [REDACTED]\n"),
+        // Empty lines before the content, and a `#`, which is content there.
+        ("password: |\n\n  Hunter2xyz\nx: y\n", "password: |\n\n  [REDACTED]\nx: y\n"),
+        ("password: |\n  #Hunter2xyz\n", "password: |\n  [REDACTED]\n"),
+        // Ended by a less indented line; the lines after it are not the block's.
+        (
+            "a:\n  password: |\n      Hunter2xyz\n    user: bob\n      kept-as-is\n",
+            "a:\n  password: |\n      [REDACTED]\n    user: bob\n      kept-as-is\n",
+        ),
+        ("password: |\n  Hunter2xyz\n---\nx: y\n", "password: |\n  [REDACTED]\n---\nx: y\n"),
+        ("- password: |\n    Hunter2xyz\n- name: x\n", "- password: |\n    [REDACTED]\n- name: x\n"),
+        // At the end of the text, with CRLF, with a tab.
+        ("password: |\n  Hunter2xyz", "password: |\n  [REDACTED]"),
+        ("password: |\r\n  Hunter2xyz\r\nuser: bob\r\n", "password: |\r\n  [REDACTED]\r\nuser: bob\r\n"),
+        ("password: |\n\tHunter2xyz\n", "password: |\n\t[REDACTED]\n"),
+        // An empty block: the next line is not its content.
+        ("password: |\nuser: bob\n", "password: |\nuser: bob\n"),
+        // A private key: the PEM rule keeps its armour.
+        (
+            "private_key: |\n  -----BEGIN PRIVATE KEY-----\n  MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n  -----END PRIVATE KEY-----\nx: y\n",
+            "private_key: |\n  -----BEGIN PRIVATE KEY-----\n  [REDACTED]\n  -----END PRIVATE KEY-----\nx: y\n",
+        ),
+    ] {
+        for ((view, shown), (_, wanted)) in views_of(text).into_iter().zip(views_of(want)) {
+            assert_eq!(redacted_in_pieces(&shown), wanted, "{view}: {shown:?}");
+        }
+    }
+    // Blocks under other names, and references, stay.
+    for text in [
+        "description: |\n  the password is in the vault\n",
+        "script: |\n  echo $DB_PASSWORD\n",
+        "password: |\n  ${DB_PASSWORD}\n",
+        "password_file: |\n  /run/secrets/db.txt\n",
+        "grep password: | sort\n  kept\n",
+    ] {
+        for (view, shown) in views_of(text) {
+            assert_eq!(redacted_in_pieces(&shown), shown, "{view}");
+        }
+    }
+    // Inside a transcript's tool result, as `Read` numbers it.
+    let shown = views_of("db:\n  password: >-\n    Hunter2xyz\n  port: 5432\n").remove(1).1;
+    let line = serde_json::json!({"type": "tool_result", "content": shown}).to_string();
+    let out = redact_json_line(&line, &mut Report::default()).into_owned();
+    assert!(!out.contains("Hunter2xyz") && out.contains("port: 5432"), "{out}");
+}
+
+/// A `.pgpass` (`hostname:port:database:username:password`, `\:` and `\\` escaped) shown
+/// by `cat` or read by an agent's `Read`: the lines hold no keyword, so only the file's
+/// name says what they are. Each line the file's syntax reads loses its password field;
+/// the first line that is not one ends the file.
+#[test]
+fn a_pgpass_shown_by_cat_or_read_loses_its_passwords() {
+    let file = "# prod\ndb.example.com:5432:app:alice:Hunter2xyz\n*:*:*:bob:An0ther\\:pw\n";
+    let red = "# prod\ndb.example.com:5432:app:alice:[REDACTED]\n*:*:*:bob:[REDACTED]\n";
+    for (cmd, after) in [
+        ("cat ~/.pgpass\n", "box% ls\n"),
+        ("box% cat ~/.pgpass\n", "box% ls\n"),
+        ("$ sudo cat /var/lib/postgresql/.pgpass\n", "$ \n"),
+        (": 1700000000:0;cat $HOME/.pgpass\n", ""),
+        ("tail -n 3 .pgpass\n", "done: a:1:b:c:d\n"),
+    ] {
+        let text = format!("{cmd}{file}{after}");
+        assert_eq!(redacted_in_pieces(&text), format!("{cmd}{red}{after}"), "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(redacted_in_pieces(&crlf), format!("{cmd}{red}{after}").replace('\n', "\r\n"));
+    }
+    // `cat -n` numbers the lines.
+    let numbered: String = file.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect();
+    let out = redacted_in_pieces(&format!("cat -n ~/.pgpass\n{numbered}"));
+    assert_eq!(out.matches(REDACTED).count(), 2, "{out}");
+    // What is not the file's output: piped on, written elsewhere, not shown, or a line
+    // after it that the file's syntax does not read.
+    for text in [
+        "cat ~/.pgpass | wc -l\n3\na:1:b:c:Hunter2xyz\n",
+        "cat ~/.pgpass > backup\na:1:b:c:Hunter2xyz\n",
+        "ls -l ~/.pgpass\na:1:b:c:Hunter2xyz\n",
+        "cat ~/.pgpass\nsrc/main.rs:12:use std::io;\n",
+        "cat ~/.pgpass\n\nx.rs:1:a:b:c\n",
+    ] {
+        assert_eq!(redacted_in_pieces(text), text);
+    }
+    // Claude Code's `Read` record: the path is in the same record as the numbered view
+    // and the plain content.
+    let numbered: String =
+        file.lines().enumerate().map(|(i, l)| format!("{:>6}\u{2192}{l}\n", i + 1)).collect();
+    let record = serde_json::json!({
+        "type": "user",
+        "message": {"role": "user", "content": [
+            {"tool_use_id": "toolu_01", "type": "tool_result", "content": numbered}]},
+        "toolUseResult": {"type": "text", "file": {
+            "filePath": "/home/me/.pgpass", "content": file, "numLines": 3}},
+    })
+    .to_string();
+    let mut r = Report::default();
+    let out = redact_json_line(&record, &mut r).into_owned();
+    assert!(!out.contains("Hunter2xyz") && !out.contains("An0ther"), "{out}");
+    assert_eq!(r.values, 4, "{out}");
+    assert!(out.contains("db.example.com:5432:app:alice:[REDACTED]"), "{out}");
+    assert!(matches!(redact_json_line(&out, &mut Report::default()), Cow::Borrowed(_)), "{out}");
+    // The same record for another file is left alone.
+    let other = record.replace(".pgpass", "notes.txt");
+    assert!(matches!(redact_json_line(&other, &mut Report::default()), Cow::Borrowed(_)));
+}
