@@ -12,6 +12,9 @@
 //! and a comparison with the ungated engine on real text keep it so (see the tests).
 
 use std::cell::RefCell;
+use std::sync::LazyLock;
+
+use memchr::memmem;
 
 use super::memo::{Memo, remembered};
 use super::shell::GIVES_BY_POSITION;
@@ -111,11 +114,15 @@ impl LineFacts {
 
     /// A word of [`GIVES_BY_POSITION`] on the line, as a whole word.
     fn by_position(&mut self, line: &[u8]) -> bool {
+        // Built once: a finder's set-up costs more than most lines' search.
+        static FINDERS: LazyLock<Vec<memmem::Finder<'static>>> =
+            LazyLock::new(|| GIVES_BY_POSITION.iter().map(|w| memmem::Finder::new(*w)).collect());
         *self.by_position.get_or_insert_with(|| {
             let joins = |b: Option<&u8>| b.is_some_and(|b| is_word(*b) || *b == b'-');
-            GIVES_BY_POSITION.iter().any(|w| {
-                memchr::memmem::find_iter(line, w)
-                    .any(|i| !joins(i.checked_sub(1).map(|j| &line[j])) && !joins(line.get(i + w.len())))
+            FINDERS.iter().any(|f| {
+                let len = f.needle().len();
+                f.find_iter(line)
+                    .any(|i| !joins(i.checked_sub(1).map(|j| &line[j])) && !joins(line.get(i + len)))
             })
         })
     }
