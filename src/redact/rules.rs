@@ -609,6 +609,7 @@ pub static RULES: &[Rule] = &[
             "sqlcmd",
             "bcp",
             "osql",
+            "isql",
             "mosquitto",
             "zip",
             "ldap",
@@ -620,6 +621,7 @@ pub static RULES: &[Rule] = &[
             "mongo",
             "doctl",
             "codecov",
+            "cml",
             "login",
             // `aws ssm put-parameter --value X`: the value is the secret whatever the
             // parameter's name, which holds no keyword (`--name MyParam`).
@@ -668,6 +670,7 @@ pub static RULES: &[Rule] = &[
             "smbclient",
             "rpcclient",
             "smbmap",
+            "smbcacls",
             "lftp",
             "freerdp",
             "htpasswd",

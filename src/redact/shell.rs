@@ -103,6 +103,15 @@ const fn sf(
     ShortFlag { commands, sub, flag, attached_only, value }
 }
 
+/// `CMD … SUB …` and the flags whose value is then a secret whatever it is named: the
+/// secret stores' own spellings (`gh secret set NAME -b X`, `--body=X`; `aws ssm
+/// put-parameter --value X`; `az keyvault secret set --value X`).
+const VALUE_FLAGS: &[(&str, &str, &[&str])] = &[
+    ("gh", "secret", &["--body", "-b"]),
+    ("aws", "put-parameter", &["--value"]),
+    ("az", "secret", &["--value"]),
+];
+
 /// Long flags that name a secret but take no value.
 const NO_VALUE_FLAGS: &[&str] = &[
     "ask-pass",
@@ -881,7 +890,27 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
                 break;
             }
         }
-        if handled || assigned {
+        if handled {
+            continue;
+        }
+        // `gh secret set NAME --body X`, `-b X`, `--body=X`: the value whatever its name.
+        if let Some((_, _, names)) =
+            VALUE_FLAGS.iter().find(|(c, sub, _)| *c == cmd && args.iter().any(|w| w.text == sub.as_bytes()))
+        {
+            if let Some(n) = next.filter(|_| next_is_value && names.iter().any(|f| t == f.as_bytes())) {
+                value(n, 0, ValueKind::Plain, Class::Password, base, "flag", out);
+                j += 1;
+                continue;
+            }
+            let glued = names.iter().find(|f| {
+                f.starts_with("--") && t.starts_with(f.as_bytes()) && t.get(f.len()) == Some(&b'=')
+            });
+            if let Some(f) = glued {
+                value(w, f.len() + 1, ValueKind::Plain, Class::Password, base, "flag", out);
+                continue;
+            }
+        }
+        if assigned {
             continue;
         }
         if cmd == "curl" && matches!(t, b"-b" | b"--cookie") {
@@ -907,13 +936,6 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         let auth_pair = flag_s == "auth" && dashes == 2 && n.text.contains(&b':');
         if (USERPASS_FLAGS.contains(&flag_s) && dashes == 2) || auth_pair {
             value(n, 0, ValueKind::UserPass(b':'), Class::Password, base, "userpass", out);
-            j += 1;
-            continue;
-        }
-        if (cmd == "gh" && matches!(flag_s, "body" | "b") && args.iter().any(|w| w.text == b"secret"))
-            || (cmd == "aws" && flag_s == "value" && args.iter().any(|w| w.text == b"put-parameter"))
-        {
-            value(n, 0, ValueKind::Plain, Class::Password, base, "flag", out);
             j += 1;
             continue;
         }
@@ -1071,4 +1093,57 @@ fn decodes_to_secret(blob: &[u8], depth: u8) -> bool {
             && !decoded.windows(3).any(|w| w == b"://")
     });
     basic || !find_spans_depth(&decoded, depth + 1).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command this file knows a secret flag of wakes the engine on its own: a
+    /// keyword of its own, not another rule's word that happens to be on the line, takes
+    /// the line to it (`isql -P X`, `smbcacls -U u%X`, `cml runner -t X`).
+    #[test]
+    fn every_short_flag_command_is_read_without_help() {
+        let mut missed = Vec::new();
+        for f in SHORT_FLAGS {
+            for cmd in f.commands {
+                let sub = f.sub.map(|s| format!(" {s}")).unwrap_or_default();
+                let value = match f.value {
+                    ValueKind::Plain => "Hunter2xyz9".to_string(),
+                    ValueKind::UserPass(sep) => format!("bob{}Hunter2xyz9", sep as char),
+                };
+                let line = if f.attached_only {
+                    format!("{cmd}{sub} {}{value} -x y", f.flag)
+                } else {
+                    format!("{cmd}{sub} {} {value} -x y", f.flag)
+                };
+                if crate::redact::redact(&line).contains("Hunter2xyz9") {
+                    missed.push(line);
+                }
+            }
+        }
+        assert!(missed.is_empty(), "{} passed:\n{}", missed.len(), missed.join("\n"));
+    }
+
+    /// The secret stores' documented spellings of their value flag (`gh secret set --help`,
+    /// `aws ssm put-parameter help`, `az keyvault secret set --help`).
+    #[test]
+    fn secret_stores_lose_the_value_in_every_spelling() {
+        for line in [
+            "gh secret set API_TOKEN -b Hunter2xyz9",
+            "gh secret set API_TOKEN --body Hunter2xyz9 --repo o/r",
+            "gh secret set API_TOKEN --body=Hunter2xyz9",
+            "aws ssm put-parameter --name n --value=Hunter2xyz9 --type SecureString",
+            "aws ssm put-parameter --name n --type SecureString --value Hunter2xyz9",
+            "az keyvault secret set --vault-name kv --name db --value Hunter2xyz9",
+            "az keyvault secret set --vault-name kv --name db --value=Hunter2xyz9",
+        ] {
+            let out = crate::redact::redact(line);
+            assert!(!out.contains("Hunter2xyz9") && out.contains("[REDACTED]"), "{line} -> {out}");
+        }
+        // Not under the sub-command, `-b` and `--value` are other things.
+        for line in ["gh pr create -b 'fix the parser'", "az tag create --name env --value production"] {
+            assert_eq!(crate::redact::redact(line), line);
+        }
+    }
 }
