@@ -617,7 +617,11 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         };
         // `"pin": 1234` in JSON written into text: a number, which the JSON reading of a
         // record leaves as it is too; a bare marker there would break the JSON.
-        let json_number = bare && c.get(1).is_some_and(|q| q.as_bytes() == b"\"") && is_json_number(v);
+        let json_key = c.get(1).is_some_and(|q| q.as_bytes() == b"\"");
+        let json_number = bare && json_key && is_json_number(v);
+        // A quoted value under a quoted name is JSON's (or a dict's): judged as the JSON
+        // reading judges it, so a `Read` view's numbered copy of a file and its plain copy
+        // agree; under a bare name, three capitalised words are a label's.
         // The value as its word (`v`) or, on a config file's line, as the line reads it.
         let judge = |v: &[u8], rest: &[u8], class| {
             !(bare && is_code_value(v, rest))
@@ -628,7 +632,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
                 && !(bare && is_type_annotation(v, rest))
                 && !v.eq_ignore_ascii_case(name)
                 && !(bare && is_prose(v, rest))
-                && (bare || !is_sentence(v))
+                && (bare || json_key || !is_sentence(v))
                 && should_redact(class, v)
         };
         // Punctuation inside the value, not a statement's `,` or `;` after it.
@@ -657,6 +661,28 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
 #[cfg(test)]
 mod tests {
     use crate::redact::redact;
+
+    /// A JSON file's line, read as text (a `Read` view numbers it), is judged as the JSON
+    /// reading of the same file judges it: a passphrase of capitalised words is no
+    /// sentence there, or the numbered copy kept what the plain copy lost.
+    #[test]
+    fn a_json_line_read_as_text_is_judged_as_json() {
+        let secret = "Correct Horse Battery Staple";
+        for line in [
+            format!("    \"password\": \"{secret}\","),
+            format!("     4\u{2192}    \"db_password\": \"{secret}\""),
+            format!("{{\"password\": \"{secret}\"}}"),
+        ] {
+            let out = crate::redact::redact(&line);
+            assert!(!out.contains(secret), "{line} -> {out}");
+        }
+        let record = format!("{{\"password\": \"{secret}\"}}");
+        let walked = crate::redact::redact_json_line(&record, &mut crate::redact::Report::default());
+        assert!(!walked.contains(secret), "{walked}");
+        // A label under a name that does not end with a secret's word stays.
+        let label = "  \"password_hint\": \"Use Eight Characters Or More\",";
+        assert_eq!(crate::redact::redact(label), label);
+    }
 
     /// Secrets a stranger's reading found passing, each in the shape it was written.
     #[test]
