@@ -465,18 +465,48 @@ pub(crate) fn shown_key_file(line: &[u8]) -> Option<FileSyntax> {
     // Most lines that reach here name no such file: no need to lex them.
     memchr::memmem::find(line, b".pgpass")?;
     let body = line.trim_ascii_start().strip_prefix(b"- cmd: ").unwrap_or(line);
+    if stdout_redirected(body) {
+        return None;
+    }
     let lexed = lex(body);
     let cmds = stages(lexed.tokens());
-    let [st] = cmds.last()?.as_slice() else { return None };
-    if !st.redirects.is_empty() || !st.here_docs.is_empty() {
-        return None;
-    }
-    let (idx, _) = command_at(&st.words)?;
-    let (cmd, args) = command(&st.words, idx);
-    if !matches!(cmd, "cat" | "head" | "tail" | "less" | "more" | "nl" | "grep" | "egrep" | "fgrep" | "rg") {
-        return None;
-    }
-    args.iter().filter(|w| w.text.first() != Some(&b'-')).find_map(|w| shown_syntax(w.text))
+    // Its output is what follows the line when it is the line's last command, or its
+    // first (`cat ~/.pgpass; echo`, `cat ~/.pgpass && psql …`): piped on, it is not.
+    [cmds.first()?, cmds.last()?].into_iter().find_map(|stages| {
+        let [st] = stages.as_slice() else { return None };
+        if !st.here_docs.is_empty() {
+            return None;
+        }
+        let (idx, _) = command_at(&st.words)?;
+        let (cmd, args) = command(&st.words, idx);
+        if !matches!(
+            cmd,
+            "cat" | "head" | "tail" | "less" | "more" | "nl" | "grep" | "egrep" | "fgrep" | "rg"
+        ) {
+            return None;
+        }
+        args.iter().filter(|w| w.text.first() != Some(&b'-')).find_map(|w| shown_syntax(w.text))
+    })
+}
+
+/// Whether a command on `line` sends its standard output to a file (`>`, `>>`, `1>`,
+/// `&>`); `2>/dev/null`, `2>&1` and `>&2` leave it on the terminal.
+fn stdout_redirected(line: &[u8]) -> bool {
+    memchr::memchr_iter(b'>', line).any(|i| {
+        if i > 0 && line[i - 1] == b'>' {
+            // The second of `>>`: the first decided.
+            return false;
+        }
+        let fd = match i.checked_sub(1).map(|j| line[j]) {
+            Some(b'&') => return true,
+            Some(d @ b'0'..=b'9') if i < 2 || !line[i - 2].is_ascii_alphanumeric() => d,
+            _ => b'1',
+        };
+        let rest = &line[i + 1..];
+        let rest = rest.strip_prefix(b">").unwrap_or(rest);
+        let to_fd = rest.first() == Some(&b'&') && rest.get(1).is_some_and(u8::is_ascii_digit);
+        fd == b'1' && !to_fd
+    })
 }
 
 /// The syntax of the key file at `path`, when it is one whose lines are read in it.

@@ -1382,6 +1382,13 @@ fn a_pgpass_shown_by_cat_or_read_loses_its_passwords() {
         ("$ sudo cat /var/lib/postgresql/.pgpass\n", "$ \n"),
         (": 1700000000:0;cat $HOME/.pgpass\n", ""),
         ("tail -n 3 .pgpass\n", "done: a:1:b:c:d\n"),
+        // Only errors redirected, or sent on to the terminal: the file still shows.
+        ("$ cat ~/.pgpass 2>/dev/null\n", "$ \n"),
+        ("$ cat ~/.pgpass 2>&1\n", "$ \n"),
+        ("$ cat ~/.pgpass >&2\n", "$ \n"),
+        // Shown first, with more commands after it on the line.
+        ("$ cat ~/.pgpass; echo\n", "\n$ \n"),
+        ("$ cat ~/.pgpass && psql -h db\n", "psql (16.2)\n"),
     ] {
         let text = format!("{cmd}{file}{after}");
         assert_eq!(redacted_in_pieces(&text), format!("{cmd}{red}{after}"), "{text:?}");
@@ -1397,6 +1404,9 @@ fn a_pgpass_shown_by_cat_or_read_loses_its_passwords() {
     for text in [
         "cat ~/.pgpass | wc -l\n3\na:1:b:c:Hunter2xyz\n",
         "cat ~/.pgpass > backup\na:1:b:c:Hunter2xyz\n",
+        "cat ~/.pgpass 1> backup\na:1:b:c:Hunter2xyz\n",
+        "cat ~/.pgpass &> backup\na:1:b:c:Hunter2xyz\n",
+        "echo hi; cat ~/.pgpass | wc -l\nhi\na:1:b:c:Hunter2xyz\n",
         "ls -l ~/.pgpass\na:1:b:c:Hunter2xyz\n",
         "cat ~/.pgpass\nsrc/main.rs:12:use std::io;\n",
         "cat ~/.pgpass\n\nx.rs:1:a:b:c\n",
