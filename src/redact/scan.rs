@@ -375,6 +375,9 @@ pub(crate) struct LineScanner {
     /// A key file a command shows (`cat ~/.pgpass`) whose lines follow, and how many
     /// have.
     shown: Option<(FileSyntax, usize)>,
+    /// The whole text is about the file `shown` names (a record that names its path):
+    /// every line its syntax reads is one of its lines.
+    shows_whole_text: bool,
     reading: Reading,
 }
 
@@ -406,7 +409,7 @@ const REREADS: usize = 3;
 impl LineScanner {
     /// A scanner for text that starts with a key file's lines.
     pub fn showing(syntax: FileSyntax) -> LineScanner {
-        LineScanner { shown: Some((syntax, 0)), ..LineScanner::default() }
+        LineScanner { shown: Some((syntax, 0)), shows_whole_text: true, ..LineScanner::default() }
     }
 
     /// A scanner for text of a known kind.
@@ -467,15 +470,18 @@ impl LineScanner {
                 None => self.block = None,
             }
         }
+        let whole_text = self.shows_whole_text;
         if let Some((syntax, lines)) = &mut self.shown {
             *lines += 1;
             // `host:5432:db:…` is also what grep's `path:12:` looks like: the line is
             // the file's whole before it is a view's.
             let at = [0, cut].into_iter().find(|&at| heredoc::is_line_of(&body[at..], *syntax));
-            if let Some(at) = at.filter(|_| *lines <= heredoc::MAX_BODY_LINES) {
-                (cut, kind) = (at, Body::KeyFile(*syntax));
-            } else {
-                self.shown = None;
+            match at.filter(|_| whole_text || *lines <= heredoc::MAX_BODY_LINES) {
+                Some(at) => (cut, kind) = (at, Body::KeyFile(*syntax)),
+                // A record about the file: its other lines (an `Edit` result's sentence
+                // before the snippet) do not end it.
+                None if whole_text => {}
+                None => self.shown = None,
             }
         }
         self.text_line(line, cut, mask, kind, out, report)
@@ -598,7 +604,9 @@ impl LineScanner {
         if body_kind == Body::Plain && !in_body {
             self.block = Block::opens(&line[..body_len], cut);
             // What the command prints is the file's lines: in scrollback, the lines below.
-            self.shown = super::shell::shown_key_file(body).map(|s| (s, 0));
+            if !self.shows_whole_text {
+                self.shown = super::shell::shown_key_file(body).map(|s| (s, 0));
+            }
         }
         if carried && !opens_pem {
             self.held.push(Held { line: line.to_vec(), cut, end: body_len, after, spans });

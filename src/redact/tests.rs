@@ -1431,6 +1431,19 @@ fn a_pgpass_shown_by_cat_or_read_loses_its_passwords() {
     assert_eq!(r.values, 4, "{out}");
     assert!(out.contains("db.example.com:5432:app:alice:[REDACTED]"), "{out}");
     assert!(matches!(redact_json_line(&out, &mut Report::default()), Cow::Borrowed(_)), "{out}");
+    // Claude Code's `Edit` result: a sentence, then the numbered snippet.
+    let edited = serde_json::json!({
+        "type": "user",
+        "message": {"role": "user", "content": [{"tool_use_id": "toolu_02", "type": "tool_result",
+            "content": format!("The file /home/me/.pgpass has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n{numbered}")}]},
+        "toolUseResult": {"filePath": "/home/me/.pgpass", "oldString": "x", "newString": "y"},
+    })
+    .to_string();
+    let out = redact_json_line(&edited, &mut Report::default()).into_owned();
+    assert!(
+        !out.contains("Hunter2xyz") && !out.contains("An0ther") && out.contains("has been updated"),
+        "{out}"
+    );
     // The same record for another file is left alone.
     let other = record.replace(".pgpass", "notes.txt");
     assert!(matches!(redact_json_line(&other, &mut Report::default()), Cow::Borrowed(_)));
