@@ -70,6 +70,12 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
         let dashes = c.get(1).unwrap();
         let name = c.get(2).unwrap();
         let val = c.get(3).unwrap();
+        // `PGPASSWORD= psql -h db`: a shell runs the command with the variable set empty.
+        if reading == Reading::Any && dashes.is_empty() && empty_before_command(line, name.end(), val.start())
+        {
+            pos = val.start();
+            continue;
+        }
         let (vs, mut ve) = unquote(line, val.start(), val.end());
         let before = line[..dashes.start()].last().copied();
         // `s/PASSWORD=.*/PASSWORD=X/` (sed, perl): the pattern is no value, and the
@@ -208,6 +214,56 @@ fn line_value_end(line: &[u8], lead: usize, ve: usize, sep: Separator) -> usize 
             shell_word_end(line, ve, end)
         }
     }
+}
+
+/// Whether `NAME= …`, with the name's `=` from `eq` to the value at `value`, is a shell's
+/// empty assignment before a command (`PGPASSWORD= psql -h db -U app`, `DB_PASSWORD=
+/// ./run.sh`), as bash reads it: `=` glued to a shell variable's name, then a blank, then
+/// a program and its arguments. An INI or properties line may write `password= x` too, so
+/// the words must read as a command line and not as a typed value: the first a path or a
+/// lower-case command name (`psql`, `pg_dump`, `python3`), then an argument that is an
+/// option, a path, a shell operator, a quoted or expanded word or a lower-case word
+/// (`-U app`, `~/.pgpass`, `> app.dump`, `deploy`). `password= Hunter2xyz` and
+/// `DB_PASSWORD= Tr0ub4dor&3 xyz` are values, and a name after `.` or `-` is no shell
+/// variable's; a lone `PGPASSWORD= psql` cannot be told from `password= hunter` and is
+/// read as one. Text of unknown kind only: a config file has no commands.
+fn empty_before_command(line: &[u8], eq: usize, value: usize) -> bool {
+    let sep = &line[eq..value];
+    if !(sep.first() == Some(&b'=') && sep.len() > 1) {
+        return false;
+    }
+    let name_start =
+        line[..eq].iter().rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).map_or(0, |i| i + 1);
+    if name_start == eq || name_start > 0 && matches!(line[name_start - 1], b'.' | b'-') {
+        return false;
+    }
+    let mut words = line[value..].split(u8::is_ascii_whitespace).filter(|w| !w.is_empty());
+    let Some(program) = words.next() else { return false };
+    let path = |w: &[u8]| {
+        [&b"/"[..], b"./", b"../", b"~/", b"~"].iter().any(|p| w.starts_with(p))
+            && w.len() > 1
+            && w.iter().all(|b| b.is_ascii_graphic())
+    };
+    let command_name = |w: &[u8]| {
+        w.first().is_some_and(u8::is_ascii_lowercase)
+            && w.iter().all(|b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.' | b'+')
+            })
+    };
+    if !(path(program) || command_name(program)) {
+        return false;
+    }
+    let argument = |w: &[u8]| {
+        w.first().is_some_and(|b| matches!(b, b'-' | b'"' | b'\'' | b'$' | b'>' | b'<' | b'|' | b'&' | b';'))
+            || path(w)
+            || w.first().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                && w.iter().all(|b| {
+                    b.is_ascii_lowercase()
+                        || b.is_ascii_digit()
+                        || matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b'=' | b'@' | b',')
+                })
+    };
+    words.any(argument)
 }
 
 /// The end of a `NAME=value` word from `from` as text of unknown kind reads it: see

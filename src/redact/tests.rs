@@ -1425,3 +1425,48 @@ fn a_pgpass_shown_by_cat_or_read_loses_its_passwords() {
     let other = record.replace(".pgpass", "notes.txt");
     assert!(matches!(redact_json_line(&other, &mut Report::default()), Cow::Borrowed(_)));
 }
+
+/// `text` read as `--as config` reads it.
+fn redacted_as_config(text: &str) -> String {
+    let mut o = Vec::new();
+    filter::run_as(filter::Kind::Config, text.as_bytes(), &mut o).expect("writing to a Vec does not fail");
+    String::from_utf8(o).expect("the filter keeps UTF-8")
+}
+
+/// `NAME= cmd args` is how a shell runs a command with the variable set empty: nothing on
+/// the line is a secret, and the command was taken for an INI value and lost to the
+/// marker (`PGPASSWORD= psql -h db -U app`). In text of unknown kind the value after the
+/// blank is a command when it is a program followed by what a command line holds; a
+/// config file's `password= Hunter2xyz` is still a value. See: #16 (F1, F7).
+#[test]
+fn r16_an_empty_assignment_before_a_command_is_no_value() {
+    for text in [
+        "PGPASSWORD= psql -h db -U app\n",
+        "PGPASSWORD= cat ~/.pgpass\n",
+        "DB_PASSWORD= ./run.sh --migrate\n",
+        "DB_PASSWORD= make deploy\n",
+        "API_TOKEN= make deploy\n",
+        "$ PGPASSWORD= psql -h db -U app\n",
+        "env PGPASSWORD= pg_dump -Fc app > app.dump\n",
+        "cd db && PGPASSWORD= psql -U app app\n",
+        "GITHUB_TOKEN= /usr/local/bin/gh auth status\n",
+        "PGPASSWORD= psql -c \"SELECT 1\" app\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+    // A config file's value after `= `, a typed value, and a value in text whose words
+    // are no command line.
+    for (text, want) in [
+        ("password= Hunter2xyz\n", "password= [REDACTED]\n"),
+        ("DB_PASSWORD= Hunter2xyz\n", "DB_PASSWORD= [REDACTED]\n"),
+        ("DB_PASSWORD= Tr0ub4dor&3 xyz\n", "DB_PASSWORD= [REDACTED]\n"),
+        ("DB_PASSWORD= hunter2 Xyz!9\n", "DB_PASSWORD= [REDACTED]\n"),
+        ("password = Abc;def12\n", "password = [REDACTED]\n"),
+    ] {
+        assert_eq!(redacted_everywhere(text), want, "{text:?}");
+        assert_eq!(redacted_as_config(text), want, "{text:?}");
+    }
+    // A command's own secret is still found.
+    let out = redacted_everywhere("PGPASSWORD= mysql -u root -pHunter2xyz db\n");
+    assert!(!out.contains("Hunter2xyz"), "{out}");
+}
