@@ -624,8 +624,62 @@ fn public_graph(line: &[u8], name_start: usize) -> bool {
 
 lazy_re!(
     COLON,
-    r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
+    r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
 );
+
+/// What a YAML tag before a value says of it (YAML 1.2.2, 6.9.1: `!local`, `!!core`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    /// The node names another: CloudFormation's intrinsic functions in their short form
+    /// (`!Ref DBPassword`, `!GetAtt Db.Endpoint`, `!ImportValue shared-db-password`,
+    /// `!If [c, !Ref A, !Ref B]`), and Home Assistant's and ESPHome's `!secret name`,
+    /// `!env_var NAME`, `!include file`. Nothing on such a line is the secret.
+    Reference,
+    /// A core type (`!!str`, `!!binary`): the value after it is judged, the tag kept.
+    Core,
+    /// A tag whose value is a literal still (`!Sub 'text'`, `!Base64 text`, Ansible's
+    /// `!unsafe`): the value after it is judged, the tag kept. A `${…}` or `{{resolve:…}}`
+    /// in a `!Sub` is a reference as anywhere else.
+    Literal,
+    /// Any other: in text that is no YAML it may be a password's first word
+    /// (`password: !Hunter2 xyz`), so it goes with the value.
+    Other,
+}
+
+fn yaml_tag(tag: &[u8]) -> Tag {
+    // CloudFormation's short forms (the intrinsic function reference and its condition
+    // functions); `Fn::Length`, `Fn::ToJsonString` and `Fn::ForEach` have none.
+    const REFERENCES: &[&[u8]] = &[
+        b"!Ref",
+        b"!GetAtt",
+        b"!GetAZs",
+        b"!ImportValue",
+        b"!FindInMap",
+        b"!Join",
+        b"!Select",
+        b"!Split",
+        b"!Cidr",
+        b"!Transform",
+        b"!If",
+        b"!And",
+        b"!Or",
+        b"!Not",
+        b"!Equals",
+        b"!Condition",
+        b"!secret",
+        b"!env_var",
+        b"!input",
+    ];
+    if REFERENCES.contains(&tag) || tag.starts_with(b"!include") {
+        Tag::Reference
+    } else if tag.starts_with(b"!!") && tag.len() > 2 && tag[2..].iter().all(u8::is_ascii_lowercase) {
+        Tag::Core
+    } else if matches!(tag, b"!Sub" | b"!Base64" | b"!unsafe") {
+        Tag::Literal
+    } else {
+        Tag::Other
+    }
+}
 
 fn is_json_number(v: &[u8]) -> bool {
     let v = v.strip_prefix(b"-").unwrap_or(v);
@@ -641,7 +695,29 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             break;
         };
         let name = c.get(2).unwrap().as_bytes();
-        let val = c.get(3).unwrap();
+        let val = c.get(4).unwrap();
+        // A YAML tag before the value (`!Ref X`, `!!str x`), or one with no value after
+        // it (`!!null`): see [`yaml_tag`].
+        let tag = match c.get(3) {
+            Some(t) => Some((t.start(), yaml_tag(t.as_bytes()))),
+            None => Some(val.start()).zip(
+                Some(val.as_bytes())
+                    .filter(|v| v.starts_with(b"!"))
+                    .map(yaml_tag)
+                    .filter(|t| *t != Tag::Other),
+            ),
+        };
+        if let Some((_, Tag::Reference)) = tag {
+            pos = val.end();
+            continue;
+        }
+        if let Some((_, Tag::Core | Tag::Literal)) = tag
+            && c.get(3).is_none()
+        {
+            // `token: !!null`, `password: !!str`: a tag with no value after it.
+            pos = val.end();
+            continue;
+        }
         let (mut vs, mut ve) = unquote(line, val.start(), val.end());
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
         let header =
@@ -701,7 +777,12 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
                     && !whole.iter().any(u8::is_ascii_whitespace)
                     && judge(whole, &line[end..], class))
         {
-            out.push(Span { start: vs, end, rule: "kv" });
+            // An unknown tag may be the start of a password in text that is no YAML.
+            let start = match tag {
+                Some((at, Tag::Other)) => at,
+                _ => vs,
+            };
+            out.push(Span { start, end, rule: "kv" });
             pos = val.end().max(end);
         } else {
             // `- cmd:   password: x`: the value may itself start the next pair.

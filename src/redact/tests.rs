@@ -1470,3 +1470,52 @@ fn r16_an_empty_assignment_before_a_command_is_no_value() {
     let out = redacted_everywhere("PGPASSWORD= mysql -u root -pHunter2xyz db\n");
     assert!(!out.contains("Hunter2xyz"), "{out}");
 }
+
+/// A YAML tag is no value. CloudFormation's intrinsic functions in short form (`!Ref`,
+/// `!GetAtt`, `!ImportValue`, …) name other nodes, and Home Assistant's and ESPHome's
+/// `!secret`, `!env_var` and `!include` name where the value is: each was taken for a
+/// password, to the line's end, and `!Sub '{{resolve:…}}'` lost its quote (`[REDACTED]''`).
+/// A core tag (`!!str`, `!!binary`) stays and the value after it is judged: the tag was
+/// taken for the value and the value passed. See: #16 (F2, F4).
+#[test]
+fn r16_a_yaml_tag_is_no_value() {
+    for text in [
+        "      MasterUserPassword: !Ref DBPassword\n",
+        "      MasterUserPassword: !Sub '{{resolve:secretsmanager:${DBSecret}:SecretString:password}}'\n",
+        "      AuthToken: !GetAtt Token.Value\n",
+        "      Password: !ImportValue shared-db-password\n",
+        "      SecretString: !Join [\"\", [!Ref Prefix, \"x\"]]\n",
+        "      Password: !If [UseSecret, !Ref SecretPw, !Ref AWS::NoValue]\n",
+        "      Password: !FindInMap [Env, !Ref Stage, DbPassword]\n",
+        "      Password: !Select [0, !Split [\",\", !Ref Passwords]]\n",
+        "      Password: !Sub \"${DbPassword}\"\n",
+        "  password: !secret tuya_password\n",
+        "  api_key: !env_var OPENAI_API_KEY\n",
+        "  credentials: !include creds.yaml\n",
+        "token: !!null\n",
+        "password: !!str\n",
+        "api_key: !!binary |\n",
+        "password: !vault |\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_config(text), text);
+    }
+    for (text, want) in [
+        ("password: !!str Hunter2xyz\n", "password: !!str [REDACTED]\n"),
+        ("password: !!str 'Hunter2xyz'\n", "password: !!str '[REDACTED]'\n"),
+        ("api_key: !!binary c2VjcmV0LWtleS0xMjM0NTY3ODk=\n", "api_key: !!binary [REDACTED]\n"),
+        ("  password: !unsafe Hunter{2}xyz\n", "  password: !unsafe [REDACTED]\n"),
+        ("  password: !Base64 Hunter2xyz\n", "  password: !Base64 [REDACTED]\n"),
+        ("  password: !Sub Hunter2xyz\n", "  password: !Sub [REDACTED]\n"),
+        // An unknown tag may be the password's own start in text that is no YAML.
+        ("password: !Hunter2 xyz\n", "password: [REDACTED]\n"),
+        ("password: !Hunter2xyz\n", "password: [REDACTED]\n"),
+        // Not at a line's start, the value after the tag passed.
+        ("{password: !!str Hunter2xyz}\n", "{password: !!str [REDACTED]}\n"),
+    ] {
+        assert_eq!(redacted_everywhere(text), want, "{text:?}");
+    }
+    // A block under a core tag loses its lines and keeps its header.
+    let out = redacted_everywhere("api_key: !!binary |\n  c2VjcmV0LWtleS0xMjM0NTY3ODk=\nnext: 1\n");
+    assert_eq!(out, "api_key: !!binary |\n  [REDACTED]\nnext: 1\n");
+}
