@@ -718,6 +718,12 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             pos = val.end();
             continue;
         }
+        // `${DB_PASSWORD:?must be set}`: a shell's parameter expansion, whose `:` is its
+        // operator's and `?` says the words after it are an error message.
+        if line[..c.get(2).unwrap().start()].ends_with(b"${") && val.as_bytes().starts_with(b"?") {
+            pos = val.end();
+            continue;
+        }
         let (mut vs, mut ve) = unquote(line, val.start(), val.end());
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
         let header =

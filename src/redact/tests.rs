@@ -1519,3 +1519,19 @@ fn r16_a_yaml_tag_is_no_value() {
     let out = redacted_everywhere("api_key: !!binary |\n  c2VjcmV0LWtleS0xMjM0NTY3ODk=\nnext: 1\n");
     assert_eq!(out, "api_key: !!binary |\n  [REDACTED]\nnext: 1\n");
 }
+
+/// A shell parameter expansion is a reference: in `${DB_PASSWORD:?must be set}` the `:`
+/// is the expansion's operator and what follows its message, which was taken for a
+/// `name: value` pair's value (`${DB_PASSWORD:[REDACTED] be set}`). See: #16 (F6).
+#[test]
+fn r16_a_parameter_expansion_is_a_reference() {
+    for text in [
+        "DB_PASSWORD=${DB_PASSWORD:?must be set}\n",
+        "  password: ${DB_PASSWORD:?DB_PASSWORD is required}\n",
+        "export API_TOKEN=\"${API_TOKEN:?}\"\n",
+        "password: ${DB_PASSWORD:-postgres}\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_config(text), text);
+    }
+}
