@@ -627,6 +627,40 @@ lazy_re!(
     r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
 );
 
+/// Whether `rest`, after `passwd:` or `shadow:` at a line's start, is the list of
+/// services `/etc/nsswitch.conf` gives that database (nsswitch.conf(5): `passwd: files
+/// systemd`, `shadow: files sss [NOTFOUND=return] ldap`): lower-case service names and
+/// `[STATUS=action]` items, less a comment, with at least one service that the manual
+/// (`files`, `db`, `nis`, `nisplus`, `dns`, `compat`, `hesiod`, `ldap`, `winbind`,
+/// `wins`) or nss-systemd and SSSD (`systemd`, `sss`) document, so `passwd: hunter2`
+/// is still a password.
+fn nsswitch_sources(name: &[u8], rest: &[u8]) -> bool {
+    const DOCUMENTED: &[&[u8]] = &[
+        b"files", b"db", b"nis", b"nisplus", b"dns", b"compat", b"hesiod", b"ldap", b"winbind", b"wins",
+        b"systemd", b"sss",
+    ];
+    if !matches!(name, b"passwd" | b"shadow") {
+        return false;
+    }
+    let rest = rest.split(|b| *b == b'#').next().unwrap_or(rest);
+    let mut documented = false;
+    for word in rest.split(u8::is_ascii_whitespace).filter(|w| !w.is_empty()) {
+        let action = word.len() > 2
+            && word.starts_with(b"[")
+            && word.ends_with(b"]")
+            && word[1..word.len() - 1]
+                .iter()
+                .all(|b| b.is_ascii_alphabetic() || matches!(b, b'=' | b'!' | b' '));
+        let service = word.first().is_some_and(u8::is_ascii_lowercase)
+            && word.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+        if !(action || service) {
+            return false;
+        }
+        documented |= DOCUMENTED.contains(&word);
+    }
+    documented
+}
+
 /// What a YAML tag before a value says of it (YAML 1.2.2, 6.9.1: `!local`, `!!core`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tag {
@@ -723,6 +757,9 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         if line[..c.get(2).unwrap().start()].ends_with(b"${") && val.as_bytes().starts_with(b"?") {
             pos = val.end();
             continue;
+        }
+        if c.get(2).unwrap().start() == 0 && nsswitch_sources(name, &line[val.start()..]) {
+            break;
         }
         let (mut vs, mut ve) = unquote(line, val.start(), val.end());
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();

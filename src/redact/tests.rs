@@ -1535,3 +1535,32 @@ fn r16_a_parameter_expansion_is_a_reference() {
         assert_eq!(redacted_as_config(text), text);
     }
 }
+
+/// `/etc/nsswitch.conf` names, for each database, the services that answer it
+/// (nsswitch.conf(5)): `passwd:         files systemd` is a list of sources, which the
+/// `name: value` reading took for a password. A line that starts with the database's name
+/// and lists services (each a lower-case name, one of them a service the manual or
+/// nss-systemd documents) and `[STATUS=action]` items is left alone; a typed value under
+/// `passwd:` is still one. See: #16 (F3).
+#[test]
+fn r16_nsswitch_sources_are_no_password() {
+    for text in [
+        "passwd:         files systemd\n",
+        "shadow:         files\n",
+        "passwd: compat\n",
+        "passwd:     files sss [NOTFOUND=return] ldap # users\n",
+        "passwd: files altfiles sss\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_config(text), text);
+    }
+    for (text, secret) in [
+        ("passwd: Hunter2xyz\n", "Hunter2xyz"),
+        ("passwd: hunter2\n", "hunter2"),
+        ("passwd: files Hunter2xyz\n", "Hunter2xyz"),
+        ("  passwd: files\n", "files"),
+        ("password: files\n", "files"),
+    ] {
+        assert!(!redacted_everywhere(text).contains(secret), "{text:?}");
+    }
+}
