@@ -70,6 +70,12 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
         let dashes = c.get(1).unwrap();
         let name = c.get(2).unwrap();
         let val = c.get(3).unwrap();
+        // `PGPASSWORD= psql -h db`: a shell runs the command with the variable set empty.
+        if reading == Reading::Any && dashes.is_empty() && empty_before_command(line, name.end(), val.start())
+        {
+            pos = val.start();
+            continue;
+        }
         let (vs, mut ve) = unquote(line, val.start(), val.end());
         let before = line[..dashes.start()].last().copied();
         // `s/PASSWORD=.*/PASSWORD=X/` (sed, perl): the pattern is no value, and the
@@ -208,6 +214,56 @@ fn line_value_end(line: &[u8], lead: usize, ve: usize, sep: Separator) -> usize 
             shell_word_end(line, ve, end)
         }
     }
+}
+
+/// Whether `NAME= …`, with the name's `=` from `eq` to the value at `value`, is a shell's
+/// empty assignment before a command (`PGPASSWORD= psql -h db -U app`, `DB_PASSWORD=
+/// ./run.sh`), as bash reads it: `=` glued to a shell variable's name, then a blank, then
+/// a program and its arguments. An INI or properties line may write `password= x` too, so
+/// the words must read as a command line and not as a typed value: the first a path or a
+/// lower-case command name (`psql`, `pg_dump`, `python3`), then an argument that is an
+/// option, a path, a shell operator, a quoted or expanded word or a lower-case word
+/// (`-U app`, `~/.pgpass`, `> app.dump`, `deploy`). `password= Hunter2xyz` and
+/// `DB_PASSWORD= Tr0ub4dor&3 xyz` are values, and a name after `.` or `-` is no shell
+/// variable's; a lone `PGPASSWORD= psql` cannot be told from `password= hunter` and is
+/// read as one. Text of unknown kind only: a config file has no commands.
+fn empty_before_command(line: &[u8], eq: usize, value: usize) -> bool {
+    let sep = &line[eq..value];
+    if !(sep.first() == Some(&b'=') && sep.len() > 1) {
+        return false;
+    }
+    let name_start =
+        line[..eq].iter().rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).map_or(0, |i| i + 1);
+    if name_start == eq || name_start > 0 && matches!(line[name_start - 1], b'.' | b'-') {
+        return false;
+    }
+    let mut words = line[value..].split(u8::is_ascii_whitespace).filter(|w| !w.is_empty());
+    let Some(program) = words.next() else { return false };
+    let path = |w: &[u8]| {
+        [&b"/"[..], b"./", b"../", b"~/", b"~"].iter().any(|p| w.starts_with(p))
+            && w.len() > 1
+            && w.iter().all(|b| b.is_ascii_graphic())
+    };
+    let command_name = |w: &[u8]| {
+        w.first().is_some_and(u8::is_ascii_lowercase)
+            && w.iter().all(|b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.' | b'+')
+            })
+    };
+    if !(path(program) || command_name(program)) {
+        return false;
+    }
+    let argument = |w: &[u8]| {
+        w.first().is_some_and(|b| matches!(b, b'-' | b'"' | b'\'' | b'$' | b'>' | b'<' | b'|' | b'&' | b';'))
+            || path(w)
+            || w.first().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                && w.iter().all(|b| {
+                    b.is_ascii_lowercase()
+                        || b.is_ascii_digit()
+                        || matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b'=' | b'@' | b',')
+                })
+    };
+    words.any(argument)
 }
 
 /// The end of a `NAME=value` word from `from` as text of unknown kind reads it: see
@@ -568,8 +624,96 @@ fn public_graph(line: &[u8], name_start: usize) -> bool {
 
 lazy_re!(
     COLON,
-    r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
+    r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
 );
+
+/// Whether `rest`, after `passwd:` or `shadow:` at a line's start, is the list of
+/// services `/etc/nsswitch.conf` gives that database (nsswitch.conf(5): `passwd: files
+/// systemd`, `shadow: files sss [NOTFOUND=return] ldap`): lower-case service names and
+/// `[STATUS=action]` items, less a comment, with at least one service that the manual
+/// (`files`, `db`, `nis`, `nisplus`, `dns`, `compat`, `hesiod`, `ldap`, `winbind`,
+/// `wins`) or nss-systemd and SSSD (`systemd`, `sss`) document, so `passwd: hunter2`
+/// is still a password.
+fn nsswitch_sources(name: &[u8], rest: &[u8]) -> bool {
+    const DOCUMENTED: &[&[u8]] = &[
+        b"files", b"db", b"nis", b"nisplus", b"dns", b"compat", b"hesiod", b"ldap", b"winbind", b"wins",
+        b"systemd", b"sss",
+    ];
+    if !matches!(name, b"passwd" | b"shadow") {
+        return false;
+    }
+    let rest = rest.split(|b| *b == b'#').next().unwrap_or(rest);
+    let mut documented = false;
+    for word in rest.split(u8::is_ascii_whitespace).filter(|w| !w.is_empty()) {
+        let action = word.len() > 2
+            && word.starts_with(b"[")
+            && word.ends_with(b"]")
+            && word[1..word.len() - 1]
+                .iter()
+                .all(|b| b.is_ascii_alphabetic() || matches!(b, b'=' | b'!' | b' '));
+        let service = word.first().is_some_and(u8::is_ascii_lowercase)
+            && word.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+        if !(action || service) {
+            return false;
+        }
+        documented |= DOCUMENTED.contains(&word);
+    }
+    documented
+}
+
+/// What a YAML tag before a value says of it (YAML 1.2.2, 6.9.1: `!local`, `!!core`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    /// The node names another: CloudFormation's intrinsic functions in their short form
+    /// (`!Ref DBPassword`, `!GetAtt Db.Endpoint`, `!ImportValue shared-db-password`,
+    /// `!If [c, !Ref A, !Ref B]`), and Home Assistant's and ESPHome's `!secret name`,
+    /// `!env_var NAME`, `!include file`. Nothing on such a line is the secret.
+    Reference,
+    /// A core type (`!!str`, `!!binary`): the value after it is judged, the tag kept.
+    Core,
+    /// A tag whose value is a literal still (`!Sub 'text'`, `!Base64 text`, Ansible's
+    /// `!unsafe`): the value after it is judged, the tag kept. A `${…}` or `{{resolve:…}}`
+    /// in a `!Sub` is a reference as anywhere else.
+    Literal,
+    /// Any other: in text that is no YAML it may be a password's first word
+    /// (`password: !Hunter2 xyz`), so it goes with the value.
+    Other,
+}
+
+fn yaml_tag(tag: &[u8]) -> Tag {
+    // CloudFormation's short forms (the intrinsic function reference and its condition
+    // functions); `Fn::Length`, `Fn::ToJsonString` and `Fn::ForEach` have none.
+    const REFERENCES: &[&[u8]] = &[
+        b"!Ref",
+        b"!GetAtt",
+        b"!GetAZs",
+        b"!ImportValue",
+        b"!FindInMap",
+        b"!Join",
+        b"!Select",
+        b"!Split",
+        b"!Cidr",
+        b"!Transform",
+        b"!If",
+        b"!And",
+        b"!Or",
+        b"!Not",
+        b"!Equals",
+        b"!Condition",
+        b"!secret",
+        b"!env_var",
+        b"!input",
+    ];
+    if REFERENCES.contains(&tag) || tag.starts_with(b"!include") {
+        Tag::Reference
+    } else if tag.starts_with(b"!!") && tag.len() > 2 && tag[2..].iter().all(u8::is_ascii_lowercase) {
+        Tag::Core
+    } else if matches!(tag, b"!Sub" | b"!Base64" | b"!unsafe") {
+        Tag::Literal
+    } else {
+        Tag::Other
+    }
+}
 
 fn is_json_number(v: &[u8]) -> bool {
     let v = v.strip_prefix(b"-").unwrap_or(v);
@@ -585,7 +729,38 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             break;
         };
         let name = c.get(2).unwrap().as_bytes();
-        let val = c.get(3).unwrap();
+        let val = c.get(4).unwrap();
+        // A YAML tag before the value (`!Ref X`, `!!str x`), or one with no value after
+        // it (`!!null`): see [`yaml_tag`].
+        let tag = match c.get(3) {
+            Some(t) => Some((t.start(), yaml_tag(t.as_bytes()))),
+            None => Some(val.start()).zip(
+                Some(val.as_bytes())
+                    .filter(|v| v.starts_with(b"!"))
+                    .map(yaml_tag)
+                    .filter(|t| *t != Tag::Other),
+            ),
+        };
+        if let Some((_, Tag::Reference)) = tag {
+            pos = val.end();
+            continue;
+        }
+        if let Some((_, Tag::Core | Tag::Literal)) = tag
+            && c.get(3).is_none()
+        {
+            // `token: !!null`, `password: !!str`: a tag with no value after it.
+            pos = val.end();
+            continue;
+        }
+        // `${DB_PASSWORD:?must be set}`: a shell's parameter expansion, whose `:` is its
+        // operator's and `?` says the words after it are an error message.
+        if line[..c.get(2).unwrap().start()].ends_with(b"${") && val.as_bytes().starts_with(b"?") {
+            pos = val.end();
+            continue;
+        }
+        if c.get(2).unwrap().start() == 0 && nsswitch_sources(name, &line[val.start()..]) {
+            break;
+        }
         let (mut vs, mut ve) = unquote(line, val.start(), val.end());
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
         let header =
@@ -649,7 +824,12 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
                     && !whole.iter().any(u8::is_ascii_whitespace)
                     && judge(whole, &line[end..], class))
         {
-            out.push(Span { start: vs, end, rule: "kv" });
+            // An unknown tag may be the start of a password in text that is no YAML.
+            let start = match tag {
+                Some((at, Tag::Other)) => at,
+                _ => vs,
+            };
+            out.push(Span { start, end, rule: "kv" });
             pos = val.end().max(end);
         } else {
             // `- cmd:   password: x`: the value may itself start the next pair.

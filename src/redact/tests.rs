@@ -1448,3 +1448,142 @@ fn a_pgpass_shown_by_cat_or_read_loses_its_passwords() {
     let other = record.replace(".pgpass", "notes.txt");
     assert!(matches!(redact_json_line(&other, &mut Report::default()), Cow::Borrowed(_)));
 }
+
+/// `text` read as `--as config` reads it.
+fn redacted_as_config(text: &str) -> String {
+    let mut o = Vec::new();
+    filter::run_as(filter::Kind::Config, text.as_bytes(), &mut o).expect("writing to a Vec does not fail");
+    String::from_utf8(o).expect("the filter keeps UTF-8")
+}
+
+/// `NAME= cmd args` is how a shell runs a command with the variable set empty: nothing on
+/// the line is a secret, and the command was taken for an INI value and lost to the
+/// marker (`PGPASSWORD= psql -h db -U app`). In text of unknown kind the value after the
+/// blank is a command when it is a program followed by what a command line holds; a
+/// config file's `password= Hunter2xyz` is still a value. See: #16 (F1, F7).
+#[test]
+fn r16_an_empty_assignment_before_a_command_is_no_value() {
+    for text in [
+        "PGPASSWORD= psql -h db -U app\n",
+        "PGPASSWORD= cat ~/.pgpass\n",
+        "DB_PASSWORD= ./run.sh --migrate\n",
+        "DB_PASSWORD= make deploy\n",
+        "API_TOKEN= make deploy\n",
+        "$ PGPASSWORD= psql -h db -U app\n",
+        "env PGPASSWORD= pg_dump -Fc app > app.dump\n",
+        "cd db && PGPASSWORD= psql -U app app\n",
+        "GITHUB_TOKEN= /usr/local/bin/gh auth status\n",
+        "PGPASSWORD= psql -c \"SELECT 1\" app\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+    // A config file's value after `= `, a typed value, and a value in text whose words
+    // are no command line.
+    for (text, want) in [
+        ("password= Hunter2xyz\n", "password= [REDACTED]\n"),
+        ("DB_PASSWORD= Hunter2xyz\n", "DB_PASSWORD= [REDACTED]\n"),
+        ("DB_PASSWORD= Tr0ub4dor&3 xyz\n", "DB_PASSWORD= [REDACTED]\n"),
+        ("DB_PASSWORD= hunter2 Xyz!9\n", "DB_PASSWORD= [REDACTED]\n"),
+        ("password = Abc;def12\n", "password = [REDACTED]\n"),
+    ] {
+        assert_eq!(redacted_everywhere(text), want, "{text:?}");
+        assert_eq!(redacted_as_config(text), want, "{text:?}");
+    }
+    // A command's own secret is still found.
+    let out = redacted_everywhere("PGPASSWORD= mysql -u root -pHunter2xyz db\n");
+    assert!(!out.contains("Hunter2xyz"), "{out}");
+}
+
+/// A YAML tag is no value. CloudFormation's intrinsic functions in short form (`!Ref`,
+/// `!GetAtt`, `!ImportValue`, …) name other nodes, and Home Assistant's and ESPHome's
+/// `!secret`, `!env_var` and `!include` name where the value is: each was taken for a
+/// password, to the line's end, and `!Sub '{{resolve:…}}'` lost its quote (`[REDACTED]''`).
+/// A core tag (`!!str`, `!!binary`) stays and the value after it is judged: the tag was
+/// taken for the value and the value passed. See: #16 (F2, F4).
+#[test]
+fn r16_a_yaml_tag_is_no_value() {
+    for text in [
+        "      MasterUserPassword: !Ref DBPassword\n",
+        "      MasterUserPassword: !Sub '{{resolve:secretsmanager:${DBSecret}:SecretString:password}}'\n",
+        "      AuthToken: !GetAtt Token.Value\n",
+        "      Password: !ImportValue shared-db-password\n",
+        "      SecretString: !Join [\"\", [!Ref Prefix, \"x\"]]\n",
+        "      Password: !If [UseSecret, !Ref SecretPw, !Ref AWS::NoValue]\n",
+        "      Password: !FindInMap [Env, !Ref Stage, DbPassword]\n",
+        "      Password: !Select [0, !Split [\",\", !Ref Passwords]]\n",
+        "      Password: !Sub \"${DbPassword}\"\n",
+        "  password: !secret tuya_password\n",
+        "  api_key: !env_var OPENAI_API_KEY\n",
+        "  credentials: !include creds.yaml\n",
+        "token: !!null\n",
+        "password: !!str\n",
+        "api_key: !!binary |\n",
+        "password: !vault |\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_config(text), text);
+    }
+    for (text, want) in [
+        ("password: !!str Hunter2xyz\n", "password: !!str [REDACTED]\n"),
+        ("password: !!str 'Hunter2xyz'\n", "password: !!str '[REDACTED]'\n"),
+        ("api_key: !!binary c2VjcmV0LWtleS0xMjM0NTY3ODk=\n", "api_key: !!binary [REDACTED]\n"),
+        ("  password: !unsafe Hunter{2}xyz\n", "  password: !unsafe [REDACTED]\n"),
+        ("  password: !Base64 Hunter2xyz\n", "  password: !Base64 [REDACTED]\n"),
+        ("  password: !Sub Hunter2xyz\n", "  password: !Sub [REDACTED]\n"),
+        // An unknown tag may be the password's own start in text that is no YAML.
+        ("password: !Hunter2 xyz\n", "password: [REDACTED]\n"),
+        ("password: !Hunter2xyz\n", "password: [REDACTED]\n"),
+        // Not at a line's start, the value after the tag passed.
+        ("{password: !!str Hunter2xyz}\n", "{password: !!str [REDACTED]}\n"),
+    ] {
+        assert_eq!(redacted_everywhere(text), want, "{text:?}");
+    }
+    // A block under a core tag loses its lines and keeps its header.
+    let out = redacted_everywhere("api_key: !!binary |\n  c2VjcmV0LWtleS0xMjM0NTY3ODk=\nnext: 1\n");
+    assert_eq!(out, "api_key: !!binary |\n  [REDACTED]\nnext: 1\n");
+}
+
+/// A shell parameter expansion is a reference: in `${DB_PASSWORD:?must be set}` the `:`
+/// is the expansion's operator and what follows its message, which was taken for a
+/// `name: value` pair's value (`${DB_PASSWORD:[REDACTED] be set}`). See: #16 (F6).
+#[test]
+fn r16_a_parameter_expansion_is_a_reference() {
+    for text in [
+        "DB_PASSWORD=${DB_PASSWORD:?must be set}\n",
+        "  password: ${DB_PASSWORD:?DB_PASSWORD is required}\n",
+        "export API_TOKEN=\"${API_TOKEN:?}\"\n",
+        "password: ${DB_PASSWORD:-postgres}\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_config(text), text);
+    }
+}
+
+/// `/etc/nsswitch.conf` names, for each database, the services that answer it
+/// (nsswitch.conf(5)): `passwd:         files systemd` is a list of sources, which the
+/// `name: value` reading took for a password. A line that starts with the database's name
+/// and lists services (each a lower-case name, one of them a service the manual or
+/// nss-systemd documents) and `[STATUS=action]` items is left alone; a typed value under
+/// `passwd:` is still one. See: #16 (F3).
+#[test]
+fn r16_nsswitch_sources_are_no_password() {
+    for text in [
+        "passwd:         files systemd\n",
+        "shadow:         files\n",
+        "passwd: compat\n",
+        "passwd:     files sss [NOTFOUND=return] ldap # users\n",
+        "passwd: files altfiles sss\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_config(text), text);
+    }
+    for (text, secret) in [
+        ("passwd: Hunter2xyz\n", "Hunter2xyz"),
+        ("passwd: hunter2\n", "hunter2"),
+        ("passwd: files Hunter2xyz\n", "Hunter2xyz"),
+        ("  passwd: files\n", "files"),
+        ("password: files\n", "files"),
+    ] {
+        assert!(!redacted_everywhere(text).contains(secret), "{text:?}");
+    }
+}
