@@ -407,8 +407,10 @@ pub struct RedactArgs {
     /// prose; shell reads the same way. code and config read source code and
     /// configuration files: a name counts only when it ends with what names a secret
     /// (api_key, dbPassword, SECRET_KEY_BASE, not password_mgr or TokenInfo), and a
-    /// trailing backslash joins no command. auto (the default) picks transcript when the
-    /// first line is a JSON object or array, else text.
+    /// trailing backslash joins no command; config also takes the value of a name that
+    /// starts its line to the line's end, less an inline comment. auto (the default)
+    /// picks transcript when the first line is a JSON object or array (or several,
+    /// glued together), else text.
     #[arg(long = "as", value_name = "KIND", value_enum, default_value_t = RedactAs::Auto, hide_possible_values = true)]
     pub kind: RedactAs,
 }
