@@ -622,6 +622,8 @@ fn public_graph(line: &[u8], name_start: usize) -> bool {
         && path.windows(7).any(|w| w == b"/graph/" || w == b"/graphs")
 }
 
+// Groups 1 (a quote, maybe empty), 2 (the name) and 4 (the value) take part in every
+// match, so `colon` unwraps them; 3 (a YAML tag) may not.
 lazy_re!(
     COLON,
     r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
