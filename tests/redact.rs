@@ -452,6 +452,45 @@ mod forms {
     }
 }
 
+/// Types `lines` into pane `t`, each when the shell prompts for it. A line typed before
+/// the shell prompts for it is echoed twice, by the terminal and again after the prompt,
+/// so each waits for its prompt (`box#`, `bash-5.2$`, `heredoc>`, `>`).
+fn type_at_prompts(tmux: &crate::util::Tmux, t: &str, lines: &[&str]) {
+    use std::time::{Duration, Instant};
+
+    let lines_at_prompt = || {
+        let screen = tmux.run(&["capture-pane", "-p", "-t", t]);
+        let lines: Vec<&str> = screen.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
+        let at_prompt = lines.last().is_some_and(|l| l.ends_with(['#', '%', '$', '>']));
+        (lines.len(), at_prompt)
+    };
+    let mut seen = 0;
+    for line in lines {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let (lines, at_prompt) = lines_at_prompt();
+            if lines > seen && at_prompt || Instant::now() > deadline {
+                seen = lines;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tmux.run(&["send-keys", "-t", t, "-l", "--", line]);
+        tmux.run(&["send-keys", "-t", t, "Enter"]);
+    }
+}
+
+/// What `lokust-shell redact --as shell` makes of `text`.
+fn redacted_as_shell(env: &crate::util::TestEnv, text: &str) -> String {
+    let out = env
+        .cmd("lokust-shell")
+        .args(["redact", "--as", "shell"])
+        .write_stdin(text.to_string())
+        .assert()
+        .success();
+    String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+}
+
 /// The pane `t` once its shell has printed `done-42`, the typed commands' last output;
 /// fails the test after 20 seconds without it.
 fn screen_when_done(tmux: &crate::util::Tmux, t: &str, name: &str) -> String {
@@ -477,8 +516,6 @@ fn screen_when_done(tmux: &crate::util::Tmux, t: &str, name: &str) -> String {
 /// every command word stay.
 #[test]
 fn here_documents_and_pipes_as_real_shells_record_them() {
-    use std::time::{Duration, Instant};
-
     use crate::util::{TestEnv, Tmux, have};
 
     if !have("tmux") || !have("zsh") || !have("bash") {
@@ -515,39 +552,12 @@ fn here_documents_and_pipes_as_real_shells_record_them() {
         };
         let tmux = Tmux::start(name, &env.cwd, &env.home, &shell);
         let t = format!("={name}:");
-        // A line typed before the shell prompts for it is echoed twice, by the terminal
-        // and again after the prompt: each waits for its prompt (`box#`, `heredoc>`).
-        let lines_at_prompt = || {
-            let screen = tmux.run(&["capture-pane", "-p", "-t", &t]);
-            let lines: Vec<&str> = screen.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
-            let at_prompt = lines.last().is_some_and(|l| l.ends_with(['#', '%', '$', '>']));
-            (lines.len(), at_prompt)
-        };
-        let mut seen = 0;
-        for line in typed {
-            let deadline = Instant::now() + Duration::from_secs(20);
-            loop {
-                let (lines, at_prompt) = lines_at_prompt();
-                if lines > seen && at_prompt || Instant::now() > deadline {
-                    seen = lines;
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            tmux.run(&["send-keys", "-t", &t, "-l", "--", line]);
-            tmux.run(&["send-keys", "-t", &t, "Enter"]);
-        }
+        type_at_prompts(&tmux, &t, &typed);
         let screen = screen_when_done(&tmux, &t, name);
         let written = std::fs::read_to_string(&hist).unwrap_or_default();
         assert!(written.contains("\nRk7Tq2VmX9pLs4"), "{name} wrote its history otherwise:\n{written}");
         for (what, text) in [(format!("{name} scrollback"), screen), (format!("{name} history"), written)] {
-            let out = env
-                .cmd("lokust-shell")
-                .args(["redact", "--as", "shell"])
-                .write_stdin(text.clone())
-                .assert()
-                .success();
-            let out = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+            let out = redacted_as_shell(&env, &text);
             for s in secrets {
                 assert!(!out.contains(s), "{what}: {s} survived:\n{out}");
             }
@@ -605,10 +615,7 @@ fn continued_commands_as_real_shells_record_them() {
     ] {
         let tmux = Tmux::start(name, &env.cwd, &env.home, &shell);
         let t = format!("={name}:");
-        for line in typed {
-            tmux.run(&["send-keys", "-t", &t, "-l", "--", line]);
-            tmux.run(&["send-keys", "-t", &t, "Enter"]);
-        }
+        type_at_prompts(&tmux, &t, &typed);
         let screen = screen_when_done(&tmux, &t, name);
         assert!(screen.contains("\n> "), "{name} showed no continuation prompt:\n{screen}");
 
@@ -619,13 +626,7 @@ fn continued_commands_as_real_shells_record_them() {
             texts.push(("zsh history".to_string(), written));
         }
         for (what, text) in texts {
-            let out = env
-                .cmd("lokust-shell")
-                .args(["redact", "--as", "shell"])
-                .write_stdin(text.clone())
-                .assert()
-                .success();
-            let out = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+            let out = redacted_as_shell(&env, &text);
             for s in secrets {
                 assert!(!out.contains(s), "{what}: {s} survived:\n{out}");
             }
