@@ -108,6 +108,53 @@ fn files(r: &mut Rng) -> Vec<(&'static str, &'static str, String, String)> {
         "{\n  \"auths\": {\n    \"registry.example.com\": {\n      \"auth\": \"{S}\"\n    }\n  }\n}\n",
         format!("{}=", r.pick(B64, 31)),
     );
+    // A secret's name and its value as two keys of one entry, as each format's reference
+    // writes them: Kubernetes' "Define Environment Variables for a Container" (quoted and
+    // bare), an ECS task definition's `environment`, a CloudFormation parameters file, an
+    // Elastic Beanstalk `OptionSettings` list, the Terraform Kubernetes provider's `env`
+    // block, and a YAML flow sequence.
+    add(
+        "k8s env",
+        "deploy.yaml",
+        "spec:\n  containers:\n  - name: web\n    image: nginx:1.25\n    env:\n    - name: DB_HOST\n      value: db.internal\n    - name: DB_PASSWORD\n      value: \"{S}\"\n    - name: LOG_LEVEL\n      value: info\n",
+        password(r),
+    );
+    add(
+        "k8s env bare",
+        "pod.yml",
+        "env:\n  - name: API_TOKEN\n    value: {S}\n  - name: PORT\n    value: \"8080\"\n",
+        r.pick(ALNUM, 32),
+    );
+    add(
+        "ecs task definition",
+        "task-definition.json",
+        "{\n  \"family\": \"web\",\n  \"containerDefinitions\": [\n    {\n      \"name\": \"web\",\n      \"environment\": [\n        {\n          \"name\": \"DB_PASSWORD\",\n          \"value\": \"{S}\"\n        }\n      ]\n    }\n  ]\n}\n",
+        password(r),
+    );
+    add(
+        "cloudformation parameters",
+        "params.json",
+        "[\n  {\n    \"ParameterKey\": \"DBPassword\",\n    \"ParameterValue\": \"{S}\"\n  }\n]\n",
+        password(r),
+    );
+    add(
+        "beanstalk option settings",
+        "options.json",
+        "[\n  {\n    \"Namespace\": \"aws:elasticbeanstalk:application:environment\",\n    \"OptionName\": \"STRIPE_SECRET_KEY\",\n    \"Value\": \"{S}\"\n  }\n]\n",
+        format!("sk_live_{}", r.pick(ALNUM, 24)),
+    );
+    add(
+        "terraform env block",
+        "main.tf",
+        "env {\n  name  = \"DB_PASSWORD\"\n  value = \"{S}\"\n}\n",
+        password(r),
+    );
+    add(
+        "yaml flow env",
+        "job.yaml",
+        "env: [{name: DB_USER, value: app}, {name: DB_PASSWORD, value: {S}}]\n",
+        password(r),
+    );
     add(
         "openssh key",
         ".ssh/id_ed25519",
@@ -210,6 +257,16 @@ fn shell_lines(r: &mut Rng) -> Vec<(&'static str, String, String)> {
         password(r),
     );
     add("openssl passwd", "openssl passwd -6 '{S}'", password(r));
+    add(
+        "cloudformation parameters",
+        "aws cloudformation create-stack --stack-name app --template-body file://app.yaml --parameters ParameterKey=DBUser,ParameterValue=app ParameterKey=DBPassword,ParameterValue={S}",
+        password(r),
+    );
+    add(
+        "ecs container definitions",
+        "aws ecs register-task-definition --family web --container-definitions '[{\"name\":\"web\",\"image\":\"nginx\",\"environment\":[{\"name\":\"DB_PASSWORD\",\"value\":\"{S}\"}]}]'",
+        password(r),
+    );
     add("mysql -p", "mysql -h db -u root -p{S} app", password(r));
     add("sshpass", "sshpass -p '{S}' ssh deploy@host", password(r));
     add("a command in a string", "subprocess.run(\"mysql -u root -p{S} app\", shell=True)", password(r));

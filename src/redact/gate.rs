@@ -52,6 +52,8 @@ pub enum Gate {
     Sentence,
     /// `scheme://…@`: credentials before a host.
     Userinfo,
+    /// In the name a naming key gives: `name: DB_PASSWORD`, `"ParameterKey": "DBPassword"`.
+    Entry,
 }
 
 /// A word character of an ASCII regex's `\b`.
@@ -179,6 +181,7 @@ impl Gate {
                 facts.options(line) || or.iter().any(|s| memchr::memmem::find(line, s.as_bytes()).is_some())
             }
             Gate::Sentence => sentence(line, end),
+            Gate::Entry => super::pair::named_by_key(line, start),
             Gate::Userinfo => line[end..]
                 .iter()
                 .take_while(|b| !is_space(**b) && !matches!(b, b'/' | b'\'' | b'"'))

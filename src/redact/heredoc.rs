@@ -23,6 +23,9 @@ pub(crate) enum Body {
     /// Not a here-document's: a line of a YAML block scalar under a secret's name
     /// (`yaml.rs`), whose content is the secret as a reader's line is.
     BlockValue,
+    /// Not a here-document's: the value key's line of an entry whose naming key names a
+    /// secret of this class (`pair.rs`).
+    PairValue(super::value::Class),
 }
 
 /// The syntax of a key or credential file, where it is known.

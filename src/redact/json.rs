@@ -18,6 +18,7 @@ use std::collections::{HashMap, VecDeque};
 
 use super::heredoc::FileSyntax;
 use super::memo::Memo;
+use super::pair;
 use super::scan::{self, LineScanner};
 use super::value::{self, Class, Form};
 use super::{REDACTED, Report};
@@ -192,6 +193,9 @@ impl<'a> Walker<'a, '_> {
             self.pos += 1;
             return Ok(());
         }
+        // The class of the secret this entry's naming key names (`{"name": "DB_PASSWORD",
+        // "value": …}`, `pair.rs`): its value key's value is judged as that secret's.
+        let mut named = None;
         loop {
             self.ws();
             if self.b.get(self.pos) != Some(&b'"') {
@@ -208,10 +212,15 @@ impl<'a> Walker<'a, '_> {
                 Some(k) => k.class,
                 None => value::name_class(name.as_bytes(), Form::Colon),
             };
+            let class = if pair::is_value_key(&name) { class.or(named) } else { class };
             self.ws();
             self.expect(b':')?;
             self.ws();
+            let start = self.pos;
             self.value(depth, Some((&name, class)))?;
+            if pair::is_naming_key(&name) {
+                named = pair::named_class(&self.b[start..self.pos]);
+            }
             self.ws();
             match self.b.get(self.pos) {
                 Some(b',') => self.pos += 1,
@@ -809,6 +818,35 @@ mod tests {
         let line = format!("{first} password=Hunter2xyz");
         let out = super::super::redact_json_line(&line, &mut Report::default()).into_owned();
         assert_eq!(out, format!("{first} password=[REDACTED]"));
+    }
+
+    /// A record's own objects that give a secret's name and its value as two keys: a tool
+    /// call's input holding an ECS container's `environment`, an MCP tool's arguments.
+    #[test]
+    fn entries_of_a_record_are_read_as_pairs() {
+        for (line, kept) in [
+            (
+                r#"{"type":"tool_use","input":{"environment":[{"name":"DB_HOST","value":"db"},{"name":"DB_PASSWORD","value":"Hx4k9Qw2"}]}}"#,
+                r#"{"name":"DB_HOST","value":"db"}"#,
+            ),
+            (
+                r#"{"args":[{"ParameterKey":"DBPassword","ParameterValue":"Hx4k9Qw2"}]}"#,
+                r#"{"ParameterKey":"DBPassword","#,
+            ),
+        ] {
+            let out = super::super::redact_json_line(line, &mut Report::default()).into_owned();
+            assert!(!out.contains("Hx4k9Qw2") && out.contains(kept), "{out}");
+            serde_json::from_str::<serde_json::Value>(&out).expect(&out);
+        }
+        // A value before its name, another entry's value, a reference: kept.
+        for line in [
+            r#"{"env":[{"value":"Hx4k9Qw2","name":"DB_PASSWORD"}]}"#,
+            r#"{"env":[{"name":"DB_PASSWORD","valueFrom":{"secretKeyRef":{"name":"db","key":"password"}}},{"name":"PORT","value":"8080"}]}"#,
+            r#"{"env":[{"name":"DB_PASSWORD","value":"$(DB_PASS)"}]}"#,
+            r#"{"type":"tool_use","name":"mcp__vault__read_secret","input":{"value":"status"}}"#,
+        ] {
+            assert_eq!(super::super::redact_json_line(line, &mut Report::default()), line);
+        }
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod json;
 mod keywords;
 mod lex;
 mod memo;
+mod pair;
 mod pem;
 mod prose;
 mod quoting;

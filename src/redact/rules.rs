@@ -47,6 +47,8 @@ pub enum Engine {
     Prose,
     /// An XML element named like a secret: `<password>X</password>`.
     Xml,
+    /// A secret's name and value as two keys of one entry: `{name: DB_PASSWORD, value: X}`.
+    Pair,
 }
 
 /// One rule of the catalogue.
@@ -927,6 +929,27 @@ pub static RULES: &[Rule] = &[
             "export function verifyToken(token: string): Claims {",
             // sops ciphertext.
             "password: ENC[AES256_GCM,data:‹b16›,iv:‹b16›,tag:‹b16›,type:str]",
+        ],
+    },
+    Rule {
+        id: "env-pair",
+        what: "a secret's name and value as two keys of one entry: Kubernetes/ECS env, CloudFormation parameters",
+        keywords: NAME_WORDS,
+        matcher: Matcher::Context(Engine::Pair),
+        gate: Gate::Entry,
+        positives: &[
+            "env: [{name: DB_PASSWORD, value: ⟦Hx4‹a9›⟧}]",
+            "{\"name\": \"DB_PASSWORD\", \"value\": \"⟦Hx4‹a9›⟧\"}",
+            "aws cloudformation create-stack --stack-name app --parameters ParameterKey=DBPassword,ParameterValue=⟦Hx4‹a9›⟧",
+            "{\"OptionName\": \"API_TOKEN\", \"Value\": \"⟦‹a32›⟧\"}",
+            "env { name = \"DB_PASSWORD\" value = \"⟦Hx4‹a9›⟧\" }",
+        ],
+        negatives: &[
+            "{name: DB_PASSWORD, valueFrom: {secretKeyRef: {name: db, key: password}}}",
+            "- {name: DB_PASSWORD, value: $(DB_PASS)}",
+            "{\"name\": \"DB_PASSWORD_FILE\", \"value\": \"/run/secrets/db\"}",
+            "{\"name\": \"API_TOKEN\"}, {\"name\": \"PORT\", \"value\": \"8080\"}",
+            "ParameterKey=DBPassword,UsePreviousValue=true",
         ],
     },
     Rule {

@@ -16,6 +16,7 @@ use super::formats::{aws_prompt, netrc, php_define, xml};
 use super::gate::{Gate, LineFacts, token_gate};
 use super::heredoc::{self, Bodies, Body, FileSyntax, Form};
 use super::keywords::Keywords;
+use super::pair::{Pair, Step};
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
 use super::rules::{Engine, Matcher, RULES, Rule};
@@ -292,8 +293,9 @@ fn quoted_call_argument(line: &[u8]) -> bool {
 type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords.
-const READERS: [(Engine, Reader); 10] = [
+const READERS: [(Engine, Reader); 11] = [
     (Engine::Colon, colon),
+    (Engine::Pair, super::pair::spans),
     (Engine::Url, url),
     (Engine::Header, header),
     (Engine::Cookie, cookie),
@@ -372,6 +374,8 @@ pub(crate) struct LineScanner {
     here: Bodies,
     /// A YAML block scalar under a secret's name whose lines follow.
     block: Option<Block>,
+    /// An entry whose naming key names a secret (`- name: DB_PASSWORD`), its value below.
+    pair: Option<Pair>,
     /// A key file a command shows (`cat ~/.pgpass`) whose lines follow, and how many
     /// have.
     shown: Option<(FileSyntax, usize)>,
@@ -425,6 +429,7 @@ impl LineScanner {
             || !self.held.is_empty()
             || self.here.active()
             || self.block.is_some()
+            || self.pair.is_some()
             || self.shown.is_some()
     }
 
@@ -468,6 +473,16 @@ impl LineScanner {
             match block.line(body, cut) {
                 Some(at) => (cut, kind) = (at, Body::BlockValue),
                 None => self.block = None,
+            }
+        }
+        if let Some(pair) = self.pair.as_mut().filter(|_| kind == Body::Plain) {
+            match pair.line(body, cut) {
+                Step::Value(at, class) => {
+                    (cut, kind) = (at, Body::PairValue(class));
+                    self.pair = None;
+                }
+                Step::Within => {}
+                Step::Ended => self.pair = None,
             }
         }
         let whole_text = self.shows_whole_text;
@@ -603,6 +618,9 @@ impl LineScanner {
         carried &= !opens_here;
         if body_kind == Body::Plain && !in_body {
             self.block = Block::opens(&line[..body_len], cut);
+            if self.pair.is_none() {
+                self.pair = Pair::opens(&line[..body_len], cut);
+            }
             // What the command prints is the file's lines: in scrollback, the lines below.
             if !self.shows_whole_text {
                 self.shown = super::shell::shown_key_file(body).map(|s| (s, 0));
@@ -740,6 +758,7 @@ fn body_spans(text: &[u8], body_kind: Body, reading: Reading) -> Vec<Span> {
         Body::BlockValue => {
             heredoc::secret(text, false).map(|s| Span { rule: "kv", ..s }).into_iter().collect()
         }
+        Body::PairValue(class) => super::pair::value_line(text, class).into_iter().collect(),
         Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
             // The whole line only when the rules find nothing in it.
             let by_rules = read(text, None, reading, b"", &mut Vec::new());
