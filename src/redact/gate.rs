@@ -33,9 +33,10 @@ pub enum Gate {
     /// A whole word, as a command or sub-command is written (`git config`, `/usr/bin/vault`).
     Word,
     /// Part of a name that could be a secret's and is given a value: `name=`, `name:`,
-    /// `name = `, `("NAME",`, `--name`, `-storepass`; or on a line with an option word
-    /// and a command that gives a value by position (`gh secret set NAME --body X`,
-    /// `set -gx NAME X`).
+    /// `name = `, `("NAME",`, `--name`, `-storepass`, or an entry's naming key's value
+    /// (`name: NAME`, `"ParameterKey": "NAME"`); or on a line with an option word and a
+    /// command that gives a value by position (`gh secret set NAME --body X`, `set -gx
+    /// NAME X`).
     Named,
     /// An XML element's name: `<password>`, `</apiKey>`.
     Tag,
@@ -52,8 +53,6 @@ pub enum Gate {
     Sentence,
     /// `scheme://…@`: credentials before a host.
     Userinfo,
-    /// In the name a naming key gives: `name: DB_PASSWORD`, `"ParameterKey": "DBPassword"`.
-    Entry,
 }
 
 /// A word character of an ASCII regex's `\b`.
@@ -181,7 +180,6 @@ impl Gate {
                 facts.options(line) || or.iter().any(|s| memchr::memmem::find(line, s.as_bytes()).is_some())
             }
             Gate::Sentence => sentence(line, end),
-            Gate::Entry => super::pair::named_by_key(line, start),
             Gate::Userinfo => line[end..]
                 .iter()
                 .take_while(|b| !is_space(**b) && !matches!(b, b'/' | b'\'' | b'"'))
@@ -225,7 +223,8 @@ fn is_quote(b: u8) -> bool {
 /// The keyword is in a name that could be a secret's and that a value follows, the way
 /// the name engines read one: `name=` (any name that classifies, as shell assignments
 /// and flags are read), `name:` and `("NAME", …` (a name that ends with what names a
-/// secret, as keys and call arguments are read), or `--name` (a flag).
+/// secret, as keys and call arguments are read), or `--name` (a flag); or in the name an
+/// entry's naming key gives (`name: NAME`, `pair.rs`), whose value is the entry's next key.
 fn named(line: &[u8], start: usize, end: usize) -> bool {
     let mut seen = 0;
     let mut from = start;
@@ -258,12 +257,15 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     }
     let more = line[to..].iter().take_while(|b| is_quote(**b) || **b == b']').count();
     let closed = closed + more;
-    match next_after_blanks(line, to + more) {
+    let valued = match next_after_blanks(line, to + more) {
         Some(b'=') => judge(false),
         Some(b':') => judge(true),
         Some(b',') if closed > 0 => judge(true),
         _ => false,
-    }
+    };
+    // The entry reading judges the name as the rest of its value does not: `"Name":
+    // "SessionStart"` wakes nothing.
+    valued || super::pair::given_by_key(line, from) && (odd || super::pair::names_a_secret(name))
 }
 
 /// [`names_a_secret`] for a name read as a query or flag would be, remembered per thread:

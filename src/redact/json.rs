@@ -212,7 +212,10 @@ impl<'a> Walker<'a, '_> {
                 Some(k) => k.class,
                 None => value::name_class(name.as_bytes(), Form::Colon),
             };
-            let class = if pair::is_value_key(&name) { class.or(named) } else { class };
+            let class = match named {
+                Some(named) if pair::is_value_key(&name) => class.or(Some(named)),
+                _ => class,
+            };
             self.ws();
             self.expect(b':')?;
             self.ws();

@@ -23,6 +23,11 @@ const VALUE: &[&[u8]] = &[b"value", b"Value", b"ParameterValue"];
 /// a cut file must not reach far.
 const MAX_LINES: usize = 8;
 
+/// Blanks at most between a naming key's separator and the name: values aligned in a
+/// column have a few. Bounded so that the gate, which walks back from every hit of a
+/// secret's word, does not walk an indented line's whole indentation.
+const MAX_GAP: usize = 8;
+
 /// The rule's id, as the catalogue lists it.
 const RULE: &str = "env-pair";
 
@@ -62,7 +67,9 @@ fn key_at(text: &[u8], at: usize, keys: &[&[u8]]) -> Option<(usize, u8)> {
     i += blanks(&text[i..]);
     let sep = *text.get(i).filter(|b| matches!(b, b':' | b'='))?;
     i += 1;
-    Some((i + blanks(&text[i..]), sep))
+    let gap = blanks(&text[i..]);
+    // A name further from its naming key than the gate looks is not read as one.
+    (gap <= MAX_GAP || keys != NAMING).then_some((i + gap, sep))
 }
 
 /// The name a naming key gives at `at` (quoted or not) and where it ends, quote included.
@@ -144,6 +151,12 @@ pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
         // The naming key ends just before the separator, after blanks and a quote.
         let mut k = sep;
         k -= line[..k].iter().rev().take_while(|b| matches!(b, b' ' | b'\t')).count();
+        // Every naming key ends with `e` or `y`: JSON and code have a colon or an equals
+        // sign every few bytes, and most are turned away here.
+        let last = line[..k].iter().rev().take(3).find(|b| !matches!(b, b'"' | b'\'' | b'\\'));
+        if !matches!(last, Some(b'e' | b'y')) {
+            continue;
+        }
         let Some(key) = NAMING.iter().find_map(|key| {
             [0, 1, 2].into_iter().find_map(|q| {
                 let end = k.checked_sub(q)?;
@@ -264,34 +277,44 @@ pub(crate) fn value_line(text: &[u8], class: Class) -> Option<Span> {
     judged(text, at, sep, class)
 }
 
-/// Whether the keyword at `start..end` is in a name that a naming key gives: the gate of
-/// this rule, a necessary condition of both readings above.
-pub(crate) fn named_by_key(line: &[u8], start: usize) -> bool {
-    let mut i = start;
-    while i > 0 && is_name_byte(line[i - 1]) {
-        i -= 1;
-    }
-    // The name's opening quote (`"`, `'`, `\"`), blanks, the separator, blanks, the key's
-    // closing quote.
-    i -= line[..i].iter().rev().take(2).take_while(|b| matches!(b, b'"' | b'\'' | b'\\')).count();
-    i -= line[..i].iter().rev().take_while(|b| matches!(b, b' ' | b'\t')).count();
-    if !(i > 0 && matches!(line[i - 1], b':' | b'=')) {
+/// Whether the name that starts at `from` (its opening quote included) is given by a
+/// naming key: `name: `, `"name": `, `name = `, `ParameterKey=`, `\"name\":`. Part of the
+/// name rules' gate (`gate.rs`), and a necessary condition of both readings above.
+pub(crate) fn given_by_key(line: &[u8], from: usize) -> bool {
+    // Most hits have a letter or a blank then a letter before them: turned away at once.
+    let before = &line[from.saturating_sub(MAX_GAP + 1)..from];
+    let Some(sep) = before.iter().rposition(|b| !matches!(b, b' ' | b'\t')) else {
+        return false;
+    };
+    if !matches!(before[sep], b':' | b'=') {
         return false;
     }
-    i -= 1;
-    i -= line[..i].iter().rev().take_while(|b| matches!(b, b' ' | b'\t')).count();
-    i -= line[..i].iter().rev().take(2).take_while(|b| matches!(b, b'"' | b'\'' | b'\\')).count();
+    let mut i = from - (before.len() - sep);
+    while i > 0 && matches!(line[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    for _ in 0..2 {
+        if i > 0 && matches!(line[i - 1], b'"' | b'\'' | b'\\') {
+            i -= 1;
+        }
+    }
     NAMING.iter().any(|k| line[..i].ends_with(k) && (i == k.len() || !is_name_byte(line[i - k.len() - 1])))
 }
 
-/// Whether a JSON object's key names its entry.
-pub(crate) fn is_naming_key(key: &str) -> bool {
-    NAMING.contains(&key.as_bytes())
+/// Whether an entry named `name` holds a secret's value, as both readings judge it.
+pub(crate) fn names_a_secret(name: &[u8]) -> bool {
+    class_of(name).is_some()
 }
 
-/// Whether a JSON object's key holds its entry's value.
+/// Whether a JSON object's key names its entry (one of [`NAMING`], asked of every key of
+/// every record: a `match` on the length first).
+pub(crate) fn is_naming_key(key: &str) -> bool {
+    matches!(key, "name" | "Name" | "ParameterKey" | "OptionName")
+}
+
+/// Whether a JSON object's key holds its entry's value (one of [`VALUE`]).
 pub(crate) fn is_value_key(key: &str) -> bool {
-    VALUE.contains(&key.as_bytes())
+    matches!(key, "value" | "Value" | "ParameterValue")
 }
 
 /// The class of the secret a naming key's JSON value (`"DB_PASSWORD"`, quotes
@@ -304,6 +327,18 @@ pub(crate) fn named_class(literal: &[u8]) -> Option<Class> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_naming_key_ends_as_the_quick_test_expects() {
+        assert!(NAMING.iter().all(|k| matches!(k.last(), Some(b'e' | b'y'))));
+        // The JSON walker's tests are these lists.
+        for k in NAMING {
+            assert!(is_naming_key(std::str::from_utf8(k).unwrap()));
+        }
+        for k in VALUE {
+            assert!(is_value_key(std::str::from_utf8(k).unwrap()));
+        }
+    }
 
     fn one_line(line: &str) -> Vec<&str> {
         let mut out = Vec::new();
@@ -339,6 +374,8 @@ mod tests {
             ("{\"name\": \"LOG_LEVEL\", \"value\": \"debug\"}", vec![]),
             ("{ name: 'password', value: password }", vec![]),
             ("filename: DB_PASSWORD, value: x", vec![]),
+            ("{name:         DB_PASSWORD, value: Hx4k9Qw2}", vec![]),
+            ("{name:        DB_PASSWORD, value:           Hx4k9Qw2}", vec!["Hx4k9Qw2"]),
             // From real JavaScript: axe-core's result groups, and forge's ASN.1 validators.
             ("{name:\"NA\",value:\"inapplicable\"},{name:\"PASS\",value:\"passed\",priority:1}", vec![]),
             (
@@ -403,26 +440,35 @@ mod tests {
         }
     }
 
+    /// The name rules' gate passes every line either reading takes, and no line whose
+    /// name no naming key gives.
     #[test]
     fn the_gate_holds_for_every_name_both_readings_take() {
-        for line in [
-            "- name: DB_PASSWORD",
-            "  \"name\": \"DB_PASSWORD\",",
-            "name  = \"DB_PASSWORD\"",
-            "{name: DB_PASSWORD, value: x}",
-            "ParameterKey=DBPassword,ParameterValue=x",
-            "{\\\"name\\\":\\\"DB_PASSWORD\\\"",
-            "'OptionName': 'API_TOKEN'",
+        use super::super::gate::{Gate, LineFacts};
+        let passes = |line: &str, word: &str| {
+            let start = line.find(word).unwrap();
+            Gate::Named.passes(line.as_bytes(), start, start + word.len(), &mut LineFacts::default())
+        };
+        // Each line, and the line or lines a reading takes it in.
+        for (line, word, taken) in [
+            ("- name: DB_PASSWORD", "PASS", "- name: DB_PASSWORD\n  value: Hx4k9Qw2"),
+            (
+                "  \"name\": \"DB_PASSWORD\",",
+                "PASS",
+                "  \"name\": \"DB_PASSWORD\",\n  \"value\": \"Hx4k9Qw2\"",
+            ),
+            ("name  = \"DB_PASSWORD\"", "PASS", "name  = \"DB_PASSWORD\"\nvalue = \"Hx4k9Qw2\""),
+            ("{name: DB_PASSWORD, value: Hx4k9Qw2}", "PASS", ""),
+            ("ParameterKey=DBPassword,ParameterValue=Hx4k9Qw2", "Pass", ""),
+            ("{\\\"name\\\":\\\"DB_PASSWORD\\\",\\\"value\\\":\\\"Hx4k9Qw2\\\"}", "PASS", ""),
+            ("{'OptionName': 'API_TOKEN', 'Value': 'k9Qw2Hx4k9Qw2Hx4k9Qw2Hx4'}", "TOKEN", ""),
         ] {
-            let b = line.as_bytes();
-            let at = line.find("PASS").or_else(|| line.find("Pass")).or_else(|| line.find("TOKEN")).unwrap();
-            assert!(named_by_key(b, at), "{line:?}");
+            assert!(passes(line, word), "{line:?}");
+            let found = if taken.is_empty() { one_line(line).len() } else { over_lines(taken).len() };
+            assert_eq!(found, 1, "{line:?}");
         }
-        for line in
-            ["password: DB_PASSWORD", "the DB_PASSWORD", "filename_DB_PASSWORD", "filename: DB_PASSWORD"]
-        {
-            let at = line.find("PASS").unwrap();
-            assert!(!named_by_key(line.as_bytes(), at), "{line:?}");
+        for line in ["the DB_PASSWORD", "filename: DB_PASSWORD", "name; DB_PASSWORD", "rename: DB_PASSWORD"] {
+            assert!(!passes(line, "PASS"), "{line:?}");
         }
     }
 }

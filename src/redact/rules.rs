@@ -936,7 +936,7 @@ pub static RULES: &[Rule] = &[
         what: "a secret's name and value as two keys of one entry: Kubernetes/ECS env, CloudFormation parameters",
         keywords: NAME_WORDS,
         matcher: Matcher::Context(Engine::Pair),
-        gate: Gate::Entry,
+        gate: Gate::Named,
         positives: &[
             "env: [{name: DB_PASSWORD, value: ⟦Hx4‹a9›⟧}]",
             "{\"name\": \"DB_PASSWORD\", \"value\": \"⟦Hx4‹a9›⟧\"}",

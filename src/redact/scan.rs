@@ -179,8 +179,12 @@ fn placeholder_token(m: &[u8]) -> bool {
 }
 
 /// Every span any woken rule finds in `line`, unmerged.
+/// The mask bit of the rule that reads an entry's name and value as two keys (`pair.rs`).
+static ENV_PAIR: LazyLock<u128> =
+    LazyLock::new(|| RULES.iter().position(|r| r.id == "env-pair").map_or(0, |i| 1u128 << i));
+
 /// Rules woken by a secret's *name* (`NAME_WORDS`) rather than by a command or a format.
-const NAME_RULES: &[&str] = &["assign", "flag", "query", "kv"];
+const NAME_RULES: &[&str] = &["assign", "flag", "query", "kv", "env-pair"];
 
 pub(crate) fn find_spans(line: &[u8]) -> Vec<Span> {
     find_spans_depth(line, 0)
@@ -251,7 +255,7 @@ pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Readi
     // skipping it keeps long harmless lines cheap.
     // A call's arguments (`SetEnvironmentVariable("API_TOKEN", "…")`) pair them with a comma.
     if name_woken && (memchr::memchr3(b'=', b':', b'-', line).is_some() || quoted_call_argument(line)) {
-        engines |= 1 << Engine::Shell as u16 | 1 << Engine::Colon as u16;
+        engines |= 1 << Engine::Shell as u16 | 1 << Engine::Colon as u16 | 1 << Engine::Pair as u16;
     }
     let on = |e: Engine| engines & (1 << e as u16) != 0;
     // The name-keyed rules share keywords; whichever woke, run both readings.
@@ -618,7 +622,8 @@ impl LineScanner {
         carried &= !opens_here;
         if body_kind == Body::Plain && !in_body {
             self.block = Block::opens(&line[..body_len], cut);
-            if self.pair.is_none() {
+            // A naming key's line woke the rule, when the prefilter read it.
+            if self.pair.is_none() && mask.is_none_or(|m| m & *ENV_PAIR != 0) {
                 self.pair = Pair::opens(&line[..body_len], cut);
             }
             // What the command prints is the file's lines: in scrollback, the lines below.
