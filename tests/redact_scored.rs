@@ -155,6 +155,39 @@ fn files(r: &mut Rng) -> Vec<(&'static str, &'static str, String, String)> {
         "env: [{name: DB_USER, value: app}, {name: DB_PASSWORD, value: {S}}]\n",
         password(r),
     );
+    // Forms a stranger's attack on the entry reading found: what `aws ssm get-parameter
+    // --with-decryption` prints, a HAR file's header entry, `terraform plan`'s output, an
+    // entry commented out, and Elastic Beanstalk's `.ebextensions`.
+    add(
+        "ssm get-parameter",
+        "ssm.json",
+        "{\n    \"Parameter\": {\n        \"Name\": \"/web/prod/DB_PASSWORD\",\n        \"Type\": \"SecureString\",\n        \"Value\": \"{S}\",\n        \"Version\": 3\n    }\n}\n",
+        password(r),
+    );
+    add(
+        "har header",
+        "session.har",
+        "{\"request\": {\"headers\": [\n  {\"name\": \"Accept\", \"value\": \"*/*\"},\n  {\"name\": \"Authorization\", \"value\": \"Bearer {S}\"}\n]}}\n",
+        r.pick(ALNUM, 40),
+    );
+    add(
+        "terraform plan",
+        "plan.txt",
+        "      + env {\n          + name  = \"DB_PASSWORD\"\n          + value = \"{S}\"\n        }\n",
+        password(r),
+    );
+    add(
+        "commented k8s env",
+        "deploy.yaml",
+        "        env:\n        # - name: DB_PASSWORD\n        #   value: {S}\n        - name: PORT\n          value: \"8080\"\n",
+        password(r),
+    );
+    add(
+        "ebextensions",
+        ".ebextensions/env.config",
+        "option_settings:\n  - namespace: aws:elasticbeanstalk:application:environment\n    option_name: DB_PASSWORD\n    value: {S}\n",
+        password(r),
+    );
     add(
         "openssh key",
         ".ssh/id_ed25519",

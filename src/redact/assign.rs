@@ -65,6 +65,12 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
 /// a secret, and in a config file a value at a line's start runs to the line's end.
 pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
     let strict = reading != Reading::Any;
+    // Looked for once: asked of every assignment, a search of the text before each was
+    // quadratic on a long line of them (`ParameterKey=x ParameterKey=x …`).
+    let first_query = memchr::memchr(b'?', line);
+    // `s/` as a word of its own (`'s/`, `-e s/`, `; s/`): a sed substitution.
+    let first_substitution = memchr::memmem::find_iter(line, b"s/")
+        .find(|&at| at == 0 || !line[at - 1].is_ascii_alphanumeric() && line[at - 1] != b'_');
     let mut pos = 0;
     while let Some(c) = EQUALS.captures_at(line, pos) {
         let dashes = c.get(1).unwrap();
@@ -83,7 +89,7 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
         // a path before a name (`dir/creds-3-aws_secret_access_key = …`, grep's context
         // line) cut the value at its first `/`.
         if before == Some(b'/')
-            && substitution_before(&line[..name.start()])
+            && first_substitution.is_some_and(|at| at + 2 <= name.start())
             && vs == val.start()
             && let Some(slash) = line[vs..ve].iter().position(|&b| b == b'/')
             && slash > 0
@@ -92,7 +98,7 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
         }
         let form = if !dashes.is_empty() {
             Form::Flag
-        } else if matches!(before, Some(b'?' | b'&')) || line[..name.start()].contains(&b'?') {
+        } else if matches!(before, Some(b'?' | b'&')) || first_query.is_some_and(|q| q < name.start()) {
             Form::Query
         } else {
             Form::Env
@@ -295,12 +301,6 @@ fn shell_word_end(line: &[u8], from: usize, end: usize) -> usize {
         i += 1;
     }
     end
-}
-
-/// `s/` as a word of its own (`'s/`, `-e s/`, `; s/`) somewhere in `before`.
-fn substitution_before(before: &[u8]) -> bool {
-    memchr::memmem::find_iter(before, b"s/")
-        .any(|at| at == 0 || !before[at - 1].is_ascii_alphanumeric() && before[at - 1] != b'_')
 }
 
 /// Whether the value of `name = value` (the value at `start..end` of `line`) is source

@@ -170,6 +170,7 @@ impl<'a> Walker<'a, '_> {
     fn value(&mut self, depth: usize, key: Option<(&str, Option<Class>)>) -> Result<(), NotJson> {
         match self.b.get(self.pos).ok_or(NotJson)? {
             b'{' => self.object(depth + 1),
+            b'[' if key.is_some_and(|(name, _)| name == "lines") => self.lines(depth + 1),
             b'[' => self.array(depth + 1),
             b'"' => {
                 let lit = self.literal()?;
@@ -212,9 +213,15 @@ impl<'a> Walker<'a, '_> {
                 Some(k) => k.class,
                 None => value::name_class(name.as_bytes(), Form::Colon),
             };
-            let class = match named {
-                Some(named) if pair::is_value_key(&name) => class.or(Some(named)),
-                _ => class,
+            // A header entry's value is read as that header's line (`is_auth_header`).
+            let (name, class) = match named {
+                Some(pair::Named::Secret(named)) if pair::is_value_key(&name) => {
+                    (name, class.or(Some(named)))
+                }
+                Some(pair::Named::Header) if pair::is_value_key(&name) => {
+                    (Cow::Borrowed("Authorization"), None)
+                }
+                _ => (name, class),
             };
             self.ws();
             self.expect(b':')?;
@@ -222,7 +229,7 @@ impl<'a> Walker<'a, '_> {
             let start = self.pos;
             self.value(depth, Some((&name, class)))?;
             if pair::is_naming_key(&name) {
-                named = pair::named_class(&self.b[start..self.pos]);
+                named = pair::named(&self.b[start..self.pos]);
             }
             self.ws();
             match self.b.get(self.pos) {
@@ -259,6 +266,68 @@ impl<'a> Walker<'a, '_> {
                 _ => return Err(NotJson),
             }
         }
+    }
+
+    /// An array of strings under `"lines"` (Claude Code's `structuredPatch`, a diff's
+    /// hunk a line a string) read as the one text they are: a name on one line and its
+    /// value on the next (`- name: DB_PASSWORD` / `+  value: …`), a YAML block or a key's
+    /// body, are only seen together. Any other array is read as arrays are.
+    fn lines(&mut self, depth: usize) -> Result<(), NotJson> {
+        let open = self.pos;
+        let mut lits = Vec::new();
+        let mut texts: Vec<String> = Vec::new();
+        self.pos += 1;
+        self.ws();
+        let mut more = self.b.get(self.pos) != Some(&b']');
+        if !more {
+            self.pos += 1;
+        }
+        while more {
+            self.ws();
+            if self.b.get(self.pos) != Some(&b'"') {
+                self.pos = open;
+                return self.array(depth);
+            }
+            let lit = self.literal()?;
+            texts.push(self.decode(&lit)?.into_owned());
+            lits.push(lit);
+            self.ws();
+            match self.b.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    more = false;
+                }
+                _ => return Err(NotJson),
+            }
+        }
+        // A string holding a line ending could not be mapped back: each is read alone.
+        if texts.iter().any(|t| t.contains('\n')) {
+            self.pos = open;
+            return self.array(depth);
+        }
+        let joined = texts.join("\n");
+        let mut counts = Report::default();
+        let redacted = match self.shown {
+            Some(syntax) => super::redact_shown(joined.as_bytes(), syntax, &mut counts),
+            None => super::redact_bytes(joined.as_bytes(), &mut counts),
+        };
+        let Some(redacted) = redacted else { return Ok(()) };
+        let redacted = String::from_utf8(redacted).map_err(|_| NotJson)?;
+        let parts: Vec<&str> = redacted.split('\n').collect();
+        // Redaction keeps every line ending; were one lost, each string is read alone.
+        if parts.len() != texts.len() {
+            self.pos = open;
+            return self.array(depth);
+        }
+        for ((lit, text), part) in lits.iter().zip(&texts).zip(parts) {
+            if part != text {
+                let quoted = serde_json::to_string(part).map_err(|_| NotJson)?;
+                self.replace(lit, quoted.as_bytes());
+            }
+        }
+        self.report.merge(&counts);
+        Ok(())
     }
 
     fn word(&mut self, word: &[u8]) -> Result<(), NotJson> {
@@ -823,6 +892,27 @@ mod tests {
         assert_eq!(out, format!("{first} password=[REDACTED]"));
     }
 
+    /// Claude Code's record of an edit: a diff's hunk, a line a string. A name and its value
+    /// on two of them, and a YAML block, are read together; harmless lines stay as they were.
+    #[test]
+    fn a_hunk_of_lines_is_read_as_one_text() {
+        let line = r#"{"toolUseResult":{"filePath":"/k/deploy.yaml","structuredPatch":[{"oldStart":24,"lines":["         - name: DB_HOST","           value: db","+        - name: DB_PASSWORD","+          value: correcthorse","+        - name: TLS_KEY_PASSPHRASE","+          value: |","+            two words","  # \"quoted\" \u00e9"]}]}}"#;
+        let out = super::super::redact_json_line(line, &mut Report::default()).into_owned();
+        assert!(!out.contains("correcthorse") && !out.contains("two words"), "{out}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect(&out);
+        let lines = &v["toolUseResult"]["structuredPatch"][0]["lines"];
+        assert_eq!(lines[3], "+          value: [REDACTED]");
+        assert_eq!(lines[1], "           value: db");
+        // Untouched strings keep their bytes, escapes included.
+        assert!(out.contains(r#""  # \"quoted\" \u00e9""#), "{out}");
+        // Not all strings, or a string with a line ending: each element alone, as before.
+        for line in [r#"{"lines":["password=Hunter2xyz",3]}"#, r#"{"lines":["a\npassword=Hunter2xyz"]}"#] {
+            let out = super::super::redact_json_line(line, &mut Report::default()).into_owned();
+            assert!(!out.contains("Hunter2xyz"), "{out}");
+            serde_json::from_str::<serde_json::Value>(&out).expect(&out);
+        }
+    }
+
     /// A record's own objects that give a secret's name and its value as two keys: a tool
     /// call's input holding an ECS container's `environment`, an MCP tool's arguments.
     #[test]
@@ -835,6 +925,11 @@ mod tests {
             (
                 r#"{"args":[{"ParameterKey":"DBPassword","ParameterValue":"Hx4k9Qw2"}]}"#,
                 r#"{"ParameterKey":"DBPassword","#,
+            ),
+            // A HAR file's header: the scheme stays, as on a `curl -H` line.
+            (
+                r#"{"headers":[{"name":"Authorization","value":"Bearer Hx4k9Qw2abcdef"}]}"#,
+                r#""value":"Bearer [REDACTED]""#,
             ),
         ] {
             let out = super::super::redact_json_line(line, &mut Report::default()).into_owned();

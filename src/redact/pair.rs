@@ -1,13 +1,16 @@
 //! A secret's name and its value given as two keys of one entry, not as `name: value`:
 //! Kubernetes' and ECS's `env` entries (`- name: DB_PASSWORD` then `value: …`),
 //! CloudFormation parameters (`ParameterKey=DBPassword,ParameterValue=…`), Elastic
-//! Beanstalk option settings (`"OptionName": …, "Value": …`) and the Terraform Kubernetes
-//! provider's `env { name = … value = … }`.
+//! Beanstalk option settings (`"OptionName": …, "Value": …`, `option_name:`), the
+//! Terraform Kubernetes provider's `env { name = … value = … }`, and a HAR file's or a
+//! Postman export's header entries (`{"name": "Authorization", "value": "Bearer …"}`).
 //!
 //! On one line (a flow mapping, compact JSON, a CLI argument) the entry is read here
 //! whole. Over several lines, the naming key's line opens a [`Pair`], which the scanner
-//! hands the lines below until the entry ends; the value key's line at the naming key's
-//! column is the value's.
+//! hands the lines below until the entry ends; each value key's line at the naming key's
+//! column is the value's (a diff shows the old one and the new one). What stands before
+//! the naming key (a diff's sign, a comment's `#`, a list's dash, `terraform plan`'s
+//! `+`/`~`) is read once, and each line below must have the same before its key.
 //!
 //! Only a value after its name is read: every format above writes the name first.
 
@@ -15,13 +18,14 @@ use super::scan::Span;
 use super::value::{Class, Form, name_class_strict, should_redact};
 
 /// Keys whose value names the entry.
-const NAMING: &[&[u8]] = &[b"name", b"Name", b"ParameterKey", b"OptionName"];
-/// Keys whose value is the named thing's value.
-const VALUE: &[&[u8]] = &[b"value", b"Value", b"ParameterValue"];
+const NAMING: &[&[u8]] = &[b"name", b"Name", b"ParameterKey", b"OptionName", b"option_name"];
+/// Keys whose value is the named thing's value (Azure Container Instances' `secureValue`
+/// is a secret whatever its name).
+const VALUE: &[&[u8]] = &[b"value", b"Value", b"ParameterValue", b"secureValue"];
 
 /// Lines followed after the naming key's: an entry is a few keys, and a name in prose or
 /// a cut file must not reach far.
-const MAX_LINES: usize = 8;
+const MAX_LINES: usize = 12;
 
 /// Blanks at most between a naming key's separator and the name: values aligned in a
 /// column have a few. Bounded so that the gate, which walks back from every hit of a
@@ -35,8 +39,12 @@ fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
 }
 
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t')
+}
+
 fn blanks(text: &[u8]) -> usize {
-    text.iter().take_while(|b| matches!(b, b' ' | b'\t')).count()
+    text.iter().take_while(|b| is_blank(**b)).count()
 }
 
 /// A quote at `text[at..]`: `"`, `'`, or `\"` as JSON inside a JSON string writes it;
@@ -49,9 +57,17 @@ fn quote_at(text: &[u8], at: usize) -> Option<&[u8]> {
     }
 }
 
-/// A key of `keys` at `at`, quoted or not, then blanks and `:` or `=`, then blanks: where
-/// its value starts and the separator.
-fn key_at(text: &[u8], at: usize, keys: &[&[u8]]) -> Option<(usize, u8)> {
+/// A key of `keys` at `at`, quoted or not, then blanks and `:` or `=`, then blanks.
+struct Key {
+    /// Where its value starts.
+    value: usize,
+    sep: u8,
+    /// Blanks around the separator (`value = x`, as HCL and code write it; a command
+    /// line's `ParameterValue=x` has none).
+    spaced: bool,
+}
+
+fn key_at(text: &[u8], at: usize, keys: &[&[u8]]) -> Option<Key> {
     let quote = quote_at(text, at);
     let from = at + quote.map_or(0, <[u8]>::len);
     let key = keys.iter().find(|k| text[from..].starts_with(k))?;
@@ -64,83 +80,189 @@ fn key_at(text: &[u8], at: usize, keys: &[&[u8]]) -> Option<(usize, u8)> {
     } else if text.get(i).is_some_and(|b| is_name_byte(*b)) {
         return None;
     }
-    i += blanks(&text[i..]);
+    let before = blanks(&text[i..]);
+    i += before;
     let sep = *text.get(i).filter(|b| matches!(b, b':' | b'='))?;
     i += 1;
     let gap = blanks(&text[i..]);
     // A name further from its naming key than the gate looks is not read as one.
-    (gap <= MAX_GAP || keys != NAMING).then_some((i + gap, sep))
+    (gap <= MAX_GAP || keys != NAMING).then_some(Key { value: i + gap, sep, spaced: before + gap > 0 })
 }
 
-/// The name a naming key gives at `at` (quoted or not) and where it ends, quote included.
-fn name_at(text: &[u8], at: usize) -> Option<(&[u8], usize)> {
+/// The name a naming key gives at `at` (quoted or not), where it ends (its quote
+/// included), and whether it was quoted. A parameter store's path (`/web/prod/DB_PASSWORD`,
+/// as `aws ssm get-parameter` prints it) names what its last segment names.
+fn name_at(text: &[u8], at: usize) -> Option<(&[u8], usize, bool)> {
     let quote = quote_at(text, at);
-    let from = at + quote.map_or(0, <[u8]>::len);
+    let mut from = at + quote.map_or(0, <[u8]>::len);
+    from += text[from..].iter().take_while(|b| is_name_byte(**b) || **b == b'/').count();
+    from -= text[..from].iter().rev().take_while(|b| is_name_byte(**b)).count();
     let len = text[from..].iter().take_while(|b| is_name_byte(**b)).count();
     let mut end = from + len;
     if let Some(q) = quote {
-        end = end + q.len() * usize::from(text[end..].starts_with(q));
+        end += q.len() * usize::from(text[end..].starts_with(q));
         if !text[..end].ends_with(q) {
             return None;
         }
     }
-    (len > 0).then(|| (&text[from..from + len], end))
+    (len > 0).then(|| (&text[from..from + len], end, quote.is_some()))
 }
 
-/// The class of a secret `name` names, as an environment variable's or a parameter's name.
-/// `PASS` alone is a test's outcome (`{name: "PASS", value: "passed"}`, axe-core's
-/// result groups) more often than a variable.
+/// The class of a secret `name` names, as an environment variable's or a parameter's name,
+/// or a header that carries credentials. `PASS` alone is a test's outcome (`{name: "PASS",
+/// value: "passed"}`, axe-core's result groups) more often than a variable.
 fn class_of(name: &[u8]) -> Option<Class> {
     if name.eq_ignore_ascii_case(b"pass") {
         return None;
     }
+    if name.eq_ignore_ascii_case(b"authorization") || name.eq_ignore_ascii_case(b"proxy-authorization") {
+        return Some(Class::Password);
+    }
     name_class_strict(name, Form::Env)
 }
 
-/// The value at `at` (after a value key's separator `sep`): its span, quotes excluded.
-/// A bare value after `=` ends at a blank (a command's next argument); after `:` at a
-/// flow mapping's `,`, `}` or `]`, or a comment, less trailing blanks.
-fn value_at(text: &[u8], at: usize, sep: u8) -> Option<(usize, usize)> {
-    if let Some(q) = quote_at(text, at) {
-        let from = at + q.len();
-        let mut i = from;
-        while i < text.len() {
-            if text[i..].starts_with(q) {
-                return Some((from, i));
+/// Where a value is read: on one line, among an entry's other keys (a flow mapping, JSON, a
+/// command's argument), or alone on its key's line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Context {
+    Flow,
+    Block,
+}
+
+/// The end of a quoted value that starts at `from`, its closing quote `q` excluded: JSON's
+/// and a shell's escapes in double quotes, YAML's doubled `''` in single ones, and, in JSON
+/// inside a string (`\"…\"`), escapes one level deeper.
+fn closing(text: &[u8], from: usize, q: &[u8]) -> Option<usize> {
+    let mut i = from;
+    while i < text.len() {
+        if q == b"\\\"" && (text[i..].starts_with(b"\\\\\\\"") || text[i..].starts_with(b"\\\\\\\\")) {
+            // `\\\"` and `\\\\`: an escaped quote and backslash of the string inside.
+            i += 4;
+        } else if q == b"\\\"" && text[i..].starts_with(b"\\\\") {
+            i += 2;
+        } else if text[i..].starts_with(q) {
+            if q == b"'" && text.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
             }
-            // An escaped byte inside a double-quoted string (not when the quote is itself
-            // written `\"`, whose content's escapes are a level deeper).
+            return Some(i);
+        } else {
             i += if q == b"\"" && text[i] == b'\\' { 2 } else { 1 };
         }
-        return None;
     }
-    // A list or a mapping (`value: [{…}]`) is no secret's value; its own entries are read
-    // on their own.
-    if matches!(text.get(at), Some(b'[' | b'{' | b'(')) {
-        return None;
-    }
-    let end = text[at..]
-        .iter()
-        .position(|&b| matches!(b, b',' | b'}' | b']') || (sep == b'=' && matches!(b, b' ' | b'\t')))
-        .map_or(text.len(), |i| at + i);
-    let mut v = &text[at..end];
-    if let Some(c) = v.windows(2).position(|w| matches!(w[0], b' ' | b'\t') && w[1] == b'#') {
-        v = &v[..c];
-    }
-    let v = v.trim_ascii_end();
-    (!v.is_empty()).then_some((at, at + v.len()))
+    None
 }
 
-/// The span of the value at `at`, when it is a secret of `class`.
-fn judged(text: &[u8], at: usize, sep: u8, class: Class) -> Option<Span> {
-    let (start, end) = value_at(text, at, sep)?;
-    should_redact(class, &text[start..end]).then_some(Span { start, end, rule: RULE })
+/// A value that a server-side template fills in (`<?php …`, `<%= … %>`, Razor's
+/// `@Model.Password`), or a placeholder in angle brackets (argocd-vault-plugin's
+/// `<path:secret/data/db#password>`): quoted or not.
+fn is_template(v: &[u8]) -> bool {
+    v.starts_with(b"<?")
+        || v.starts_with(b"<%")
+        || (v.first() == Some(&b'<') && v.last() == Some(&b'>'))
+        || (v.first() == Some(&b'@') && v.get(1).is_some_and(u8::is_ascii_alphabetic))
 }
 
-/// Whether `at` may start a key: the line's start, or after a blank, a quote's
+/// A bare value that is code, not a literal: an attribute path or a call (`var.db_password`,
+/// `process.env.X`, `os.environ["X"]`, `get_secret("db")`), or a template.
+fn is_code(v: &[u8]) -> bool {
+    let ident = |w: &[u8]| {
+        !w.is_empty()
+            && !w[0].is_ascii_digit()
+            && w.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+    };
+    v.iter().any(|b| matches!(b, b'(' | b'[' | b'"' | b'\''))
+        || (v.contains(&b'.') && v.split(|b| *b == b'.').all(ident))
+        || is_template(v)
+}
+
+/// The values a value key gives at `key`: their spans, quotes excluded. `terraform plan`
+/// shows a change as `"old" -> "new"`: both. A bare value after `=` with blanks around
+/// it (HCL, code) is an expression; one of a command's arguments (`ParameterValue=x`)
+/// ends at a blank not escaped (`\ `, `\,`); one in a flow mapping at `,`, `}` or `]`;
+/// one alone on its line at the line's end, less a comment.
+fn values_at(text: &[u8], key: &Key, context: Context, name_quoted: bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = key.value;
+    while let Some(q) = quote_at(text, at) {
+        let from = at + q.len();
+        let Some(end) = closing(text, from, q) else { break };
+        out.push((from, end));
+        let rest = &text[end + q.len()..];
+        let arrow = blanks(rest);
+        if !rest[arrow..].starts_with(b"->") {
+            return out;
+        }
+        at = end + q.len() + arrow + 2;
+        at += blanks(&text[at..]);
+    }
+    if !out.is_empty() || quote_at(text, at).is_some() {
+        return out;
+    }
+    // Code writes a string's name quoted and a variable bare (`{"name": "X", "value":
+    // db_password}`); YAML's flow mappings quote both or neither.
+    if matches!(text.get(at), None | Some(b'[' | b'{' | b'(')) || key.sep == b'=' && key.spaced {
+        return out;
+    }
+    if context == Context::Flow && name_quoted {
+        return out;
+    }
+    let mut end = at;
+    while end < text.len() {
+        let b = text[end];
+        if key.sep == b'=' && b == b'\\' {
+            end += 2;
+            continue;
+        }
+        let stop = match context {
+            // A command's argument also ends where its quoting does (`"…,ParameterValue=X"`).
+            Context::Flow => {
+                matches!(b, b',' | b'}' | b']')
+                    || key.sep == b'=' && (is_blank(b) || matches!(b, b'"' | b'\''))
+            }
+            Context::Block => b == b'#' && end > at && is_blank(text[end - 1]),
+        };
+        if stop {
+            break;
+        }
+        end += 1;
+    }
+    let end = end.min(text.len());
+    let v = text[at..end].trim_ascii_end();
+    // A trailing comma after a bare value on its own line is code's (`value: password,`).
+    let code = is_code(v) || context == Context::Block && v.ends_with(b",");
+    if !v.is_empty() && !code {
+        out.push((at, at + v.len()));
+    }
+    out
+}
+
+/// The credentials of a header's value, past its scheme (`Bearer …`, `Basic …`).
+fn past_scheme(text: &[u8], (start, end): (usize, usize)) -> (usize, usize) {
+    const SCHEMES: &[&[u8]] = &[b"bearer", b"basic", b"token", b"digest", b"bot", b"negotiate", b"ntlm"];
+    let v = &text[start..end];
+    match v.iter().position(|b| *b == b' ') {
+        Some(sp) if sp + 1 < v.len() && SCHEMES.iter().any(|s| v[..sp].eq_ignore_ascii_case(s)) => {
+            (start + sp + 1, end)
+        }
+        _ => (start, end),
+    }
+}
+
+/// The spans of the values at `key` that are secrets of `class`.
+fn judged(text: &[u8], key: &Key, context: Context, name_quoted: bool, class: Class, out: &mut Vec<Span>) {
+    for value in values_at(text, key, context, name_quoted) {
+        let (start, end) = past_scheme(text, value);
+        if !is_template(&text[start..end]) && should_redact(class, &text[start..end]) {
+            out.push(Span { start, end, rule: RULE });
+        }
+    }
+}
+
+/// Whether `at` may start a key: the line's start, or after a blank, a quote, a quote's
 /// backslash, or a mapping's or list's punctuation.
 fn key_starts(text: &[u8], at: usize) -> bool {
-    at == 0 || matches!(text[at - 1], b' ' | b'\t' | b'{' | b',' | b'[' | b'\\')
+    at == 0 || matches!(text[at - 1], b' ' | b'\t' | b'{' | b',' | b'[' | b'\\' | b'"' | b'\'')
 }
 
 /// Entries given on one line: `{name: DB_PASSWORD, value: X}`, `{"name":"DB_PASSWORD",
@@ -150,7 +272,7 @@ pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
     for sep in memchr::memchr2_iter(b':', b'=', line) {
         // The naming key ends just before the separator, after blanks and a quote.
         let mut k = sep;
-        k -= line[..k].iter().rev().take_while(|b| matches!(b, b' ' | b'\t')).count();
+        k -= line[..k].iter().rev().take_while(|b| is_blank(**b)).count();
         // Every naming key ends with `e` or `y`: JSON and code have a colon or an equals
         // sign every few bytes, and most are turned away here.
         let last = line[..k].iter().rev().take(3).find(|b| !matches!(b, b'"' | b'\'' | b'\\'));
@@ -170,14 +292,15 @@ pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
         if !key_starts(line, key) {
             continue;
         }
-        let Some((at, _)) = key_at(line, key, NAMING) else { continue };
-        let Some((name, mut i)) = name_at(line, at) else { continue };
+        let Some(naming) = key_at(line, key, NAMING) else { continue };
+        let Some((name, mut i, quoted)) = name_at(line, naming.value) else { continue };
         let Some(class) = class_of(name) else { continue };
-        // The rest of this entry: up to its end or the next entry's name.
+        // The rest of this entry: up to its end or the next entry's name. Each byte is
+        // looked at once, and a key is tried only where one may start.
         while i < line.len() && !matches!(line[i], b'{' | b'}' | b'[' | b']') {
-            if key_starts(line, i) {
-                if let Some((v, sep)) = key_at(line, i, VALUE) {
-                    out.extend(judged(line, v, sep, class));
+            if key_starts(line, i) && !is_blank(line[i]) {
+                if let Some(value) = key_at(line, i, VALUE) {
+                    judged(line, &value, Context::Flow, quoted, class, out);
                     break;
                 }
                 if key_at(line, i, NAMING).is_some() {
@@ -189,14 +312,29 @@ pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
+/// What stands at one byte before an entry's keys, as its naming key's line has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// A blank: indentation.
+    Blank,
+    /// A unified diff's sign at the line's start, or a context line's blank: any of them.
+    Sign,
+    /// `terraform plan`'s action (`+`, `-`, `~`), or its absence: any of them or a blank.
+    Action,
+    /// A YAML list's dash before the naming key: a blank on the entry's other lines, a
+    /// dash on the next entry's.
+    Dash,
+    /// A comment's `#` or `/`: the same on each of the entry's lines.
+    Comment(u8),
+    /// A mapping's `{` before the naming key: a blank on the entry's other lines.
+    Open,
+}
+
 /// An entry whose naming key's line names a secret and whose value is on a line below.
 #[derive(Debug)]
 pub(crate) struct Pair {
-    /// Where the naming key starts, past the view's prefix: its entry's other keys start
-    /// there too.
-    column: usize,
-    /// The naming key's line had a diff's sign before it: so does each of the entry's.
-    sign: bool,
+    /// What stands before the naming key, byte by byte: its column is their count.
+    before: Vec<Slot>,
     class: Class,
     lines: usize,
 }
@@ -204,7 +342,7 @@ pub(crate) struct Pair {
 /// What a line is to an open [`Pair`].
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Step {
-    /// The value's line: its text starts at this byte.
+    /// A value key's line: its key starts at this byte.
     Value(usize, Class),
     /// Another line of the entry.
     Within,
@@ -212,33 +350,71 @@ pub(crate) enum Step {
     Ended,
 }
 
-/// A unified diff's sign, a context line's space or a list's dash before a line whose
-/// view left at most one byte of prefix: set aside from the naming key's line and each
-/// line after it alike, as `yaml.rs` does for a block's.
-fn signed(line: &[u8], cut: usize) -> bool {
-    cut <= 1 && matches!(line.first(), Some(b'+' | b'-' | b' '))
+/// Where the text of a line starts: past its view's prefix, but a diff's sign is read as
+/// one of the entry's slots.
+fn text_start(cut: usize) -> usize {
+    if cut <= 1 { 0 } else { cut }
 }
 
 impl Pair {
     /// The entry `line` opens (`cut` the length of its view's prefix) when it is a naming
     /// key alone on its line, naming a secret: `- name: DB_PASSWORD`, `"name":
-    /// "DB_PASSWORD",`, `name  = "DB_PASSWORD"`.
+    /// "DB_PASSWORD",`, `name  = "DB_PASSWORD"`, `# - name: …`, `+ name = …`.
     pub(crate) fn opens(line: &[u8], cut: usize) -> Option<Pair> {
-        let sign = signed(line, cut);
-        let text = if sign { &line[1..] } else { &line[cut..] };
-        let mut column = blanks(text);
-        if text[column..].starts_with(b"- ") {
-            column += 1 + blanks(&text[column + 1..]);
+        let text = &line[text_start(cut)..];
+        let mut before = Vec::new();
+        let mut i = 0;
+        // A diff's sign, unless the line is a list's item at the first column.
+        let item = text.starts_with(b"- ") && key_at(text, 2, NAMING).is_some();
+        if cut <= 1 && matches!(text.first(), Some(b'+' | b'-' | b' ')) && !item {
+            before.push(Slot::Sign);
+            i = 1;
         }
-        let (at, _) = key_at(text, column, NAMING)?;
-        let (name, end) = name_at(text, at)?;
+        let mut comment = false;
+        let mut action = None;
+        loop {
+            match text.get(i..)? {
+                [b, ..] if is_blank(*b) => before.push(Slot::Blank),
+                [b'#', ..] if !comment && action.is_none() => {
+                    comment = true;
+                    before.push(Slot::Comment(b'#'));
+                }
+                [b'/', b'/', ..] if !comment && action.is_none() => {
+                    comment = true;
+                    before.extend([Slot::Comment(b'/'); 2]);
+                    i += 1;
+                }
+                [b'{', b' ' | b'\t', ..] => before.push(Slot::Open),
+                [b @ (b'-' | b'+' | b'~'), b' ' | b'\t', ..] if action.is_none() => {
+                    action = Some((*b, before.len()));
+                    before.push(Slot::Action);
+                }
+                _ => break,
+            }
+            i += 1;
+        }
+        let naming = key_at(text, i, NAMING)?;
+        let (name, end, _) = name_at(text, naming.value)?;
         let rest = &text[end..];
         let rest = rest.strip_prefix(b",").unwrap_or(rest).trim_ascii();
         if !(rest.is_empty() || rest.starts_with(b"#")) {
             return None;
         }
+        // In YAML (`name:`) a dash before the key is a list's; in HCL (`name =`) and
+        // `terraform plan`'s output it is an action, as `+` and `~` are.
+        if let Some((b'-', at)) = action
+            && naming.sep == b':'
+        {
+            before[at] = Slot::Dash;
+        }
+        // `terraform plan` leaves its action's column blank on an unchanged line: the
+        // entry's other keys may have one (`~ value = "old" -> "new"`).
+        let n = before.len();
+        if naming.sep == b'=' && action.is_none() && n >= 2 && before[n - 2..] == [Slot::Blank, Slot::Blank] {
+            before[n - 2] = Slot::Action;
+        }
         let class = class_of(name)?;
-        Some(Pair { column, sign, class, lines: 0 })
+        Some(Pair { before, class, lines: 0 })
     }
 
     /// What `line` (its view's prefix `cut` bytes long) is to the entry.
@@ -247,50 +423,82 @@ impl Pair {
         if self.lines > MAX_LINES {
             return Step::Ended;
         }
-        let at = if self.sign {
-            if !matches!(line.first(), Some(b'+' | b'-' | b' ')) {
-                return Step::Ended;
-            }
-            1
-        } else {
-            cut
-        };
-        let text = &line[at.min(line.len())..];
+        let start = text_start(cut).min(line.len());
+        let text = &line[start..];
         if text.trim_ascii().is_empty() {
             return Step::Within;
         }
-        let indent = blanks(text);
-        match indent.cmp(&self.column) {
-            std::cmp::Ordering::Less => Step::Ended,
-            std::cmp::Ordering::Greater => Step::Within,
-            std::cmp::Ordering::Equal if key_at(text, indent, VALUE).is_some() => Step::Value(at, self.class),
-            std::cmp::Ordering::Equal if key_at(text, indent, NAMING).is_some() => Step::Ended,
-            std::cmp::Ordering::Equal => Step::Within,
+        for (i, slot) in self.before.iter().enumerate() {
+            let Some(&b) = text.get(i) else {
+                // Only what stands before the keys: a comment's or a diff's empty line.
+                return Step::Within;
+            };
+            let fits = match slot {
+                Slot::Blank => is_blank(b),
+                Slot::Sign => matches!(b, b'+' | b'-' | b' '),
+                Slot::Action => matches!(b, b'+' | b'-' | b'~' | b' ' | b'\t'),
+                Slot::Dash | Slot::Open => is_blank(b),
+                Slot::Comment(c) => b == *c,
+            };
+            if !fits {
+                return Step::Ended;
+            }
+        }
+        let column = self.before.len();
+        match text.get(column) {
+            None => Step::Within,
+            Some(b) if is_blank(*b) => Step::Within,
+            Some(_) if key_at(text, column, VALUE).is_some() => Step::Value(start + column, self.class),
+            Some(_) if key_at(text, column, NAMING).is_some() => Step::Ended,
+            Some(_) => Step::Within,
         }
     }
 }
 
-/// The value's span on the value key's line (`text` past its view's prefix).
-pub(crate) fn value_line(text: &[u8], class: Class) -> Option<Span> {
-    let indent = blanks(text);
-    let (at, sep) = key_at(text, indent, VALUE)?;
-    judged(text, at, sep, class)
+/// The values' spans on a value key's line (`text` from the key on).
+pub(crate) fn value_line(text: &[u8], class: Class) -> Vec<Span> {
+    let mut out = Vec::new();
+    if let Some(key) = key_at(text, 0, VALUE) {
+        judged(text, &key, Context::Block, false, class, &mut out);
+    }
+    out
+}
+
+/// Whether a value key's line (`text` from the key on) opens a YAML block scalar (`value:
+/// |`, `value: >-`), whose lines below are the value.
+pub(crate) fn opens_block(text: &[u8]) -> bool {
+    key_at(text, 0, VALUE).is_some_and(|key| {
+        let v = &text[key.value..];
+        let v = v.iter().position(|b| *b == b'#').map_or(v, |c| &v[..c]).trim_ascii();
+        key.sep == b':' && super::yaml::is_style(v)
+    })
 }
 
 /// Whether the name that starts at `from` (its opening quote included) is given by a
 /// naming key: `name: `, `"name": `, `name = `, `ParameterKey=`, `\"name\":`. Part of the
 /// name rules' gate (`gate.rs`), and a necessary condition of both readings above.
 pub(crate) fn given_by_key(line: &[u8], from: usize) -> bool {
+    // A path's earlier segments (`"/web/prod/DB_PASSWORD"`), at most a few hundred bytes.
+    let mut from = from;
+    if from > 0 && line[from - 1] == b'/' {
+        let path = line[from.saturating_sub(256)..from]
+            .iter()
+            .rev()
+            .take_while(|b| is_name_byte(**b) || **b == b'/')
+            .count();
+        from -= path;
+        from -= line[..from].iter().rev().take(2).take_while(|b| matches!(b, b'"' | b'\'' | b'\\')).count();
+    }
     // Most hits have a letter or a blank then a letter before them: turned away at once.
     let before = &line[from.saturating_sub(MAX_GAP + 1)..from];
-    let Some(sep) = before.iter().rposition(|b| !matches!(b, b' ' | b'\t')) else {
+    let Some(sep) = before.iter().rposition(|b| !is_blank(*b)) else {
         return false;
     };
     if !matches!(before[sep], b':' | b'=') {
         return false;
     }
     let mut i = from - (before.len() - sep);
-    while i > 0 && matches!(line[i - 1], b' ' | b'\t') {
+    while i > 0 && is_blank(line[i - 1]) {
         i -= 1;
     }
     for _ in 0..2 {
@@ -309,19 +517,33 @@ pub(crate) fn names_a_secret(name: &[u8]) -> bool {
 /// Whether a JSON object's key names its entry (one of [`NAMING`], asked of every key of
 /// every record: a `match` on the length first).
 pub(crate) fn is_naming_key(key: &str) -> bool {
-    matches!(key, "name" | "Name" | "ParameterKey" | "OptionName")
+    matches!(key, "name" | "Name" | "ParameterKey" | "OptionName" | "option_name")
 }
 
 /// Whether a JSON object's key holds its entry's value (one of [`VALUE`]).
 pub(crate) fn is_value_key(key: &str) -> bool {
-    matches!(key, "value" | "Value" | "ParameterValue")
+    matches!(key, "value" | "Value" | "ParameterValue" | "secureValue")
 }
 
-/// The class of the secret a naming key's JSON value (`"DB_PASSWORD"`, quotes
-/// included) names.
-pub(crate) fn named_class(literal: &[u8]) -> Option<Class> {
+/// What a naming key's JSON value (`"DB_PASSWORD"`, quotes included) names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Named {
+    /// A secret of this class.
+    Secret(Class),
+    /// A header that carries credentials after a scheme (`Authorization`).
+    Header,
+}
+
+/// What a naming key's JSON value (`"DB_PASSWORD"`, quotes included) names, if anything.
+pub(crate) fn named(literal: &[u8]) -> Option<Named> {
     let name = literal.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    name.iter().all(|b| is_name_byte(*b)).then(|| class_of(name)).flatten()
+    if !name.iter().all(|b| is_name_byte(*b)) {
+        return None;
+    }
+    if name.eq_ignore_ascii_case(b"authorization") || name.eq_ignore_ascii_case(b"proxy-authorization") {
+        return Some(Named::Header);
+    }
+    class_of(name).map(Named::Secret)
 }
 
 #[cfg(test)]
@@ -357,13 +579,29 @@ mod tests {
                 vec!["Hx\\\"4"],
             ),
             ("{\\\"name\\\":\\\"DB_PASSWORD\\\",\\\"value\\\":\\\"Hx4k9Qw2\\\"}", vec!["Hx4k9Qw2"]),
+            // An escaped quote one level deeper, inside the value.
+            (
+                "{\\\"name\\\":\\\"DB_PASSWORD\\\",\\\"value\\\":\\\"pa\\\\\\\"horse\\\"}",
+                vec!["pa\\\\\\\"horse"],
+            ),
             (
                 "--parameters ParameterKey=DBUser,ParameterValue=app ParameterKey=DBPassword,ParameterValue=Hx4k9Qw2 --x",
                 vec!["Hx4k9Qw2"],
             ),
+            // The AWS CLI's escapes of a comma and a blank, and the item quoted whole.
+            (
+                "--parameters ParameterKey=DBPassword,ParameterValue=correct\\,horse\\ battery --x",
+                vec!["correct\\,horse\\ battery"],
+            ),
+            ("--parameters \"ParameterKey=DBPassword,ParameterValue=Hx4k9Qw2\"", vec!["Hx4k9Qw2"]),
             ("env { name = \"DB_PASSWORD\" value = \"Hx4k9Qw2\" }", vec!["Hx4k9Qw2"]),
             ("{\"OptionName\": \"DB_PASSWORD\", \"Value\": \"Hx4k9Qw2\"}", vec!["Hx4k9Qw2"]),
             ("{'name': 'DB_PASSWORD', 'type': 'secret', 'value': 'Hx4k9Qw2'}", vec!["Hx4k9Qw2"]),
+            // A HAR file's or a Postman export's header: the credentials, not the scheme.
+            (
+                "{\"name\": \"Authorization\", \"value\": \"Bearer correcthorse-abcdef-123\"}",
+                vec!["correcthorse-abcdef-123"],
+            ),
             // Not a secret's value, or not this entry's.
             ("{name: DB_PASSWORD, valueFrom: {secretKeyRef: {name: db, key: password}}}", vec![]),
             ("- {name: DB_PASSWORD, value: $(DB_PASS)}", vec![]),
@@ -376,6 +614,16 @@ mod tests {
             ("filename: DB_PASSWORD, value: x", vec![]),
             ("{name:         DB_PASSWORD, value: Hx4k9Qw2}", vec![]),
             ("{name:        DB_PASSWORD, value:           Hx4k9Qw2}", vec!["Hx4k9Qw2"]),
+            // Code and templates, not literals (a stranger's attack).
+            ("{ name = \"DB_PASSWORD\", value = module.rds.rds_password }", vec![]),
+            ("{ name: \"DB_PASSWORD\", value: process.env.DB_PASSWORD }", vec![]),
+            ("form.append({name: \"password\", value: this.state.password});", vec![]),
+            ("{\"name\": \"DB_PASSWORD\", \"value\": os.environ[\"DB_PASSWORD\"]}", vec![]),
+            ("{\"name\": \"DB_PASSWORD\", \"value\": get_secret(\"db\")}", vec![]),
+            ("{\"name\": \"DB_PASSWORD\", \"value\": db_password}", vec![]),
+            ("<input name=\"password\" value=\"<?php echo htmlspecialchars($pw); ?>\">", vec![]),
+            ("<input name=\"password\" value=\"<%= @user.password %>\">", vec![]),
+            ("<input name=\"password\" value=\"@Model.Password\" />", vec![]),
             // From real JavaScript: axe-core's result groups, and forge's ASN.1 validators.
             ("{name:\"NA\",value:\"inapplicable\"},{name:\"PASS\",value:\"passed\",priority:1}", vec![]),
             (
@@ -396,10 +644,9 @@ mod tests {
             if let Some(p) = &mut pair {
                 match p.line(b, 0) {
                     Step::Value(at, class) => {
-                        if let Some(s) = value_line(&b[at..], class) {
+                        for s in value_line(&b[at..], class) {
                             found.push(line[at + s.start..at + s.end].to_string());
                         }
-                        pair = None;
                         continue;
                     }
                     Step::Within => continue,
@@ -425,7 +672,55 @@ mod tests {
                 "{\n  \"OptionName\": \"API_TOKEN\",\n  \"Namespace\": \"aws:x\",\n  \"Value\": \"k9Qw2Hx4k9Qw2Hx4k9Qw2Hx4k9Qw2\"\n}",
                 vec!["k9Qw2Hx4k9Qw2Hx4k9Qw2Hx4k9Qw2"],
             ),
-            // The value of a nested key, another entry's, a reference, or past the entry.
+            // A blank line between, and a value after eleven other keys.
+            ("- name: DB_PASSWORD\n\n  value: Hx4k9Qw2\n", vec!["Hx4k9Qw2"]),
+            (
+                "- name: DB_PASSWORD\n  k1: a\n  k2: a\n  k3: a\n  k4: a\n  k5: a\n  k6: a\n  k7: a\n  k8: a\n  k9: a\n  k10: a\n  value: Hx4k9Qw2\n",
+                vec!["Hx4k9Qw2"],
+            ),
+            // A diff that changes the value: the old one and the new one.
+            (
+                "         - name: DB_PASSWORD\n-          value: oldhorse\n+          value: newhorse\n",
+                vec!["oldhorse", "newhorse"],
+            ),
+            (
+                "   {\n     \"name\": \"DB_PASSWORD\",\n-    \"value\": \"oldhorse\"\n+    \"value\": \"newhorse\"\n   }\n",
+                vec!["oldhorse", "newhorse"],
+            ),
+            // `terraform plan`: actions before the keys, and a change's two values.
+            (
+                "      + env {\n          + name  = \"DB_PASSWORD\"\n          + value = \"correcthorse\"\n        }\n",
+                vec!["correcthorse"],
+            ),
+            (
+                "      ~ env {\n            name  = \"DB_PASSWORD\"\n          ~ value = \"oldhorse\" -> \"newhorse\"\n        }\n",
+                vec!["oldhorse", "newhorse"],
+            ),
+            // Commented out.
+            (
+                "        env:\n        # - name: DB_PASSWORD\n        #   value: correcthorse\n",
+                vec!["correcthorse"],
+            ),
+            (
+                "      #   {\n      #     name  = \"DB_PASSWORD\"\n      #     value = \"correcthorse\"\n      #   },\n",
+                vec!["correcthorse"],
+            ),
+            ("// { name: 'DB_PASSWORD',\n//   value: 'correcthorse' }\n", vec!["correcthorse"]),
+            // YAML's quoting and plain scalars in block style.
+            ("- name: DB_PASSWORD\n  value: 'it''s a horse'\n", vec!["it''s a horse"]),
+            ("- name: DB_PASSWORD\n  value: correct horse, battery}\n", vec!["correct horse, battery}"]),
+            // `aws ssm get-parameter`'s output, and Azure Container Instances' `secureValue`.
+            (
+                "{\n    \"Parameter\": {\n        \"Name\": \"/web/prod/DB_PASSWORD\",\n        \"Type\": \"SecureString\",\n        \"Value\": \"correcthorse\",\n",
+                vec!["correcthorse"],
+            ),
+            ("      - name: DB_PASSWORD\n        secureValue: correcthorse\n", vec!["correcthorse"]),
+            // Elastic Beanstalk's `.ebextensions`.
+            (
+                "option_settings:\n  - namespace: aws:elasticbeanstalk:application:environment\n    option_name: DB_PASSWORD\n    value: correcthorse\n",
+                vec!["correcthorse"],
+            ),
+            // The value of a nested key, another entry's, a reference, code, or past the entry.
             (
                 "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db\n      value: x\n",
                 vec![],
@@ -435,6 +730,16 @@ mod tests {
             ("- name: DB_PASSWORD\nvalue: Hx4k9Qw2\n", vec![]),
             ("- name: password prompt\n  value: Hx4k9Qw2\n", vec![]),
             ("- name: DB_PASSWORD_FILE\n  value: secret.txt\n", vec![]),
+            (
+                "env:\n- name: DB_PASSWORD\n  valueFrom: {secretKeyRef: {name: db, key: pw}}\n- value: info\n  name: LOG_LEVEL\n",
+                vec![],
+            ),
+            ("- name: REDIS_PASSWORD\n  valueFrom: {}\n- image: nginx\n  value: info\n", vec![]),
+            ("      name  = \"DB_PASSWORD\"\n      value = var.rds_db_password\n", vec![]),
+            ("      name  = \"DB_PASSWORD\"\n      value = random_password.db_password.result\n", vec![]),
+            ("- name: DB_PASSWORD\n  value: <path:secret/data/db#password>\n", vec![]),
+            ("{\n  name: 'DB_PASSWORD',\n  value: password,\n}\n", vec![]),
+            ("# - name: DB_PASSWORD\nvalue: Hx4k9Qw2\n", vec![]),
         ] {
             assert_eq!(over_lines(text), want, "{text:?}");
         }
@@ -458,10 +763,13 @@ mod tests {
                 "  \"name\": \"DB_PASSWORD\",\n  \"value\": \"Hx4k9Qw2\"",
             ),
             ("name  = \"DB_PASSWORD\"", "PASS", "name  = \"DB_PASSWORD\"\nvalue = \"Hx4k9Qw2\""),
+            ("  option_name: DB_PASSWORD", "PASS", "  option_name: DB_PASSWORD\n  value: Hx4k9Qw2"),
             ("{name: DB_PASSWORD, value: Hx4k9Qw2}", "PASS", ""),
             ("ParameterKey=DBPassword,ParameterValue=Hx4k9Qw2", "Pass", ""),
             ("{\\\"name\\\":\\\"DB_PASSWORD\\\",\\\"value\\\":\\\"Hx4k9Qw2\\\"}", "PASS", ""),
             ("{'OptionName': 'API_TOKEN', 'Value': 'k9Qw2Hx4k9Qw2Hx4k9Qw2Hx4'}", "TOKEN", ""),
+            ("{\"name\": \"Authorization\", \"value\": \"Bearer k9Qw2Hx4k9Qw2\"}", "Auth", ""),
+            ("{\"Name\": \"/web/prod/DB_PASSWORD\", \"Value\": \"Hx4k9Qw2\"}", "PASS", ""),
         ] {
             assert!(passes(line, word), "{line:?}");
             let found = if taken.is_empty() { one_line(line).len() } else { over_lines(taken).len() };

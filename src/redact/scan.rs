@@ -481,9 +481,12 @@ impl LineScanner {
         }
         if let Some(pair) = self.pair.as_mut().filter(|_| kind == Body::Plain) {
             match pair.line(body, cut) {
+                // The entry goes on: a diff shows the old value and the new one.
                 Step::Value(at, class) => {
+                    if super::pair::opens_block(&body[at..]) {
+                        self.block = Some(Block::under_key(body, cut, at));
+                    }
                     (cut, kind) = (at, Body::PairValue(class));
-                    self.pair = None;
                 }
                 Step::Within => {}
                 Step::Ended => self.pair = None,
@@ -763,7 +766,7 @@ fn body_spans(text: &[u8], body_kind: Body, reading: Reading) -> Vec<Span> {
         Body::BlockValue => {
             heredoc::secret(text, false).map(|s| Span { rule: "kv", ..s }).into_iter().collect()
         }
-        Body::PairValue(class) => super::pair::value_line(text, class).into_iter().collect(),
+        Body::PairValue(class) => super::pair::value_line(text, class),
         Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
             // The whole line only when the rules find nothing in it.
             let by_rules = read(text, None, reading, b"", &mut Vec::new());

@@ -35,6 +35,14 @@ impl Block {
         Some(Block { indent, content, sign, lines: 0 })
     }
 
+    /// The block a value key's line opens (`value: |` in an entry whose name names a
+    /// secret, `pair.rs`), the key at `key` of `line`.
+    pub(crate) fn under_key(line: &[u8], cut: usize, key: usize) -> Block {
+        let sign = signed(line, cut);
+        let base = if sign { 1 } else { cut };
+        Block { indent: key.saturating_sub(base), content: None, sign, lines: 0 }
+    }
+
     /// Where the text of `line` starts (past its view's prefix, `cut`, or its diff sign)
     /// when it is one of the block's lines, or `None` when it ends the block.
     pub(crate) fn line(&mut self, line: &[u8], cut: usize) -> Option<usize> {
