@@ -32,8 +32,16 @@ const MAX_DEPTH: usize = 128;
 
 /// Keys whose string values are integrity tags, not credentials: Claude Code keeps the
 /// API's `signature` on every thinking block, and a resumed conversation is rejected if it
-/// is altered. Their values are still scanned as text.
+/// is altered. Their values are still scanned as text, but in a thinking block's own.
 const INTEGRITY_KEYS: &[&str] = &["signature", "sig"];
+
+/// The API's own opaque values in a content block of this type: a thinking block's
+/// `signature` and a redacted thinking block's encrypted `data`. Nothing a user wrote is in
+/// them and they must come back byte for byte, so they are not read at all (a twentieth
+/// of a real transcript's bytes).
+fn opaque(block_type: &[u8], key: &str) -> bool {
+    matches!((block_type, key), (b"\"thinking\"", "signature") | (b"\"redacted_thinking\"", "data"))
+}
 
 /// Keys whose value is an HTTP credential with its scheme (`Bearer …`, `Basic …`).
 const AUTH_HEADERS: &[&str] = &["authorization", "proxy-authorization"];
@@ -197,6 +205,8 @@ impl<'a> Walker<'a, '_> {
         // The class of the secret this entry's naming key names (`{"name": "DB_PASSWORD",
         // "value": …}`, `pair.rs`): its value key's value is judged as that secret's.
         let mut named = None;
+        // This object's `"type"`, as written, when it came first (as the API writes it).
+        let mut block_type: &[u8] = b"";
         loop {
             self.ws();
             if self.b.get(self.pos) != Some(&b'"') {
@@ -227,7 +237,14 @@ impl<'a> Walker<'a, '_> {
             self.expect(b':')?;
             self.ws();
             let start = self.pos;
-            self.value(depth, Some((&name, class)))?;
+            if !block_type.is_empty() && self.b.get(start) == Some(&b'"') && opaque(block_type, &name) {
+                self.literal()?;
+            } else {
+                self.value(depth, Some((&name, class)))?;
+            }
+            if name == "type" {
+                block_type = &self.b[start..self.pos];
+            }
             if pair::is_naming_key(&name) {
                 named = pair::named(&self.b[start..self.pos]);
             }

@@ -32,6 +32,10 @@ const MAX_LINES: usize = 12;
 /// secret's word, does not walk an indented line's whole indentation.
 const MAX_GAP: usize = 8;
 
+/// Bytes at most of a parameter's path before its last segment (`/web/prod/`): the engine
+/// reads no longer path than the gate walks back.
+const MAX_PATH: usize = 64;
+
 /// The rule's id, as the catalogue lists it.
 const RULE: &str = "env-pair";
 
@@ -94,9 +98,12 @@ fn key_at(text: &[u8], at: usize, keys: &[&[u8]]) -> Option<Key> {
 /// as `aws ssm get-parameter` prints it) names what its last segment names.
 fn name_at(text: &[u8], at: usize) -> Option<(&[u8], usize, bool)> {
     let quote = quote_at(text, at);
-    let mut from = at + quote.map_or(0, <[u8]>::len);
-    from += text[from..].iter().take_while(|b| is_name_byte(**b) || **b == b'/').count();
+    let start = at + quote.map_or(0, <[u8]>::len);
+    let mut from = start + text[start..].iter().take_while(|b| is_name_byte(**b) || **b == b'/').count();
     from -= text[..from].iter().rev().take_while(|b| is_name_byte(**b)).count();
+    if from - start > MAX_PATH {
+        return None;
+    }
     let len = text[from..].iter().take_while(|b| is_name_byte(**b)).count();
     let mut end = from + len;
     if let Some(q) = quote {
@@ -478,10 +485,11 @@ pub(crate) fn opens_block(text: &[u8]) -> bool {
 /// naming key: `name: `, `"name": `, `name = `, `ParameterKey=`, `\"name\":`. Part of the
 /// name rules' gate (`gate.rs`), and a necessary condition of both readings above.
 pub(crate) fn given_by_key(line: &[u8], from: usize) -> bool {
-    // A path's earlier segments (`"/web/prod/DB_PASSWORD"`), at most a few hundred bytes.
+    // A path's earlier segments (`"/web/prod/DB_PASSWORD"`); a parameter store's names are
+    // short, and paths are on every other line of a transcript.
     let mut from = from;
     if from > 0 && line[from - 1] == b'/' {
-        let path = line[from.saturating_sub(256)..from]
+        let path = line[from.saturating_sub(MAX_PATH)..from]
             .iter()
             .rev()
             .take_while(|b| is_name_byte(**b) || **b == b'/')

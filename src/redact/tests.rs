@@ -221,6 +221,23 @@ fn json_lines() {
     assert!(matches!(redact_json_line(keyish, &mut r), Cow::Borrowed(_)));
     let thinking = r#"{"type":"thinking","thinking":"check the session token","signature":"EqQBCkYIBxgCKkB3vR9mQ2xLp8sT4uWz0aYcN6dF1gH5jK7lM9nP3qS2tV4wX8yZ"}"#;
     assert!(matches!(redact_json_line(thinking, &mut r), Cow::Borrowed(_)));
+    // A thinking block's signature and a redacted block's data are the API's, not read:
+    // what would be a token anywhere else stays there byte for byte.
+    let token = "ghp_Zq8xWv3Lr5Tn7Mk2Hj4Gf6Dd9Ss1Aa0Pp3Oo";
+    for block in [
+        format!(r#"{{"type":"thinking","thinking":"ok","signature":"{token}"}}"#),
+        format!(r#"{{"type":"redacted_thinking","data":"{token}"}}"#),
+    ] {
+        assert!(matches!(redact_json_line(&block, &mut Report::default()), Cow::Borrowed(_)), "{block}");
+    }
+    // Anywhere else, the same values are read.
+    for block in [
+        format!(r#"{{"type":"text","text":"ok","signature":"{token}"}}"#),
+        format!(r#"{{"signature":"{token}","type":"thinking"}}"#),
+        format!(r#"{{"type":"thinking","data":"{token}"}}"#),
+    ] {
+        assert!(!redact_json_line(&block, &mut Report::default()).contains(token), "{block}");
+    }
     let dirty = r#"{"type":"tool_use","input":{"command":"export GITHUB_TOKEN=abcdEFGH1234ijkl5678"},"password":"not-a-key-name-test"}"#;
     let out = redact_json_line(dirty, &mut r);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
