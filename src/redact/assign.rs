@@ -665,7 +665,7 @@ fn nsswitch_sources(name: &[u8], rest: &[u8]) -> bool {
 
 /// What a YAML tag before a value says of it (YAML 1.2.2, 6.9.1: `!local`, `!!core`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tag {
+pub(crate) enum Tag {
     /// The node names another: CloudFormation's intrinsic functions in their short form
     /// (`!Ref DBPassword`, `!GetAtt Db.Endpoint`, `!ImportValue shared-db-password`,
     /// `!If [c, !Ref A, !Ref B]`), and Home Assistant's and ESPHome's `!secret name`,
@@ -682,7 +682,7 @@ enum Tag {
     Other,
 }
 
-fn yaml_tag(tag: &[u8]) -> Tag {
+pub(crate) fn yaml_tag(tag: &[u8]) -> Tag {
     // CloudFormation's short forms (the intrinsic function reference and its condition
     // functions); `Fn::Length`, `Fn::ToJsonString` and `Fn::ForEach` have none.
     const REFERENCES: &[&[u8]] = &[

@@ -290,6 +290,9 @@ impl<'a> Walker<'a, '_> {
     /// value on the next (`- name: DB_PASSWORD` / `+  value: …`), a YAML block or a key's
     /// body, are only seen together. Any other array is read as arrays are.
     fn lines(&mut self, depth: usize) -> Result<(), NotJson> {
+        if depth > MAX_DEPTH {
+            return Err(NotJson);
+        }
         let open = self.pos;
         let mut lits = Vec::new();
         let mut texts: Vec<String> = Vec::new();

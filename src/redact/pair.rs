@@ -14,6 +14,7 @@
 //!
 //! Only a value after its name is read: every format above writes the name first.
 
+use super::assign::Tag;
 use super::scan::Span;
 use super::value::{Class, Form, name_class_strict, should_redact};
 
@@ -160,14 +161,27 @@ fn closing(text: &[u8], from: usize, q: &[u8]) -> Option<usize> {
     None
 }
 
-/// A value that a server-side template fills in (`<?php …`, `<%= … %>`, Razor's
-/// `@Model.Password`), or a placeholder in angle brackets (argocd-vault-plugin's
-/// `<path:secret/data/db#password>`): quoted or not.
+/// A value that a server-side template or a deployment tool fills in, quoted or not:
+/// `<?php …`, `<%= … %>`, Razor's `@Model.Password`, argocd-vault-plugin's `<path:…>`, an
+/// ARM template's `[parameters('x')]`, Azure DevOps' `#{X}#`, `@@X@@` tokens, and a
+/// secret store's address (`secretref:x`, `keyvault:x`, `sm://x`, `file:///run/secrets/x`,
+/// `projects/p/secrets/x/versions/latest`).
 fn is_template(v: &[u8]) -> bool {
+    let enclosed = |open: &[u8], close: &[u8]| {
+        v.len() > open.len() + close.len() && v.starts_with(open) && v.ends_with(close)
+    };
     v.starts_with(b"<?")
         || v.starts_with(b"<%")
-        || (v.first() == Some(&b'<') && v.last() == Some(&b'>'))
+        || enclosed(b"<", b">")
+        || enclosed(b"[", b")]")
+        || enclosed(b"#{", b"}#")
+        || enclosed(b"@@", b"@@")
         || (v.first() == Some(&b'@') && v.get(1).is_some_and(u8::is_ascii_alphabetic))
+        || v.starts_with(b"secretref:")
+        || v.starts_with(b"keyvault:")
+        || memchr::memmem::find(v, b"://")
+            .is_some_and(|i| i > 0 && v[..i].iter().all(u8::is_ascii_alphanumeric))
+        || (v.starts_with(b"projects/") && memchr::memmem::find(v, b"/secrets/").is_some())
 }
 
 /// A bare value that is code, not a literal: an attribute path or a call (`var.db_password`,
@@ -191,6 +205,19 @@ fn is_code(v: &[u8]) -> bool {
 fn values_at(text: &[u8], key: &Key, context: Context, name_quoted: bool) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut at = key.value;
+    // A YAML tag: CloudFormation's `!Ref DbPassword` names another node; after `!!str`
+    // or `!Sub` the value follows (`assign.rs` reads tags the same way).
+    if text.get(at) == Some(&b'!') {
+        let word = text[at..].iter().take_while(|b| !is_blank(**b)).count();
+        match super::assign::yaml_tag(&text[at..at + word]) {
+            Tag::Reference => return out,
+            Tag::Core | Tag::Literal => {
+                at += word;
+                at += blanks(&text[at..]);
+            }
+            Tag::Other => {}
+        }
+    }
     while let Some(q) = quote_at(text, at) {
         let from = at + q.len();
         let Some(end) = closing(text, from, q) else { break };
@@ -391,7 +418,7 @@ impl Pair {
                     before.extend([Slot::Comment(b'/'); 2]);
                     i += 1;
                 }
-                [b'{', b' ' | b'\t', ..] => before.push(Slot::Open),
+                [b'{', ..] => before.push(Slot::Open),
                 [b @ (b'-' | b'+' | b'~'), b' ' | b'\t', ..] if action.is_none() => {
                     action = Some((*b, before.len()));
                     before.push(Slot::Action);
@@ -717,6 +744,25 @@ mod tests {
             // YAML's quoting and plain scalars in block style.
             ("- name: DB_PASSWORD\n  value: 'it''s a horse'\n", vec!["it''s a horse"]),
             ("- name: DB_PASSWORD\n  value: correct horse, battery}\n", vec!["correct horse, battery}"]),
+            // A stranger's second attack: compact JSON over lines, CloudFormation's list form.
+            ("{\"name\":\"DB_PASSWORD\",\n \"value\":\"correcthorse\"}\n", vec!["correcthorse"]),
+            (
+                "Parameters:\n- ParameterKey: DBPassword\n  ParameterValue: Kp3mW9sLqT2zR\n",
+                vec!["Kp3mW9sLqT2zR"],
+            ),
+            // References and tools' tokens, not values.
+            ("- Name: DB_PASSWORD\n  Value: !Ref DbPassword\n", vec![]),
+            ("- Name: DB_PASSWORD\n  Value: !!str Kp3mW9sLqT2zR\n", vec!["Kp3mW9sLqT2zR"]),
+            (
+                "{\n  \"name\": \"DB_PASSWORD\",\n  \"value\": \"[parameters('sqlAdminPassword')]\"\n}\n",
+                vec![],
+            ),
+            ("- name: DB_PASSWORD\n  value: secretref:db-password\n", vec![]),
+            ("- name: DB_PASSWORD\n  value: sm://project/db-password\n", vec![]),
+            ("- name: DB_PASSWORD\n  value: file:///run/secrets/db\n", vec![]),
+            ("- name: DB_PASSWORD\n  value: projects/p/secrets/db/versions/latest\n", vec![]),
+            ("- name: DB_PASSWORD\n  value: '#{DbPassword}#'\n", vec![]),
+            ("- name: DB_PASSWORD\n  value: '@@DB_PASSWORD@@'\n", vec![]),
             // `aws ssm get-parameter`'s output, and Azure Container Instances' `secureValue`.
             (
                 "{\n    \"Parameter\": {\n        \"Name\": \"/web/prod/DB_PASSWORD\",\n        \"Type\": \"SecureString\",\n        \"Value\": \"correcthorse\",\n",
