@@ -188,6 +188,13 @@ fn files(r: &mut Rng) -> Vec<(&'static str, &'static str, String, String)> {
         "option_settings:\n  - namespace: aws:elasticbeanstalk:application:environment\n    option_name: DB_PASSWORD\n    value: {S}\n",
         password(r),
     );
+    // Hadoop's configuration XML, as its documentation writes a `<property>`.
+    add(
+        "hadoop core-site",
+        "core-site.xml",
+        "<configuration>\n  <property>\n    <name>fs.s3a.access.key</name>\n    <value>AKIAIOSFODNN7Q2WERTY</value>\n  </property>\n  <property>\n    <name>fs.s3a.secret.key</name>\n    <value>{S}</value>\n  </property>\n</configuration>\n",
+        r.pick(B64, 40),
+    );
     add(
         "openssh key",
         ".ssh/id_ed25519",

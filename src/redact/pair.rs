@@ -37,6 +37,11 @@ const MAX_GAP: usize = 8;
 /// reads no longer path than the gate walks back.
 const MAX_PATH: usize = 64;
 
+/// Hadoop's configuration XML (`core-site.xml`, `hive-site.xml`): a `<property>`'s
+/// `<name>fs.s3a.secret.key</name>` and then its `<value>…</value>`.
+const XML_NAME: (&[u8], &[u8]) = (b"<name>", b"</name>");
+const XML_VALUE: (&[u8], &[u8]) = (b"<value>", b"</value>");
+
 /// The rule's id, as the catalogue lists it.
 const RULE: &str = "env-pair";
 
@@ -293,6 +298,38 @@ fn judged(text: &[u8], key: &Key, context: Context, name_quoted: bool, class: Cl
     }
 }
 
+/// The content of the element `open`…`close` that starts at `at`: its span.
+fn element_at(text: &[u8], at: usize, (open, close): (&[u8], &[u8])) -> Option<(usize, usize)> {
+    if !text[at..].starts_with(open) {
+        return None;
+    }
+    let from = at + open.len();
+    let len = memchr::memmem::find(&text[from..], close)?;
+    Some((from, from + len))
+}
+
+/// A `<value>` element's content at `at`, when it is a secret of `class`.
+fn xml_value(text: &[u8], at: usize, class: Class, out: &mut Vec<Span>) {
+    if let Some((start, end)) = element_at(text, at, XML_VALUE) {
+        let v = &text[start..end];
+        let lead = v.len() - v.trim_ascii_start().len();
+        let (start, end) = (start + lead, start + v.trim_ascii_end().len());
+        if start < end && !is_template(&text[start..end]) && should_redact(class, &text[start..end]) {
+            out.push(Span { start, end, rule: RULE });
+        }
+    }
+}
+
+/// The class of the secret a `<name>` element at `at` names.
+fn xml_name(text: &[u8], at: usize) -> Option<(Class, usize)> {
+    let (start, end) = element_at(text, at, XML_NAME)?;
+    let name = &text[start..end];
+    if name.is_empty() || !name.iter().all(|b| is_name_byte(*b)) {
+        return None;
+    }
+    class_of(name).map(|class| (class, end + XML_NAME.1.len()))
+}
+
 /// Whether `at` may start a key: the line's start, or after a blank, a quote, a quote's
 /// backslash, or a mapping's or list's punctuation.
 fn key_starts(text: &[u8], at: usize) -> bool {
@@ -303,6 +340,14 @@ fn key_starts(text: &[u8], at: usize) -> bool {
 /// "value":"X"}`, `ParameterKey=DBPassword,ParameterValue=X`, `env { name = "A" value =
 /// "X" }`.
 pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
+    for at in memchr::memmem::find_iter(line, XML_NAME.0) {
+        let Some((class, after)) = xml_name(line, at) else { continue };
+        let rest = &line[after..];
+        let next_name = memchr::memmem::find(rest, XML_NAME.0).unwrap_or(rest.len());
+        if let Some(v) = memchr::memmem::find(&rest[..next_name], XML_VALUE.0) {
+            xml_value(line, after + v, class, out);
+        }
+    }
     for sep in memchr::memchr2_iter(b':', b'=', line) {
         // The naming key ends just before the separator, after blanks and a quote.
         let mut k = sep;
@@ -370,6 +415,8 @@ pub(crate) struct Pair {
     /// What stands before the naming key, byte by byte: its column is their count.
     before: Vec<Slot>,
     class: Class,
+    /// Opened by a `<name>` element: the value is a `<value>` element.
+    xml: bool,
     lines: usize,
 }
 
@@ -427,6 +474,14 @@ impl Pair {
             }
             i += 1;
         }
+        if let Some((class, after)) = xml_name(text, i) {
+            return text[after..].trim_ascii().is_empty().then_some(Pair {
+                before,
+                class,
+                xml: true,
+                lines: 0,
+            });
+        }
         let naming = key_at(text, i, NAMING)?;
         let (name, end, _) = name_at(text, naming.value)?;
         let rest = &text[end..];
@@ -448,7 +503,7 @@ impl Pair {
             before[n - 2] = Slot::Action;
         }
         let class = class_of(name)?;
-        Some(Pair { before, class, lines: 0 })
+        Some(Pair { before, class, xml: false, lines: 0 })
     }
 
     /// What `line` (its view's prefix `cut` bytes long) is to the entry.
@@ -482,6 +537,11 @@ impl Pair {
         match text.get(column) {
             None => Step::Within,
             Some(b) if is_blank(*b) => Step::Within,
+            Some(_) if self.xml && text[column..].starts_with(XML_VALUE.0) => {
+                Step::Value(start + column, self.class)
+            }
+            Some(_) if self.xml && text[column..].starts_with(XML_NAME.0) => Step::Ended,
+            Some(_) if self.xml => Step::Within,
             Some(_) if key_at(text, column, VALUE).is_some() => Step::Value(start + column, self.class),
             Some(_) if key_at(text, column, NAMING).is_some() => Step::Ended,
             Some(_) => Step::Within,
@@ -494,6 +554,8 @@ pub(crate) fn value_line(text: &[u8], class: Class) -> Vec<Span> {
     let mut out = Vec::new();
     if let Some(key) = key_at(text, 0, VALUE) {
         judged(text, &key, Context::Block, false, class, &mut out);
+    } else {
+        xml_value(text, 0, class, &mut out);
     }
     out
 }
@@ -512,6 +574,9 @@ pub(crate) fn opens_block(text: &[u8]) -> bool {
 /// naming key: `name: `, `"name": `, `name = `, `ParameterKey=`, `\"name\":`. Part of the
 /// name rules' gate (`gate.rs`), and a necessary condition of both readings above.
 pub(crate) fn given_by_key(line: &[u8], from: usize) -> bool {
+    if line[..from].ends_with(XML_NAME.0) {
+        return true;
+    }
     // A path's earlier segments (`"/web/prod/DB_PASSWORD"`); a parameter store's names are
     // short, and paths are on every other line of a transcript.
     let mut from = from;
@@ -631,6 +696,12 @@ mod tests {
             ("--parameters \"ParameterKey=DBPassword,ParameterValue=Hx4k9Qw2\"", vec!["Hx4k9Qw2"]),
             ("env { name = \"DB_PASSWORD\" value = \"Hx4k9Qw2\" }", vec!["Hx4k9Qw2"]),
             ("{\"OptionName\": \"DB_PASSWORD\", \"Value\": \"Hx4k9Qw2\"}", vec!["Hx4k9Qw2"]),
+            (
+                "<property><name>javax.jdo.option.ConnectionPassword</name><value>Xy7pQ2mN9vB4</value></property>",
+                vec!["Xy7pQ2mN9vB4"],
+            ),
+            ("<property><name>fs.s3a.endpoint</name><value>s3.amazonaws.com</value></property>", vec![]),
+            ("<p><name>db.password</name></p><p><name>x</name><value>Xy7pQ2mN9vB4</value></p>", vec![]),
             ("{'name': 'DB_PASSWORD', 'type': 'secret', 'value': 'Hx4k9Qw2'}", vec!["Hx4k9Qw2"]),
             // A HAR file's or a Postman export's header: the credentials, not the scheme.
             (
@@ -744,6 +815,23 @@ mod tests {
             // YAML's quoting and plain scalars in block style.
             ("- name: DB_PASSWORD\n  value: 'it''s a horse'\n", vec!["it''s a horse"]),
             ("- name: DB_PASSWORD\n  value: correct horse, battery}\n", vec!["correct horse, battery}"]),
+            // Hadoop's configuration XML.
+            (
+                "  <property>\n    <name>fs.s3a.secret.key</name>\n    <value>wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ1x2b3c4d</value>\n  </property>\n",
+                vec!["wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ1x2b3c4d"],
+            ),
+            (
+                "<property>\n  <name>javax.jdo.option.ConnectionPassword</name>\n  <description>the metastore's</description>\n  <value>Xy7pQ2mN9vB4</value>\n</property>\n",
+                vec!["Xy7pQ2mN9vB4"],
+            ),
+            (
+                "<property>\n  <name>javax.jdo.option.ConnectionPassword</name>\n</property>\n<property>\n  <value>Xy7pQ2mN9vB4</value>\n",
+                vec![],
+            ),
+            (
+                "  <name>hive.server2.authentication.kerberos.keytab</name>\n  <value>/etc/hive.keytab</value>\n",
+                vec![],
+            ),
             // A stranger's second attack: compact JSON over lines, CloudFormation's list form.
             ("{\"name\":\"DB_PASSWORD\",\n \"value\":\"correcthorse\"}\n", vec!["correcthorse"]),
             (
@@ -824,6 +912,12 @@ mod tests {
             ("{'OptionName': 'API_TOKEN', 'Value': 'k9Qw2Hx4k9Qw2Hx4k9Qw2Hx4'}", "TOKEN", ""),
             ("{\"name\": \"Authorization\", \"value\": \"Bearer k9Qw2Hx4k9Qw2\"}", "Auth", ""),
             ("{\"Name\": \"/web/prod/DB_PASSWORD\", \"Value\": \"Hx4k9Qw2\"}", "PASS", ""),
+            ("<name>javax.jdo.option.ConnectionPassword</name><value>Xy7pQ2mN9vB4</value>", "Pass", ""),
+            (
+                "  <name>db.password</name>",
+                "pass",
+                "  <name>db.password</name>\n  <value>Xy7pQ2mN9vB4</value>",
+            ),
         ] {
             assert!(passes(line, word), "{line:?}");
             let found = if taken.is_empty() { one_line(line).len() } else { over_lines(taken).len() };
