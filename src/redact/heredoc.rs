@@ -25,7 +25,7 @@ pub(crate) enum Body {
     BlockValue,
     /// Not a here-document's: the value key's line of an entry whose naming key names a
     /// secret of this class (`pair.rs`).
-    PairValue(super::value::Class),
+    PairValue(super::pair::Named),
 }
 
 /// The syntax of a key or credential file, where it is known.

@@ -17,6 +17,7 @@
 use super::assign::Tag;
 use super::scan::Span;
 use super::value::{Class, Form, name_class_strict, should_redact};
+use super::yaml::blanks;
 
 /// Keys whose value names the entry.
 const NAMING: &[&[u8]] = &[b"name", b"Name", b"ParameterKey", b"OptionName", b"option_name"];
@@ -51,10 +52,6 @@ fn is_name_byte(b: u8) -> bool {
 
 fn is_blank(b: u8) -> bool {
     matches!(b, b' ' | b'\t')
-}
-
-fn blanks(text: &[u8]) -> usize {
-    text.iter().take_while(|b| is_blank(**b)).count()
 }
 
 /// A quote at `text[at..]`: `"`, `'`, or `\"` as JSON inside a JSON string writes it;
@@ -121,17 +118,27 @@ fn name_at(text: &[u8], at: usize) -> Option<(&[u8], usize, bool)> {
     (len > 0).then(|| (&text[from..from + len], end, quote.is_some()))
 }
 
-/// The class of a secret `name` names, as an environment variable's or a parameter's name,
-/// or a header that carries credentials. `PASS` alone is a test's outcome (`{name: "PASS",
-/// value: "passed"}`, axe-core's result groups) more often than a variable.
-fn class_of(name: &[u8]) -> Option<Class> {
+/// What an entry's name says of its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Named {
+    /// A secret of this class (`DB_PASSWORD`, `API_TOKEN`).
+    Secret(Class),
+    /// A header that carries credentials after a scheme (`Authorization`): its value is
+    /// read as that header's line.
+    Header,
+}
+
+/// What `name` names, as an environment variable's or a parameter's name, or a header
+/// that carries credentials. `PASS` alone is a test's outcome (`{name: "PASS", value:
+/// "passed"}`, axe-core's result groups) more often than a variable.
+fn named_by(name: &[u8]) -> Option<Named> {
     if name.eq_ignore_ascii_case(b"pass") {
         return None;
     }
     if name.eq_ignore_ascii_case(b"authorization") || name.eq_ignore_ascii_case(b"proxy-authorization") {
-        return Some(Class::Password);
+        return Some(Named::Header);
     }
-    name_class_strict(name, Form::Env)
+    name_class_strict(name, Form::Env).map(Named::Secret)
 }
 
 /// Where a value is read: on one line, among an entry's other keys (a flow mapping, JSON, a
@@ -166,31 +173,9 @@ fn closing(text: &[u8], from: usize, q: &[u8]) -> Option<usize> {
     None
 }
 
-/// A value that a server-side template or a deployment tool fills in, quoted or not:
-/// `<?php …`, `<%= … %>`, Razor's `@Model.Password`, argocd-vault-plugin's `<path:…>`, an
-/// ARM template's `[parameters('x')]`, Azure DevOps' `#{X}#`, `@@X@@` tokens, and a
-/// secret store's address (`secretref:x`, `keyvault:x`, `sm://x`, `file:///run/secrets/x`,
-/// `projects/p/secrets/x/versions/latest`).
-fn is_template(v: &[u8]) -> bool {
-    let enclosed = |open: &[u8], close: &[u8]| {
-        v.len() > open.len() + close.len() && v.starts_with(open) && v.ends_with(close)
-    };
-    v.starts_with(b"<?")
-        || v.starts_with(b"<%")
-        || enclosed(b"<", b">")
-        || enclosed(b"[", b")]")
-        || enclosed(b"#{", b"}#")
-        || enclosed(b"@@", b"@@")
-        || (v.first() == Some(&b'@') && v.get(1).is_some_and(u8::is_ascii_alphabetic))
-        || v.starts_with(b"secretref:")
-        || v.starts_with(b"keyvault:")
-        || memchr::memmem::find(v, b"://")
-            .is_some_and(|i| i > 0 && v[..i].iter().all(u8::is_ascii_alphanumeric))
-        || (v.starts_with(b"projects/") && memchr::memmem::find(v, b"/secrets/").is_some())
-}
-
 /// A bare value that is code, not a literal: an attribute path or a call (`var.db_password`,
-/// `process.env.X`, `os.environ["X"]`, `get_secret("db")`), or a template.
+/// `process.env.X`, `os.environ["X"]`, `get_secret("db")`). References and templates,
+/// quoted or not, are the judgement's (`value::is_reference_or_placeholder`).
 fn is_code(v: &[u8]) -> bool {
     let ident = |w: &[u8]| {
         !w.is_empty()
@@ -199,7 +184,6 @@ fn is_code(v: &[u8]) -> bool {
     };
     v.iter().any(|b| matches!(b, b'(' | b'[' | b'"' | b'\''))
         || (v.contains(&b'.') && v.split(|b| *b == b'.').all(ident))
-        || is_template(v)
 }
 
 /// The values a value key gives at `key`: their spans, quotes excluded. `terraform plan`
@@ -276,25 +260,34 @@ fn values_at(text: &[u8], key: &Key, context: Context, name_quoted: bool) -> Vec
     out
 }
 
-/// The credentials of a header's value, past its scheme (`Bearer …`, `Basic …`).
-fn past_scheme(text: &[u8], (start, end): (usize, usize)) -> (usize, usize) {
-    const SCHEMES: &[&[u8]] = &[b"bearer", b"basic", b"token", b"digest", b"bot", b"negotiate", b"ntlm"];
-    let v = &text[start..end];
-    match v.iter().position(|b| *b == b' ') {
-        Some(sp) if sp + 1 < v.len() && SCHEMES.iter().any(|s| v[..sp].eq_ignore_ascii_case(s)) => {
-            (start + sp + 1, end)
+/// The value at `start..end` judged as `named` says: as a secret of its class, or as the
+/// header's line it stands for, so the header rule keeps the scheme (`Bearer …`) and
+/// judges the rest.
+fn judge(text: &[u8], (start, end): (usize, usize), named: Named, out: &mut Vec<Span>) {
+    const HEADER: &[u8] = b"Authorization: ";
+    match named {
+        Named::Secret(class) => {
+            if should_redact(class, &text[start..end]) {
+                out.push(Span { start, end, rule: RULE });
+            }
         }
-        _ => (start, end),
+        Named::Header => {
+            let line = [HEADER, &text[start..end]].concat();
+            let mut found = Vec::new();
+            super::web::header(&line, &mut found);
+            out.extend(found.into_iter().filter(|s| s.start >= HEADER.len()).map(|s| Span {
+                start: start + s.start - HEADER.len(),
+                end: start + s.end - HEADER.len(),
+                rule: RULE,
+            }));
+        }
     }
 }
 
-/// The spans of the values at `key` that are secrets of `class`.
-fn judged(text: &[u8], key: &Key, context: Context, name_quoted: bool, class: Class, out: &mut Vec<Span>) {
+/// The spans of the values at `key` that are secrets as `named` says.
+fn judged(text: &[u8], key: &Key, context: Context, name_quoted: bool, named: Named, out: &mut Vec<Span>) {
     for value in values_at(text, key, context, name_quoted) {
-        let (start, end) = past_scheme(text, value);
-        if !is_template(&text[start..end]) && should_redact(class, &text[start..end]) {
-            out.push(Span { start, end, rule: RULE });
-        }
+        judge(text, value, named, out);
     }
 }
 
@@ -308,26 +301,26 @@ fn element_at(text: &[u8], at: usize, (open, close): (&[u8], &[u8])) -> Option<(
     Some((from, from + len))
 }
 
-/// A `<value>` element's content at `at`, when it is a secret of `class`.
-fn xml_value(text: &[u8], at: usize, class: Class, out: &mut Vec<Span>) {
+/// A `<value>` element's content at `at`, judged as `named` says.
+fn xml_value(text: &[u8], at: usize, named: Named, out: &mut Vec<Span>) {
     if let Some((start, end)) = element_at(text, at, XML_VALUE) {
         let v = &text[start..end];
         let lead = v.len() - v.trim_ascii_start().len();
         let (start, end) = (start + lead, start + v.trim_ascii_end().len());
-        if start < end && !is_template(&text[start..end]) && should_redact(class, &text[start..end]) {
-            out.push(Span { start, end, rule: RULE });
+        if start < end {
+            judge(text, (start, end), named, out);
         }
     }
 }
 
-/// The class of the secret a `<name>` element at `at` names.
-fn xml_name(text: &[u8], at: usize) -> Option<(Class, usize)> {
+/// What a `<name>` element at `at` names, and where it ends.
+fn xml_name(text: &[u8], at: usize) -> Option<(Named, usize)> {
     let (start, end) = element_at(text, at, XML_NAME)?;
     let name = &text[start..end];
     if name.is_empty() || !name.iter().all(|b| is_name_byte(*b)) {
         return None;
     }
-    class_of(name).map(|class| (class, end + XML_NAME.1.len()))
+    named_by(name).map(|named| (named, end + XML_NAME.1.len()))
 }
 
 /// Whether `at` may start a key: the line's start, or after a blank, a quote, a quote's
@@ -373,7 +366,7 @@ pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
         }
         let Some(naming) = key_at(line, key, NAMING) else { continue };
         let Some((name, mut i, quoted)) = name_at(line, naming.value) else { continue };
-        let Some(class) = class_of(name) else { continue };
+        let Some(class) = named_by(name) else { continue };
         // The rest of this entry: up to its end or the next entry's name. Each byte is
         // looked at once, and a key is tried only where one may start.
         while i < line.len() && !matches!(line[i], b'{' | b'}' | b'[' | b']') {
@@ -414,7 +407,7 @@ enum Slot {
 pub(crate) struct Pair {
     /// What stands before the naming key, byte by byte: its column is their count.
     before: Vec<Slot>,
-    class: Class,
+    class: Named,
     /// Opened by a `<name>` element: the value is a `<value>` element.
     xml: bool,
     lines: usize,
@@ -424,7 +417,7 @@ pub(crate) struct Pair {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Step {
     /// A value key's line: its key starts at this byte.
-    Value(usize, Class),
+    Value(usize, Named),
     /// Another line of the entry.
     Within,
     /// Past the entry.
@@ -502,7 +495,7 @@ impl Pair {
         if naming.sep == b'=' && action.is_none() && n >= 2 && before[n - 2..] == [Slot::Blank, Slot::Blank] {
             before[n - 2] = Slot::Action;
         }
-        let class = class_of(name)?;
+        let class = named_by(name)?;
         Some(Pair { before, class, xml: false, lines: 0 })
     }
 
@@ -550,7 +543,7 @@ impl Pair {
 }
 
 /// The values' spans on a value key's line (`text` from the key on).
-pub(crate) fn value_line(text: &[u8], class: Class) -> Vec<Span> {
+pub(crate) fn value_line(text: &[u8], class: Named) -> Vec<Span> {
     let mut out = Vec::new();
     if let Some(key) = key_at(text, 0, VALUE) {
         judged(text, &key, Context::Block, false, class, &mut out);
@@ -611,7 +604,7 @@ pub(crate) fn given_by_key(line: &[u8], from: usize) -> bool {
 
 /// Whether an entry named `name` holds a secret's value, as both readings judge it.
 pub(crate) fn names_a_secret(name: &[u8]) -> bool {
-    class_of(name).is_some()
+    named_by(name).is_some()
 }
 
 /// Whether a JSON object's key names its entry (one of [`NAMING`], asked of every key of
@@ -625,25 +618,13 @@ pub(crate) fn is_value_key(key: &str) -> bool {
     matches!(key, "value" | "Value" | "ParameterValue" | "secureValue")
 }
 
-/// What a naming key's JSON value (`"DB_PASSWORD"`, quotes included) names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Named {
-    /// A secret of this class.
-    Secret(Class),
-    /// A header that carries credentials after a scheme (`Authorization`).
-    Header,
-}
-
 /// What a naming key's JSON value (`"DB_PASSWORD"`, quotes included) names, if anything.
 pub(crate) fn named(literal: &[u8]) -> Option<Named> {
     let name = literal.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
     if !name.iter().all(|b| is_name_byte(*b)) {
         return None;
     }
-    if name.eq_ignore_ascii_case(b"authorization") || name.eq_ignore_ascii_case(b"proxy-authorization") {
-        return Some(Named::Header);
-    }
-    class_of(name).map(Named::Secret)
+    named_by(name)
 }
 
 #[cfg(test)]

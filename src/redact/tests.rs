@@ -1604,3 +1604,28 @@ fn r16_nsswitch_sources_are_no_password() {
         assert!(!redacted_everywhere(text).contains(secret), "{text:?}");
     }
 }
+
+/// What a template or a deployment tool fills in is no value, under any rule: found taken
+/// for a password by an attack on the entry reading, and by the `name: value` rule alike.
+#[test]
+fn values_filled_in_by_tools_are_kept() {
+    for v in [
+        "secretref:db-password",
+        "keyvault:db-password",
+        "sm://db-password",
+        "file:///run/secrets/db_password",
+        "projects/my-proj/secrets/db-password/versions/latest",
+        "'#{DbPassword}#'",
+        "'@@DB_PASSWORD@@'",
+        "\"[parameters('sqlAdminPassword')]\"",
+        "'@Model.Password'",
+        "\"<%= ENV['DB_PASSWORD'] %>\"",
+        "<path:secret/data/db#password>",
+    ] {
+        for text in [format!("password: {v}\n"), format!("- name: DB_PASSWORD\n  value: {v}\n")] {
+            assert_eq!(redacted_everywhere(&text), text);
+        }
+    }
+    // A password that starts like one of them is still one.
+    assert_eq!(redacted_everywhere("password: @dm1n.Hunter2\n"), "password: [REDACTED]\n");
+}

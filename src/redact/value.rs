@@ -489,6 +489,26 @@ fn slot_name(v: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b' ' | b'.' | b'{' | b'}' | b'$'))
 }
 
+/// A value that a server-side template or a deployment tool fills in: `<?php …`,
+/// `<%= … %>`, Razor's `@Model.Password` (`@ViewBag.`, `@ViewData[`), argocd-vault-plugin's `<path:…>`, an ARM
+/// template's `[parameters('x')]`, Azure DevOps' and Octopus' `#{X}#`, `@@X@@` tokens, and
+/// a secret store's address (`secretref:x`, `keyvault:x`, `sm://x`, `file:///run/…`,
+/// `projects/p/secrets/x/versions/latest`).
+fn is_filled_in(v: &[u8]) -> bool {
+    let enclosed = |open: &[u8], close: &[u8]| {
+        v.len() > open.len() + close.len() && v.starts_with(open) && v.ends_with(close)
+    };
+    v.starts_with(b"<?")
+        || v.starts_with(b"<%")
+        || v.starts_with(b"<path:")
+        || enclosed(b"[", b")]")
+        || enclosed(b"#{", b"}#")
+        || enclosed(b"@@", b"@@")
+        || ([&b"@Model."[..], b"@ViewBag.", b"@ViewData["].iter().any(|p| v.starts_with(p)))
+        || [&b"secretref:"[..], b"keyvault:", b"sm://", b"file://"].iter().any(|p| v.starts_with(p))
+        || (v.starts_with(b"projects/") && memchr::memmem::find(v, b"/secrets/").is_some())
+}
+
 pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
     let t = trim_ascii(v);
     if t.is_empty() {
@@ -527,6 +547,7 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
         || l.contains("redacted")
         || l.contains("${")
         || l.contains("$(")
+        || is_filled_in(t)
     {
         return true;
     }

@@ -68,7 +68,8 @@ fn signed(line: &[u8], cut: usize) -> bool {
     cut <= 1 && matches!(line.first(), Some(b'+' | b'-' | b' '))
 }
 
-fn blanks(text: &[u8]) -> usize {
+/// How many blanks (spaces, tabs) `text` starts with.
+pub(crate) fn blanks(text: &[u8]) -> usize {
     text.iter().take_while(|b| matches!(b, b' ' | b'\t')).count()
 }
 
