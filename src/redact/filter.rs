@@ -128,7 +128,8 @@ fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Readi
             continue;
         };
         let chunk = &buf[..=last_nl];
-        block(&mut sc, chunk, &mut hits, &mut out, &mut report, &mut output)?;
+        keyword_lines(chunk, &mut hits);
+        block(&mut sc, chunk, &hits, &mut out, &mut report, &mut output)?;
         input.consume(last_nl + 1);
         // Per read, not per line: a slow pipe (`tail -f | lokust-shell redact`) shows each
         // line as it comes, and a fast one still gets large writes.
@@ -143,10 +144,12 @@ fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Readi
 }
 
 /// Complete lines: copy the stretches without keywords, hand the rest to the engine.
+/// `hits` are `chunk`'s keyword lines ([`keyword_lines`]), found by the caller: a text
+/// that must be scanned to know whether to read it at all is not scanned twice.
 pub(crate) fn block<W: Write>(
     sc: &mut LineScanner,
     chunk: &[u8],
-    hits: &mut Vec<(usize, usize, u128)>,
+    hits: &[(usize, usize, u128)],
     out: &mut Vec<u8>,
     report: &mut Report,
     w: &mut W,
@@ -155,8 +158,7 @@ pub(crate) fn block<W: Write>(
     let mut done = 0;
     // A block (PEM, a continued command) the previous chunk's last line opened.
     block_lines(sc, chunk, &mut done, out, report, w)?;
-    keyword_lines(chunk, hits);
-    for &(start, end, mask) in hits.iter() {
+    for &(start, end, mask) in hits {
         continued_lines(sc, chunk, start, &mut done, out, report, w)?;
         if start < done {
             // A line already handled inside a block.

@@ -134,24 +134,26 @@ pub(crate) fn redact_bytes(text: &[u8], report: &mut Report) -> Option<Vec<u8>> 
     if hits.is_empty() && !(seen && filter::has_continuation(text)) {
         return None;
     }
-    redact_with(text, scan::LineScanner::default(), hits, report)
+    redact_with(text, scan::LineScanner::default(), &hits, report)
 }
 
 /// [`redact_bytes`] for text that starts with the lines of a key file in `syntax` (what a
 /// `Read` of a `.pgpass` shows), which hold no keyword.
 pub(crate) fn redact_shown(text: &[u8], syntax: heredoc::FileSyntax, report: &mut Report) -> Option<Vec<u8>> {
-    redact_with(text, scan::LineScanner::showing(syntax), Vec::new(), report)
+    let mut hits = Vec::new();
+    scan::keyword_lines(text, &mut hits);
+    redact_with(text, scan::LineScanner::showing(syntax), &hits, report)
 }
 
 fn redact_with(
     text: &[u8],
     mut sc: scan::LineScanner,
-    mut hits: Vec<(usize, usize, u128)>,
+    hits: &[(usize, usize, u128)],
     report: &mut Report,
 ) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() + 16);
     let mut local = Report::default();
-    filter::block(&mut sc, text, &mut hits, &mut Vec::new(), &mut local, &mut out)
+    filter::block(&mut sc, text, hits, &mut Vec::new(), &mut local, &mut out)
         .expect("writing to a Vec cannot fail");
     sc.finish(&mut out, &mut local);
     // Every change counts a line.
