@@ -102,3 +102,100 @@ fn name_ends(name: &[u8]) -> (u64, u64) {
         }
     }
 }
+
+/// Lines up to this long are remembered with what was found in them; longer ones are
+/// read each time (a line's engines cost more the longer it is, but long lines rarely
+/// come twice).
+pub(crate) const LINE_MAX: usize = 256;
+
+/// What the engines found in a line, remembered per thread with what else decided it
+/// (`tag`: the rules woken, how the line was read). A transcript shows the same lines
+/// again and again: a file read plain and numbered, then whole in an edit's result; the
+/// same code line in several hunks. The engines cost thousands of instructions a line,
+/// a lookup a few dozen.
+pub(crate) struct Lines<T: Copy + Eq, V: Clone> {
+    slots: Box<[Option<Line<T, V>>]>,
+}
+
+struct Line<T, V> {
+    hash: u64,
+    tag: T,
+    line: Box<[u8]>,
+    value: V,
+}
+
+impl<T: Copy + Eq, V: Clone> Lines<T, V> {
+    /// A memo of at least `pairs` pairs of slots, as [`Memo`].
+    pub(crate) fn new(pairs: usize) -> Lines<T, V> {
+        Lines { slots: (0..2 * pairs.max(1).next_power_of_two()).map(|_| None).collect() }
+    }
+
+    fn pair(&self, hash: u64) -> usize {
+        ((hash >> 32) as usize & (self.slots.len() / 2 - 1)) * 2
+    }
+
+    /// The value remembered for `line` with `tag`, if any.
+    pub(crate) fn get(&self, line: &[u8], tag: T) -> Option<V> {
+        let hash = line_hash(line);
+        let at = self.pair(hash);
+        self.slots[at..at + 2]
+            .iter()
+            .flatten()
+            .find(|s| s.hash == hash && s.tag == tag && *s.line == *line)
+            .map(|s| s.value.clone())
+    }
+
+    /// Remembers `value` for `line` (at most [`LINE_MAX`] bytes long) with `tag`.
+    pub(crate) fn put(&mut self, line: &[u8], tag: T, value: V) {
+        let hash = line_hash(line);
+        let at = self.pair(hash);
+        let slot = Line { hash, tag, line: line.into(), value };
+        // As in `Memo::put`: an empty slot of the pair, else the older line goes.
+        let to = if self.slots[at].is_none() {
+            at
+        } else {
+            if self.slots[at + 1].is_some() {
+                self.slots[at] = self.slots[at + 1].take();
+            }
+            at + 1
+        };
+        self.slots[to] = Some(slot);
+    }
+}
+
+/// A hash of a line, eight bytes a step.
+fn line_hash(line: &[u8]) -> u64 {
+    let mut h = line.len() as u64;
+    let mut words = line.chunks_exact(8);
+    for w in &mut words {
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w.try_into().unwrap_or_default())).wrapping_mul(K);
+    }
+    let rest = words.remainder().iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+    (h.rotate_left(5) ^ rest).wrapping_mul(K)
+}
+
+const K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_told_apart_by_bytes_and_tag() {
+        let mut m: Lines<u8, u32> = Lines::new(2);
+        m.put(b"password: x", 1, 10);
+        m.put(b"password: y", 1, 11);
+        assert_eq!(m.get(b"password: x", 1), Some(10));
+        assert_eq!(m.get(b"password: y", 1), Some(11));
+        assert_eq!(m.get(b"password: x", 2), None);
+        assert_eq!(m.get(b"password: z", 1), None);
+        // Four slots: later lines push earlier ones out, never answer for them.
+        for i in 0..100u32 {
+            m.put(format!("line {i}").as_bytes(), 1, i);
+        }
+        for i in 0..100u32 {
+            assert!(m.get(format!("line {i}").as_bytes(), 1).is_none_or(|v| v == i));
+        }
+        assert_eq!(m.get(b"line 99", 1), Some(99));
+    }
+}

@@ -7,6 +7,7 @@
 //! (a `OnceLock` per rule), so a process that redacts a few lines compiles a few regexes:
 //! compiling all of them costs more than the whole start-up budget.
 
+use std::cell::RefCell;
 use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::{Regex, RegexBuilder};
@@ -16,6 +17,7 @@ use super::formats::{aws_prompt, netrc, php_define, xml};
 use super::gate::{Gate, LineFacts, token_gate};
 use super::heredoc::{self, Bodies, Body, FileSyntax, Form};
 use super::keywords::Keywords;
+use super::memo::Lines;
 use super::pair::{Pair, Step};
 use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
@@ -216,10 +218,29 @@ pub(crate) fn find_spans_masked(line: &[u8], mask: u128, depth: u8) -> Vec<Span>
 
 /// [`find_spans_masked`], reading the line as `reading` says.
 pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
-    let mut out = Vec::new();
     if mask == 0 {
-        return out;
+        return Vec::new();
     }
+    thread_local! {
+        static SEEN: RefCell<Lines<(u128, u8, Reading), Vec<Span>>> = RefCell::new(Lines::new(128));
+    }
+    // What the engines find depends on these alone. (Ungated, as a test runs them, a
+    // line read again below wakes other rules: not remembered.)
+    let remember = line.len() <= super::memo::LINE_MAX && !super::gate::ungated();
+    let tag = (mask, depth, reading);
+    if remember && let Some(spans) = SEEN.with_borrow(|m| m.get(line, tag)) {
+        return spans;
+    }
+    let spans = engines(line, mask, depth, reading);
+    if remember {
+        SEEN.with_borrow_mut(|m| m.put(line, tag, spans.clone()));
+    }
+    spans
+}
+
+/// Every span the engines of the rules in `mask` find in `line`.
+fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
+    let mut out = Vec::new();
     let mut engines = 0u16;
     let mut name_woken = false;
     // Made once, for the first token rule woken.
