@@ -395,6 +395,10 @@ pub(crate) struct LineScanner {
     /// The lines of that command, not written yet: what a later line says of the command
     /// can make an earlier word a secret (`echo X | \` / `  sudo -S …`).
     held: Vec<Held>,
+    /// A continued command that a diff's removed line ended (`mysql -u root \` then
+    /// `-  -pOLD`), as it stood before that line: the added lines right after it go on
+    /// with it on the new side (`+  -pNEW`), so they are read after it too.
+    ended_by_removed: Option<Vec<u8>>,
     /// Here-documents whose bodies follow.
     here: Bodies,
     /// A YAML block scalar under a secret's name whose lines follow.
@@ -452,6 +456,7 @@ impl LineScanner {
         self.in_pem
             || !self.carry.is_empty()
             || !self.held.is_empty()
+            || self.ended_by_removed.is_some()
             || self.here.active()
             || self.block.is_some()
             || self.pair.is_some()
@@ -477,6 +482,7 @@ impl LineScanner {
         let any = !self.held.is_empty();
         self.release(out, report);
         self.carry.clear();
+        self.ended_by_removed = None;
         any
     }
 
@@ -608,6 +614,14 @@ impl LineScanner {
             self.in_pem = false;
         }
         let continued = body.trim_ascii_end().ends_with(b"\\");
+        let side = line.first().copied().filter(|_| cut > 0 || !self.carry.is_empty());
+        if let Some(before) = self.ended_by_removed.take()
+            && side == Some(b'+')
+            && self.carry.is_empty()
+            && self.held.is_empty()
+        {
+            self.carry = before;
+        }
         let after = self.carry.len();
         let mut earlier = Vec::new();
         let mut spans = read(body, mask, self.reading, &self.carry, &mut earlier);
@@ -663,6 +677,9 @@ impl LineScanner {
         self.release(out, report);
         let redacted = redact(body, spans, self.reading, &self.carry[..after], body_kind, report);
         if !carried {
+            if after > 0 && side == Some(b'-') && !in_body {
+                self.ended_by_removed = Some(self.carry[..after].to_vec());
+            }
             self.carry.clear();
         }
         // In a key file's body, what the line is once redacted says whether a block opens:

@@ -370,6 +370,33 @@ fn a_continuation_is_also_read_on_its_own() {
     }
 }
 
+/// A diff that changes a continued command's last line: the removed line ends the
+/// command on the old side, and the added lines after it go on with the same command on
+/// the new side. Read alone, `+  -pNEW` was no command, and the new password passed.
+/// Found by an attack on the hunk reading, on real diffs (`git diff`, `diff -u`).
+#[test]
+fn a_diff_that_changes_a_continued_commands_last_line_loses_both_passwords() {
+    for text in [
+        " mysql -u root \\\n-  -pOldSecret99\n+  -pNewSecret42\n echo done\n",
+        "@@ -1,5 +1,6 @@\n mysql -u root \\\n-  -h old.example \\\n-  -pOldSecret99\n+  -h new.example \\\n+  -pNewSecret42\n+  --verbose\n echo done\n",
+        " sshpass \\\n-  -p OldSecret99 ssh a@b\n+  -p NewSecret42 ssh a@b\n",
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains("OldSecret99") && !once.contains("NewSecret42"), "{once}");
+        // Only the values go: every line keeps its diff mark and its options.
+        assert_eq!(once.lines().count(), text.lines().count(), "{once}");
+        assert!(once.contains("+  -p") && once.contains("-  -p"), "{once}");
+    }
+    // The same hunk as Claude Code's `structuredPatch`, a line a JSON string.
+    let record = r#"{"toolUseResult":{"structuredPatch":[{"lines":[" mysql -u root \\","-  -pOldSecret99","+  -pNewSecret42"," echo done"]}]}}"#;
+    let out = redact_json_line(record, &mut Report::default()).into_owned();
+    assert!(!out.contains("OldSecret99") && !out.contains("NewSecret42"), "{out}");
+    serde_json::from_str::<serde_json::Value>(&out).expect(&out);
+    // An added line after a removed one that ended nothing is read alone, as before.
+    let plain = " echo hi\n-  ls -p\n+  ls -pa\n";
+    assert_eq!(redacted_everywhere(plain), plain);
+}
+
 /// Commands continued over lines as a terminal and zsh's history file show them, tried
 /// as a stranger would: bash's `> ` continuation prompt in pasted scrollback (it read as
 /// a redirection, and the option after it as a file name), and zsh's history, which
