@@ -554,13 +554,13 @@ pub(crate) fn value_line(text: &[u8], class: Named) -> Vec<Span> {
 }
 
 /// Whether a value key's line (`text` from the key on) opens a YAML block scalar (`value:
-/// |`, `value: >-`), whose lines below are the value: `Some(true)` for a plain scalar on
-/// the lines below a bare key (`value:` then `  hunter2`), `Some(false)` for a block.
-pub(crate) fn opens_block(text: &[u8]) -> Option<bool> {
-    let key = key_at(text, 0, VALUE).filter(|key| key.sep == b':')?;
-    let v = &text[key.value..];
-    let v = v.iter().position(|b| *b == b'#').map_or(v, |c| &v[..c]).trim_ascii();
-    if v.is_empty() { Some(true) } else { super::yaml::is_style(v).then_some(false) }
+/// |`, `value: >-`), whose lines below are the value.
+pub(crate) fn opens_block(text: &[u8]) -> bool {
+    key_at(text, 0, VALUE).is_some_and(|key| {
+        let v = &text[key.value..];
+        let v = v.iter().position(|b| *b == b'#').map_or(v, |c| &v[..c]).trim_ascii();
+        key.sep == b':' && super::yaml::is_style(v)
+    })
 }
 
 /// Whether the name that starts at `from` (its opening quote included) is given by a

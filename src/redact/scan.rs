@@ -510,8 +510,8 @@ impl LineScanner {
             match pair.line(body, cut) {
                 // The entry goes on: a diff shows the old value and the new one.
                 Step::Value(at, class) => {
-                    if let Some(plain) = super::pair::opens_block(&body[at..]) {
-                        self.block = Some(Block::under_key(body, cut, at, plain));
+                    if super::pair::opens_block(&body[at..]) {
+                        self.block = Some(Block::under_key(body, cut, at));
                     }
                     (cut, kind) = (at, Body::PairValue(class));
                 }
@@ -801,16 +801,9 @@ fn body_spans(text: &[u8], body_kind: Body, reading: Reading) -> Vec<Span> {
     match body_kind {
         Body::Plain => Vec::new(),
         Body::Secret { after_user } => heredoc::secret(text, after_user).into_iter().collect(),
-        Body::BlockValue => heredoc::secret(text, false)
-            .map(|s| {
-                // A quoted scalar below its key (`password:` / `  "x"`) keeps its quotes.
-                let v = &text[s.start..s.end];
-                let quoted = v.len() > 2 && matches!(v[0], b'"' | b'\'') && v.last() == Some(&v[0]);
-                let q = usize::from(quoted);
-                Span { start: s.start + q, end: s.end - q, rule: "kv" }
-            })
-            .into_iter()
-            .collect(),
+        Body::BlockValue => {
+            heredoc::secret(text, false).map(|s| Span { rule: "kv", ..s }).into_iter().collect()
+        }
         Body::PairValue(class) => super::pair::value_line(text, class),
         Body::KeyFile(syntax) => heredoc::in_file(text, syntax).unwrap_or_else(|| {
             // The whole line only when the rules find nothing in it.

@@ -3,11 +3,6 @@
 //! 8.1.1, <https://yaml.org/spec/1.2.2/#81-block-scalar-styles>). The header opens the
 //! block when the key names a secret; the scanner hands each line after it here to know
 //! whether it is the block's, and the rules then take the whole content of each.
-//!
-//! A plain scalar may start on the line below its key too (`password:` then `  hunter2`,
-//! 7.3.3): after a key with nothing behind it, the lines below that are more indented
-//! and could only be a scalar's (no key, list item, comment, collection, alias or tag)
-//! are the value.
 
 use super::value::{Form, name_class_strict};
 
@@ -27,9 +22,6 @@ pub(crate) struct Block {
     /// The header's line had a diff's sign before it (`+`, `-`, a context line's
     /// space), or a YAML list's dash: so does each of the block's lines.
     sign: bool,
-    /// A plain scalar's lines below a bare key, not a block scalar's: each must read as
-    /// a scalar's ([`plain_scalar_line`]).
-    plain: bool,
     lines: usize,
 }
 
@@ -39,16 +31,16 @@ impl Block {
     pub(crate) fn opens(line: &[u8], cut: usize) -> Option<Block> {
         let sign = signed(line, cut);
         let text = if sign { &line[1..] } else { &line[cut..] };
-        let (indent, content, plain) = header(text)?;
-        Some(Block { indent, content, sign, plain, lines: 0 })
+        let (indent, content) = header(text)?;
+        Some(Block { indent, content, sign, lines: 0 })
     }
 
     /// The block a value key's line opens (`value: |` in an entry whose name names a
-    /// secret, `pair.rs`; `value:` alone when `plain`), the key at `key` of `line`.
-    pub(crate) fn under_key(line: &[u8], cut: usize, key: usize, plain: bool) -> Block {
+    /// secret, `pair.rs`), the key at `key` of `line`.
+    pub(crate) fn under_key(line: &[u8], cut: usize, key: usize) -> Block {
         let sign = signed(line, cut);
         let base = if sign { 1 } else { cut };
-        Block { indent: key.saturating_sub(base), content: None, sign, plain, lines: 0 }
+        Block { indent: key.saturating_sub(base), content: None, sign, lines: 0 }
     }
 
     /// Where the text of `line` starts (past its view's prefix, `cut`, or its diff sign)
@@ -64,29 +56,9 @@ impl Block {
         if indent == text.len() {
             return Some(at);
         }
-        // YAML indents with spaces only: a tab before the text is a recipe's (`token:`
-        // as a make target) or code's.
-        if self.plain && (text[..indent].contains(&b'\t') || !plain_scalar_line(&text[indent..])) {
-            return None;
-        }
         let content = *self.content.get_or_insert(indent);
         (indent >= content && content > self.indent).then_some(at)
     }
-}
-
-/// A line that can only be part of a plain or quoted scalar: not a key (`name:` at its end
-/// or before a blank), a list's item, a comment, a flow collection, an alias, an anchor,
-/// a tag, a block scalar's style or a directive; nor code's (`…;`) or a JSON member
-/// (`…,`).
-fn plain_scalar_line(text: &[u8]) -> bool {
-    let t = text.trim_ascii_end();
-    let Some(&first) = t.first() else { return false };
-    let item = first == b'-' && t.get(1).is_none_or(|b| matches!(b, b' ' | b'\t'));
-    !item
-        && !matches!(first, b'#' | b'[' | b'{' | b'&' | b'*' | b'!' | b'|' | b'>' | b'?' | b'%' | b'@' | b'`')
-        && !t.ends_with(b":")
-        && !matches!(t.last(), Some(b';' | b','))
-        && memchr::memmem::find(t, b": ").is_none()
 }
 
 /// A unified diff's sign, a context line's space or a list's dash before the line: its
@@ -109,13 +81,11 @@ pub(crate) fn is_style(v: &[u8]) -> bool {
         && v[1..].iter().all(|b| matches!(b, b'1'..=b'9' | b'-' | b'+'))
 }
 
-/// The indentation of `text`, where the content starts if the header says, and whether
-/// the value is a plain scalar below, when `text` is `name: |` or `name: >` under a
-/// secret's name: a key (quoted or not, after a list's `- `), node properties (`!!str`,
-/// `&anchor`), the style, an indentation indicator (1-9) and a chomping indicator (`-`,
-/// `+`) in either order, and a comment after a blank; or `name:` with nothing after it
-/// but a comment.
-fn header(text: &[u8]) -> Option<(usize, Option<usize>, bool)> {
+/// The indentation of `text` and where the content starts if the header says, when
+/// `text` is `name: |` or `name: >` under a secret's name: a key (quoted or not, after a list's `- `), node properties (`!!str`, `&anchor`), the
+/// style, an indentation indicator (1-9) and a chomping indicator (`-`, `+`) in either
+/// order, and a comment after a blank.
+fn header(text: &[u8]) -> Option<(usize, Option<usize>)> {
     let text = text.trim_ascii_end();
     let indent = blanks(text);
     let mut rest = &text[indent..];
@@ -135,9 +105,6 @@ fn header(text: &[u8]) -> Option<(usize, Option<usize>, bool)> {
     rest = &rest[blanks(rest)..];
     rest = rest.strip_prefix(b":")?;
     let mut sep = blanks(rest);
-    if rest.len() == sep || sep > 0 && rest[sep] == b'#' {
-        return name_class_strict(name, Form::Colon).map(|_| (indent, None, true));
-    }
     if sep == 0 {
         return None;
     }
@@ -167,7 +134,7 @@ fn header(text: &[u8]) -> Option<(usize, Option<usize>, bool)> {
     if !(rest.len() == sep || sep > 0 && rest[sep] == b'#') {
         return None;
     }
-    name_class_strict(name, Form::Colon).map(|_| (indent, digit, false))
+    name_class_strict(name, Form::Colon).map(|_| (indent, digit))
 }
 
 #[cfg(test)]
@@ -177,32 +144,25 @@ mod tests {
     #[test]
     fn headers_as_the_spec_writes_them() {
         for (line, indent) in [
-            ("password: |", Some((0, None, false))),
-            ("password: >", Some((0, None, false))),
-            ("  password: |-", Some((2, None, false))),
-            ("password: >+", Some((0, None, false))),
-            ("password: |2", Some((0, Some(2), false))),
-            ("password: |2-", Some((0, Some(2), false))),
-            ("password: |-2", Some((0, Some(2), false))),
-            ("  password: >9+ # comment", Some((2, Some(11), false))),
-            ("- password: |1", Some((0, Some(3), false))),
-            ("\"password\": |", Some((0, None, false))),
-            ("'db_password' : |", Some((0, None, false))),
-            ("password: !!str |", Some((0, None, false))),
-            ("password: &pw !!str >-", Some((0, None, false))),
-            ("\tpassword: |\r", Some((1, None, false))),
-            // A plain scalar's key: the value may be on the lines below.
-            ("password:", Some((0, None, true))),
-            ("  db_password:  # below", Some((2, None, true))),
-            ("- token:", Some((0, None, true))),
+            ("password: |", Some((0, None))),
+            ("password: >", Some((0, None))),
+            ("  password: |-", Some((2, None))),
+            ("password: >+", Some((0, None))),
+            ("password: |2", Some((0, Some(2)))),
+            ("password: |2-", Some((0, Some(2)))),
+            ("password: |-2", Some((0, Some(2)))),
+            ("  password: >9+ # comment", Some((2, Some(11)))),
+            ("- password: |1", Some((0, Some(3)))),
+            ("\"password\": |", Some((0, None))),
+            ("'db_password' : |", Some((0, None))),
+            ("password: !!str |", Some((0, None))),
+            ("password: &pw !!str >-", Some((0, None))),
+            ("\tpassword: |\r", Some((1, None))),
             // Not a header, or not a secret's name.
             ("password: |0", None),
             ("password: |22", None),
             ("password: |--", None),
             ("password: |#x", None),
-            ("password:#x", None),
-            ("if password:", None),
-            ("description:", None),
             ("password: |x", None),
             ("password:|", None),
             ("password: \"|\"", None),
