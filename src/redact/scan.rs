@@ -399,6 +399,10 @@ pub(crate) struct LineScanner {
     /// `-  -pOLD`), as it stood before that line: the added lines right after it go on
     /// with it on the new side (`+  -pNEW`), so they are read after it too.
     ended_by_removed: Option<Vec<u8>>,
+    /// How much of `carry` came from lines both sides of a diff have (context lines, or
+    /// text that is no diff): only that part goes on after a removed line ends it, not a
+    /// removed line that started the command (`-docker login -p \\`).
+    carry_shared: usize,
     /// Here-documents whose bodies follow.
     here: Bodies,
     /// A YAML block scalar under a secret's name whose lines follow.
@@ -482,6 +486,7 @@ impl LineScanner {
         let any = !self.held.is_empty();
         self.release(out, report);
         self.carry.clear();
+        self.carry_shared = 0;
         self.ended_by_removed = None;
         any
     }
@@ -621,6 +626,7 @@ impl LineScanner {
             && self.held.is_empty()
         {
             self.carry = before;
+            self.carry_shared = self.carry.len();
         }
         let after = self.carry.len();
         let mut earlier = Vec::new();
@@ -652,6 +658,9 @@ impl LineScanner {
             let t = body.trim_ascii_end();
             let kept = t.len() - t.iter().rev().take_while(|&&b| b == b'\\').count();
             self.carry.extend_from_slice(&t[..kept]);
+            if !matches!(side, Some(b'-' | b'+')) {
+                self.carry_shared = self.carry.len();
+            }
             // A quote left open (pasted scrollback, a cut command) would make every line
             // after it one quoted word, its options unseen: the command ends here.
             carried = !self.carry.is_empty() && !super::lex::lex(&self.carry).open_quote;
@@ -677,10 +686,11 @@ impl LineScanner {
         self.release(out, report);
         let redacted = redact(body, spans, self.reading, &self.carry[..after], body_kind, report);
         if !carried {
-            if after > 0 && side == Some(b'-') && !in_body {
-                self.ended_by_removed = Some(self.carry[..after].to_vec());
+            if after > 0 && side == Some(b'-') && !in_body && self.carry_shared > 0 {
+                self.ended_by_removed = Some(self.carry[..self.carry_shared.min(after)].to_vec());
             }
             self.carry.clear();
+            self.carry_shared = 0;
         }
         // In a key file's body, what the line is once redacted says whether a block opens:
         // an armour line the rules cut into is no PEM block, the next line the file's.

@@ -395,6 +395,18 @@ fn a_diff_that_changes_a_continued_commands_last_line_loses_both_passwords() {
     // An added line after a removed one that ended nothing is read alone, as before.
     let plain = " echo hi\n-  ls -p\n+  ls -pa\n";
     assert_eq!(redacted_everywhere(plain), plain);
+    // A command the removed lines started is the old side's alone: the added command
+    // after it is not its value (found by an attack: `+docker` was taken for `-p`'s).
+    for (text, command) in [
+        (
+            "-docker login -u me -p \\\n-  OLDs3cr3tAAA\n+docker login -u me -p \\\n+  NEWs3cr3tBBB\n",
+            "+docker login",
+        ),
+        ("-sshpass -p \\\n-  OLDs3cr3tAAA ssh h\n+sshpass -p \\\n+  NEWs3cr3tBBB ssh h\n", "+sshpass -p"),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(once.contains(command) && !once.contains("NEWs3cr3tBBB"), "{once}");
+    }
 }
 
 /// Commands continued over lines as a terminal and zsh's history file show them, tried
