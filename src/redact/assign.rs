@@ -626,7 +626,7 @@ fn public_graph(line: &[u8], name_start: usize) -> bool {
 // match, so `colon` unwraps them; 3 (a YAML tag) may not.
 lazy_re!(
     COLON,
-    r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
+    r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
 );
 
 /// Whether `rest`, after `passwd:` or `shadow:` at a line's start, is the list of

@@ -370,6 +370,27 @@ fn a_continuation_is_also_read_on_its_own() {
     }
 }
 
+/// YAML's single-quoted scalar escapes a quote by doubling it (1.2.2, 7.3.2: `'it''s'`),
+/// and Python and shell read `'ab''cd'` as one string too: the whole of it is the value.
+/// The value ended at the first `''`, and its tail passed. Found by an attack.
+#[test]
+fn a_doubled_single_quote_does_not_end_a_value() {
+    for text in [
+        "password: 'ab''S3cr3tVal9'\n",
+        "  db_password: 'x''y''S3cr3tVal9'  # old\n",
+        "- token: 'S3cr3t''Val9'\n",
+    ] {
+        for (view, shown) in views_of(text) {
+            let once = redacted_in_pieces(&shown);
+            assert!(!once.contains("S3cr3t") && !once.contains("Val9"), "{view}: {once}");
+            assert!(once.contains(": '[REDACTED]'"), "{view}: {once}");
+        }
+    }
+    // Two values on a line, each quoted once, stay two values.
+    let two = "{user: 'bob', password: 'S3cr3tVal9'}\n";
+    assert_eq!(redacted_in_pieces(two), "{user: 'bob', password: '[REDACTED]'}\n");
+}
+
 /// A diff that changes a continued command's last line: the removed line ends the
 /// command on the old side, and the added lines after it go on with the same command on
 /// the new side. Read alone, `+  -pNEW` was no command, and the new password passed.
