@@ -9,11 +9,22 @@ use regex::bytes::Regex;
 use super::scan::{Reading, Span, ascii_regex, lazy_re};
 use super::value::{Form, name_class, name_class_strict, should_redact};
 
+/// A single-quoted literal: a doubled quote inside is YAML's escape (1.2.2, 7.3.2) and,
+/// to Python and shell, two strings read as one (`'ab''cd'`), so it does not end it.
+macro_rules! single_quoted {
+    () => {
+        "'(?:[^']|'')*'"
+    };
+}
+
 /// A quoted or bare value; bare values stop at shell and URL delimiters.
 /// A `\n`, `\r` or `\t` escape ends a bare value: in `printf '…\npassword=x\n'` and
 /// `$'…'` the next line starts there.
-const VALUE: &str =
-    r#"("(?:[^"\\]|\\.)*"|'[^']*'|(?:[^\s;&|'"<>()=,\\]|\\[^nrt])(?:[^\s;&|'"<>)=,\\]|\\[^nrt])*=*)"#;
+const VALUE: &str = concat!(
+    r#"("(?:[^"\\]|\\.)*"|"#,
+    single_quoted!(),
+    r#"|(?:[^\s;&|'"<>()=,\\]|\\[^nrt])(?:[^\s;&|'"<>)=,\\]|\\[^nrt])*=*)"#
+);
 
 lazy_re!(
     EQUALS,
@@ -34,7 +45,11 @@ fn unquote(line: &[u8], s: usize, e: usize) -> (usize, usize) {
 
 lazy_re!(
     CODE_ASSIGN,
-    r#"[\[(][ \t]*["']([A-Za-z_][A-Za-z0-9_.\-]*)["'][ \t]*(?:\][ \t]*=|,)[ \t]*("(?:[^"\\]|\\.)*"|'[^']*')"#
+    concat!(
+        r#"[\[(][ \t]*["']([A-Za-z_][A-Za-z0-9_.\-]*)["'][ \t]*(?:\][ \t]*=|,)[ \t]*("(?:[^"\\]|\\.)*"|"#,
+        single_quoted!(),
+        ")"
+    )
 );
 
 /// `os.environ["API_KEY"] = "…"`, `SetEnvironmentVariable("API_TOKEN", "…")`. A pair in
@@ -626,7 +641,11 @@ fn public_graph(line: &[u8], name_start: usize) -> bool {
 // match, so `colon` unwraps them; 3 (a YAML tag) may not.
 lazy_re!(
     COLON,
-    r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
+    concat!(
+        r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|"#,
+        single_quoted!(),
+        r#"|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
+    )
 );
 
 /// Whether `rest`, after `passwd:` or `shadow:` at a line's start, is the list of

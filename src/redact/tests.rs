@@ -386,6 +386,15 @@ fn a_doubled_single_quote_does_not_end_a_value() {
             assert!(once.contains(": '[REDACTED]'"), "{view}: {once}");
         }
     }
+    // The same literal after `=` (shell, Python) and as a call's value: one mechanism.
+    for text in [
+        "DB_PASSWORD='ab''S3cr3tVal9'\n",
+        "password = 'ab''S3cr3tVal9'\n",
+        "os.environ['API_TOKEN'] = 'ab''S3cr3tVal9'\n",
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains("S3cr3t") && !once.contains("Val9"), "{once}");
+    }
     // Two values on a line, each quoted once, stay two values.
     let two = "{user: 'bob', password: 'S3cr3tVal9'}\n";
     assert_eq!(redacted_in_pieces(two), "{user: 'bob', password: '[REDACTED]'}\n");
