@@ -403,6 +403,9 @@ pub(crate) struct LineScanner {
     /// text that is no diff): only that part goes on after a removed line ends it, not a
     /// removed line that started the command (`-docker login -p \\`).
     carry_shared: usize,
+    /// `carry` holds a diff's removed line: the added lines after it are the new side,
+    /// which goes on from the shared part only (` sshpass -p \` / `-  OLD \` / `+  NEW \`).
+    carry_removed: bool,
     /// Here-documents whose bodies follow.
     here: Bodies,
     /// A YAML block scalar under a secret's name whose lines follow.
@@ -487,6 +490,7 @@ impl LineScanner {
         self.release(out, report);
         self.carry.clear();
         self.carry_shared = 0;
+        self.carry_removed = false;
         self.ended_by_removed = None;
         any
     }
@@ -552,6 +556,10 @@ impl LineScanner {
         } else if self.carry.is_empty() || !body.starts_with(b"-") {
             let cut = super::view::prefix(body);
             (cut, cut > 0)
+        } else if matches!(body.get(1), Some(b' ' | b'\t')) {
+            // `-  X`: a diff's removed line (` sshpass -p \` then `-  OLD`), where a lone
+            // `-` argument is rare; read as one, the value after the flag went unseen.
+            (1, true)
         } else {
             (0, false)
         }
@@ -620,13 +628,25 @@ impl LineScanner {
         }
         let continued = body.trim_ascii_end().ends_with(b"\\");
         let side = line.first().copied().filter(|_| cut > 0 || !self.carry.is_empty());
-        if let Some(before) = self.ended_by_removed.take()
+        // git's `\ No newline at end of file` after a side's last line is no line of it.
+        let marker = line.starts_with(b"\\ ") && self.carry.is_empty();
+        if !marker
+            && let Some(before) = self.ended_by_removed.take()
             && side == Some(b'+')
             && self.carry.is_empty()
             && self.held.is_empty()
         {
             self.carry = before;
             self.carry_shared = self.carry.len();
+        }
+        // The old side's lines end where the new side's start: what they held is read
+        // and written as it stood, and the added line goes on from the shared part.
+        let mut released = false;
+        if side == Some(b'+') && self.carry_removed {
+            released = !self.held.is_empty();
+            self.release(out, report);
+            self.carry.truncate(self.carry_shared);
+            self.carry_removed = false;
         }
         let after = self.carry.len();
         let mut earlier = Vec::new();
@@ -658,8 +678,10 @@ impl LineScanner {
             let t = body.trim_ascii_end();
             let kept = t.len() - t.iter().rev().take_while(|&&b| b == b'\\').count();
             self.carry.extend_from_slice(&t[..kept]);
-            if !matches!(side, Some(b'-' | b'+')) {
-                self.carry_shared = self.carry.len();
+            match side {
+                Some(b'-') => self.carry_removed = true,
+                Some(b'+') => {}
+                _ => self.carry_shared = self.carry.len(),
             }
             // A quote left open (pasted scrollback, a cut command) would make every line
             // after it one quoted word, its options unseen: the command ends here.
@@ -682,7 +704,7 @@ impl LineScanner {
             self.held.push(Held { line: line.to_vec(), cut, end: body_len, after, spans });
             return true;
         }
-        let released = !self.held.is_empty();
+        released |= !self.held.is_empty();
         self.release(out, report);
         let redacted = redact(body, spans, self.reading, &self.carry[..after], body_kind, report);
         if !carried {
@@ -691,6 +713,7 @@ impl LineScanner {
             }
             self.carry.clear();
             self.carry_shared = 0;
+            self.carry_removed = false;
         }
         // In a key file's body, what the line is once redacted says whether a block opens:
         // an armour line the rules cut into is no PEM block, the next line the file's.

@@ -657,7 +657,7 @@ fn assignments(words: &[Word], base: usize, out: &mut Vec<Span>, strict: bool) {
 }
 
 /// Where the command is, past a pasted prompt, inline assignments and wrappers (`sudo`,
-/// `env`, `timeout 5`…), and whether `sudo -S` reads a password on standard input.
+/// `env`, `timeout 5`, a Dockerfile's `RUN`…), and whether `sudo -S` reads a password on standard input.
 fn command_at(words: &[Word]) -> Option<(usize, bool)> {
     let mut idx = usize::from(words.first().is_some_and(is_prompt));
     let mut sudo_s = false;
@@ -670,7 +670,9 @@ fn command_at(words: &[Word]) -> Option<(usize, bool)> {
         let name = basename(w);
         match name {
             "sudo" | "doas" | "env" | "time" | "nohup" | "exec" | "command" | "builtin" | "noglob"
-            | "nice" | "timeout" | "npx" | "bunx" | "pnpx" | "caffeinate" => {
+            | "nice" | "timeout" | "npx" | "bunx" | "pnpx" | "caffeinate"
+            // A Dockerfile's shell-form instructions, and BuildKit's options after them.
+            | "RUN" | "CMD" => {
                 idx += 1;
                 while let Some(f) = words.get(idx) {
                     if f.text.first() == Some(&b'-') && f.text.len() > 1 {

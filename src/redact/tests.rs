@@ -439,6 +439,49 @@ fn a_diff_that_changes_a_continued_commands_last_line_loses_both_passwords() {
     }
 }
 
+/// The diff shapes of a changed continued command that the last reading still missed,
+/// written from `diff -u`'s and git's output: the value alone on its line after the flag
+/// on a context line (a removed line `-  X` is no lone `-` argument), the marker git
+/// writes after a file's last line when it has no newline, more removed lines than
+/// added, and a changed line that the command goes on after.
+#[test]
+fn every_side_of_a_changed_continued_command_loses_its_password() {
+    for (text, kept) in [
+        (" sshpass -p \\\n-  OLDs3cr3tAAA ssh h\n+  NEWs3cr3tBBB ssh h\n", &["-  ", "+  ", " ssh h"][..]),
+        (
+            " mysql -u root \\\n-  -pOLDs3cr3tAAA\n\\ No newline at end of file\n+  -pNEWs3cr3tBBB\n\\ No newline at end of file\n",
+            &["-  -p", "+  -p", "\\ No newline at end of file\n+"][..],
+        ),
+        (
+            " mysql -u root \\\n-  -pOLDs3cr3tAAA \\\n-  -h old.example\n+  -pNEWs3cr3tBBB\n echo done\n",
+            &["-  -h old.example", "+  -p", " echo done"][..],
+        ),
+        (
+            "@@ -1,3 +1,3 @@\n sshpass -p \\\n-  OLDs3cr3tAAA \\\n+  NEWs3cr3tBBB \\\n   ssh h\n",
+            &["-  ", "+  ", "   ssh h"][..],
+        ),
+        (
+            " mysql -u root \\\n-  -pOLDs3cr3tAAA \\\n-  -h old \\\n+  -pNEWs3cr3tBBB \\\n+  -h new \\\n   --verbose\n",
+            &["-  -h old", "+  -h new", "   --verbose"][..],
+        ),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains("OLDs3cr3tAAA") && !once.contains("NEWs3cr3tBBB"), "{text}\n=> {once}");
+        assert_eq!(once.lines().count(), text.lines().count(), "{once}");
+        for k in kept {
+            assert!(once.contains(k), "{k:?} lost: {once}");
+        }
+    }
+    // The same as Claude Code's `structuredPatch`, a line a JSON string.
+    let record = r#"{"toolUseResult":{"structuredPatch":[{"lines":[" sshpass -p \\","-  OLDs3cr3tAAA \\","+  NEWs3cr3tBBB \\","   ssh h"]}]}}"#;
+    let out = redact_json_line(record, &mut Report::default()).into_owned();
+    assert!(!out.contains("OLDs3cr3tAAA") && !out.contains("NEWs3cr3tBBB"), "{out}");
+    serde_json::from_str::<serde_json::Value>(&out).expect(&out);
+    // A continuation line that starts with an option is still the command's option.
+    let plain = "mysql -u root \\\n-pWm3Xc8NvB5Lq\n";
+    assert!(!redacted_everywhere(plain).contains("Wm3Xc8NvB5Lq"));
+}
+
 /// Commands continued over lines as a terminal and zsh's history file show them, tried
 /// as a stranger would: bash's `> ` continuation prompt in pasted scrollback (it read as
 /// a redirection, and the option after it as a file name), and zsh's history, which
