@@ -439,6 +439,30 @@ fn a_diff_that_changes_a_continued_commands_last_line_loses_both_passwords() {
     }
 }
 
+/// A Dockerfile's `RUN` and `CMD` (shell form) run their line as a shell command: the
+/// command is the word after them and its options (BuildKit's `--mount=…`), as after
+/// `sudo`. Read as the command, `RUN mysql -pX` kept its password, in a diff or not.
+#[test]
+fn a_dockerfiles_run_line_is_the_command_it_runs() {
+    for (text, secret) in [
+        ("RUN mysql -u root -pOLDs3cr3tAAA -e 'select 1'\n", "OLDs3cr3tAAA"),
+        (
+            "RUN --mount=type=cache,target=/root/.cache sshpass -p Hn6TzP2kRw9YdQa3 scp a b:\n",
+            "Hn6TzP2kRw9YdQa3",
+        ),
+        ("CMD mysql -h db -pWm3Xc8NvB5Lq\n", "Wm3Xc8NvB5Lq"),
+        (" RUN mysql -u root \\\n-  -pOLDs3cr3tAAA\n+  -pNEWs3cr3tBBB\n", "s3cr3t"),
+        (" RUN mysql -u root \\\n-  -pOLDs3cr3tAAA \\\n+  -pNEWs3cr3tBBB \\\n   -e \"select 1\"\n", "s3cr3t"),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains(secret), "{text}\n=> {once}");
+    }
+    // The word after is what runs: a path or a harmless command stays.
+    for text in ["RUN make -j4 install\n", "RUN pip install -r requirements.txt -p /opt\n"] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+}
+
 /// The diff shapes of a changed continued command that the last reading still missed,
 /// written from `diff -u`'s and git's output: the value alone on its line after the flag
 /// on a context line (a removed line `-  X` is no lone `-` argument), the marker git
