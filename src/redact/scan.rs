@@ -628,16 +628,19 @@ impl LineScanner {
         }
         let continued = body.trim_ascii_end().ends_with(b"\\");
         let side = line.first().copied().filter(|_| cut > 0 || !self.carry.is_empty());
-        // git's `\ No newline at end of file` after a side's last line is no line of it.
-        let marker = line.starts_with(b"\\ ") && self.carry.is_empty();
-        if !marker
-            && let Some(before) = self.ended_by_removed.take()
-            && side == Some(b'+')
-            && self.carry.is_empty()
-            && self.held.is_empty()
-        {
-            self.carry = before;
-            self.carry_shared = self.carry.len();
+        // git's `\ No newline at end of file` after a side's last line is no line of it:
+        // after a continued removed line it waits in its place, the command unchanged
+        // (held with no text, so no span of a later line falls on it).
+        let marker = line.starts_with(b"\\ ") && (self.carry.is_empty() || self.carry_removed);
+        if marker && !self.carry.is_empty() {
+            self.held.push(Held {
+                line: line.to_vec(),
+                cut: body_len,
+                end: body_len,
+                after: self.carry.len(),
+                spans: Vec::new(),
+            });
+            return true;
         }
         // The old side's lines end where the new side's start: what they held is read
         // and written as it stood, and the added line goes on from the shared part.
@@ -647,6 +650,18 @@ impl LineScanner {
             self.release(out, report);
             self.carry.truncate(self.carry_shared);
             self.carry_removed = false;
+        }
+        // More removed lines (a blank one is a lone `-`) and the marker are still the old
+        // side: the command a removed line ended goes on at the first added line.
+        if !marker
+            && line.first() != Some(&b'-')
+            && let Some(before) = self.ended_by_removed.take()
+            && side == Some(b'+')
+            && self.carry.is_empty()
+            && self.held.is_empty()
+        {
+            self.carry = before;
+            self.carry_shared = self.carry.len();
         }
         let after = self.carry.len();
         let mut earlier = Vec::new();

@@ -656,6 +656,13 @@ fn assignments(words: &[Word], base: usize, out: &mut Vec<Span>, strict: bool) {
     }
 }
 
+/// Words after which a command starts, as a shell reads them.
+const SHELL_RESERVED: &[&str] = &["if", "then", "else", "elif", "do", "while", "until", "!", "{"];
+
+/// Dockerfile instructions whose shell form is a command line (`ONBUILD` and
+/// `HEALTHCHECK` take another instruction).
+const DOCKER_INSTRUCTIONS: &[&str] = &["RUN", "CMD", "ENTRYPOINT", "ONBUILD", "HEALTHCHECK"];
+
 /// Where the command is, past a pasted prompt, inline assignments and wrappers (`sudo`,
 /// `env`, `timeout 5`, a Dockerfile's `RUN`…), and whether `sudo -S` reads a password on standard input.
 fn command_at(words: &[Word]) -> Option<(usize, bool)> {
@@ -668,11 +675,20 @@ fn command_at(words: &[Word]) -> Option<(usize, bool)> {
             continue;
         }
         let name = basename(w);
+        // A shell's reserved words before a command (`then mysql …`), and a Dockerfile's
+        // shell-form instructions, in any case as Docker reads them, with their options
+        // (BuildKit's `--mount=…`, `HEALTHCHECK --interval=5m CMD …`).
+        if SHELL_RESERVED.contains(&name) || DOCKER_INSTRUCTIONS.iter().any(|d| name.eq_ignore_ascii_case(d))
+        {
+            idx += 1;
+            while words.get(idx).is_some_and(|f| f.text.starts_with(b"--")) {
+                idx += 1;
+            }
+            continue;
+        }
         match name {
             "sudo" | "doas" | "env" | "time" | "nohup" | "exec" | "command" | "builtin" | "noglob"
-            | "nice" | "timeout" | "npx" | "bunx" | "pnpx" | "caffeinate"
-            // A Dockerfile's shell-form instructions, and BuildKit's options after them.
-            | "RUN" | "CMD" => {
+            | "nice" | "timeout" | "npx" | "bunx" | "pnpx" | "caffeinate" => {
                 idx += 1;
                 while let Some(f) = words.get(idx) {
                     if f.text.first() == Some(&b'-') && f.text.len() > 1 {
@@ -1057,6 +1073,14 @@ fn is_flag_name(f: &[u8]) -> bool {
 /// `--verbose`, `-x`, `-p1`: an option. A word like `-7RhLJ…` is a value that happens to
 /// start with a dash (random tokens do, one time in 64).
 fn looks_like_flag(t: &[u8]) -> bool {
+    // `--name=value` is the next option, whatever its value.
+    if let Some(rest) = t.strip_prefix(b"--")
+        && let Some(eq) = rest.iter().position(|&b| b == b'=')
+        && eq > 0
+        && rest[..eq].iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_'))
+    {
+        return true;
+    }
     t.first() == Some(&b'-')
         && t.len() > 1
         && (t.len() <= 3

@@ -451,6 +451,22 @@ fn a_dockerfiles_run_line_is_the_command_it_runs() {
             "Hn6TzP2kRw9YdQa3",
         ),
         ("CMD mysql -h db -pWm3Xc8NvB5Lq\n", "Wm3Xc8NvB5Lq"),
+        // Found by an attack: Docker reads instructions in any case, `ONBUILD` and
+        // `HEALTHCHECK` take one after them, and `ENTRYPOINT` has a shell form too.
+        ("ONBUILD RUN mysql -u root -pWm3Xc8NvB5Lq -e x\n", "Wm3Xc8NvB5Lq"),
+        ("run mysql -u root -pWm3Xc8NvB5Lq -e x\n", "Wm3Xc8NvB5Lq"),
+        (
+            "HEALTHCHECK --interval=5m --timeout=3s CMD mysqladmin ping -h localhost -u root -pWm3Xc8NvB5Lq || exit 1\n",
+            "Wm3Xc8NvB5Lq",
+        ),
+        ("ENTRYPOINT mysql -u root -pWm3Xc8NvB5Lq\n", "Wm3Xc8NvB5Lq"),
+        // A shell's reserved words come before a command as a wrapper does.
+        ("RUN if true; then sshpass -p Hn6TzP2kRw9YdQa3 ssh h; fi\n", "Hn6TzP2kRw9YdQa3"),
+        ("for i in 1 2; do mysql -pWm3Xc8NvB5Lq -e x; done\n", "Wm3Xc8NvB5Lq"),
+        ("while true; do sshpass -p Hn6TzP2kRw9YdQa3 ssh h; done\n", "Hn6TzP2kRw9YdQa3"),
+        ("! mysql -pWm3Xc8NvB5Lq -e x\n", "Wm3Xc8NvB5Lq"),
+        ("{ mysql -pWm3Xc8NvB5Lq -e x; }\n", "Wm3Xc8NvB5Lq"),
+        ("if false; then :; else sshpass -p Hn6TzP2kRw9YdQa3 ssh h; fi\n", "Hn6TzP2kRw9YdQa3"),
         (" RUN mysql -u root \\\n-  -pOLDs3cr3tAAA\n+  -pNEWs3cr3tBBB\n", "s3cr3t"),
         (" RUN mysql -u root \\\n-  -pOLDs3cr3tAAA \\\n+  -pNEWs3cr3tBBB \\\n   -e \"select 1\"\n", "s3cr3t"),
     ] {
@@ -488,6 +504,17 @@ fn every_side_of_a_changed_continued_command_loses_its_password() {
             " mysql -u root \\\n-  -pOLDs3cr3tAAA \\\n-  -h old \\\n+  -pNEWs3cr3tBBB \\\n+  -h new \\\n   --verbose\n",
             &["-  -h old", "+  -h new", "   --verbose"][..],
         ),
+        // Found by an attack: more removed lines than added, the extra ones other
+        // commands of the old side, and the marker after a continued removed line.
+        (" sshpass -p \\\n-  OLDs3cr3tAAA ssh h\n-echo done\n+  NEWs3cr3tBBB ssh h\n", &["-echo done"][..]),
+        (
+            " mysql -u root \\\n-  -pOLDs3cr3tAAA -e x\n-rm -f /tmp/a\n-\n-# old\n-echo done\n+  -pNEWs3cr3tBBB -e x\n+echo ok\n",
+            &["-rm -f /tmp/a", "+echo ok"][..],
+        ),
+        (
+            " sshpass -p \\\n-  OLDs3cr3tAAA \\\n\\ No newline at end of file\n+  NEWs3cr3tBBB ssh h\n",
+            &["\\ No newline at end of file\n"][..],
+        ),
     ] {
         let once = redacted_everywhere(text);
         assert!(!once.contains("OLDs3cr3tAAA") && !once.contains("NEWs3cr3tBBB"), "{text}\n=> {once}");
@@ -504,6 +531,15 @@ fn every_side_of_a_changed_continued_command_loses_its_password() {
     // A continuation line that starts with an option is still the command's option.
     let plain = "mysql -u root \\\n-pWm3Xc8NvB5Lq\n";
     assert!(!redacted_everywhere(plain).contains("Wm3Xc8NvB5Lq"));
+    // An option after a flag whose name holds "auth" is the next option, not its value,
+    // in a diff as on one line (nginx's build, found by an attack on real Dockerfiles).
+    for text in [
+        " ./configure \\\n-  --with-http_auth_request_module \\\n-  --with-mail_ssl_module=dynamic \\\n+  --with-stream=dynamic\n",
+        "./configure --with-http_auth_request_module --with-mail_ssl_module=dynamic\n",
+        "x --password --log-level=debug\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
 }
 
 /// Commands continued over lines as a terminal and zsh's history file show them, tried
