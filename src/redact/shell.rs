@@ -384,6 +384,7 @@ pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8, strict: bool) {
     }
     if depth == 0 {
         commands_in_strings(body, base, out, strict);
+        argv_lists(body, base, out, strict);
     }
 }
 
@@ -561,6 +562,80 @@ fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bo
             }));
         }
         i = close + 1;
+    }
+}
+
+/// `["sshpass", "-p", "X", "ssh", "h"]`, `['mysql', '-pX']`: a command given as a list
+/// of its words (a Dockerfile's exec form, Python's `subprocess.run`, a `command:` in
+/// YAML) is read as the line its words make, each element one word, one level deep. A
+/// list with an element that is no quoted string, or one with an escape, is not read.
+fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
+    let mut from = 0;
+    while let Some(open) = memchr::memchr(b'[', &line[from..]).map(|i| from + i) {
+        from = open + 1;
+        let Some((elements, close)) = quoted_list(line, open) else { continue };
+        from = close + 1;
+        if elements.len() < 2 {
+            continue;
+        }
+        // The words as a shell line: an element with a blank or a shell's special byte
+        // single-quoted, one with a single quote too a placeholder word.
+        let mut words = Vec::new();
+        let mut at = Vec::new();
+        for (start, end) in elements {
+            if !words.is_empty() {
+                words.push(b' ');
+            }
+            let element = &line[start..end];
+            let plain = !element.is_empty()
+                && element.iter().all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(b));
+            if !plain && element.contains(&b'\'') {
+                words.push(b'x');
+                continue;
+            }
+            if !plain {
+                words.push(b'\'');
+            }
+            at.push((words.len(), start, end - start));
+            words.extend_from_slice(element);
+            if !plain {
+                words.push(b'\'');
+            }
+        }
+        let mut found = Vec::new();
+        scan(&words, &mut found, 1, strict);
+        for s in found {
+            if let Some(&(w, start, _)) = at.iter().find(|(w, _, len)| s.start >= *w && s.end <= w + len) {
+                out.push(Span {
+                    start: start + s.start - w + base,
+                    end: start + s.end - w + base,
+                    rule: s.rule,
+                });
+            }
+        }
+    }
+}
+
+/// The elements (their text's ranges) of the list of quoted strings that opens at `open`
+/// (`[`), and where it closes.
+fn quoted_list(line: &[u8], open: usize) -> Option<(Vec<(usize, usize)>, usize)> {
+    let blanks = |i: usize| i + line[i..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+    let mut elements = Vec::new();
+    let mut i = blanks(open + 1);
+    loop {
+        let q = *line.get(i).filter(|q| matches!(q, b'"' | b'\''))?;
+        let start = i + 1;
+        let end = start + memchr::memchr(q, &line[start..])?;
+        if line[start..end].contains(&b'\\') {
+            return None;
+        }
+        elements.push((start, end));
+        i = blanks(end + 1);
+        match line.get(i)? {
+            b',' => i = blanks(i + 1),
+            b']' => return Some((elements, i)),
+            _ => return None,
+        }
     }
 }
 
@@ -977,7 +1052,12 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
             continue;
         }
         let flag_s = std::str::from_utf8(flag).unwrap_or("");
-        let Some(n) = next.filter(|_| next_is_value) else {
+        // After a one-dash word (`-kmypassword` may be `-k` with its value glued on), a
+        // word that starts like an option is the next option.
+        let option_next = |n: &&Word| {
+            dashes == 1 && n.text.first() == Some(&b'-') && n.text.get(1).is_some_and(u8::is_ascii_alphabetic)
+        };
+        let Some(n) = next.filter(|n| next_is_value && !option_next(n)) else {
             continue;
         };
         // `http --auth user:pass` (httpie); `mongod --auth` takes no value.

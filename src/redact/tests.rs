@@ -479,6 +479,56 @@ fn a_dockerfiles_run_line_is_the_command_it_runs() {
     }
 }
 
+/// A command given as a list of its words: a Dockerfile's exec form (a JSON array),
+/// Python's `subprocess.run([...])`, Kubernetes' and compose's `command: [...]`. The
+/// words are read as the command line they make, each element one word, and only a
+/// secret element's text goes; the list keeps its quotes and commas.
+#[test]
+fn a_command_given_as_a_list_of_words_loses_its_password() {
+    for (text, secret, kept) in [
+        (
+            "CMD [\"sshpass\",\"-p\",\"Hn6TzP2kRw9YdQa3\",\"ssh\",\"h\"]\n",
+            "Hn6TzP2kRw9YdQa3",
+            "CMD [\"sshpass\",\"-p\",\"[REDACTED]\",\"ssh\",\"h\"]\n",
+        ),
+        (
+            "RUN [\"mysql\", \"-u\", \"root\", \"-pWm3Xc8NvB5Lq\", \"-e\", \"select 1\"]\n",
+            "Wm3Xc8NvB5Lq",
+            "\"-p[REDACTED]\", \"-e\", \"select 1\"]",
+        ),
+        (
+            "subprocess.run(['sshpass', '-p', 'Hn6TzP2kRw9YdQa3', 'ssh', 'h'], check=True)\n",
+            "Hn6TzP2kRw9YdQa3",
+            "'-p', '[REDACTED]', 'ssh', 'h'], check=True)",
+        ),
+        (
+            "    command: [\"redis-server\", \"--requirepass\", \"Hn6TzP2kRw9YdQa3\"]\n",
+            "Hn6TzP2kRw9YdQa3",
+            "[\"redis-server\", \"--requirepass\", \"[REDACTED]\"]",
+        ),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
+    }
+    // Options that take no secret, as lists, stay as they are.
+    for text in [
+        "CMD [\"docker\", \"run\", \"-p\", \"8080:80\", \"nginx\"]\n",
+        "RUN [\"mkdir\", \"-p\", \"/opt/app\"]\n",
+        "subprocess.run(['psql', '-p', '5432', '-h', 'db'])\n",
+        "args = ['--password-file', '/run/secrets/db', '--user', 'app']\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+    // A one-dash word named like a secret takes no option after it as its value (n2n's
+    // edge in a real compose file: `-kmypassword` is `-k` with its key glued on).
+    for text in [
+        "  command: [\"-dn2n0\", \"-kmypassword\", \"-mAA:BB:CC:DD:EE:FF\", \"-p50001\"]\n",
+        "edge -d n2n0 -kmypassword -mAA:BB:CC:DD:EE:FF\n",
+    ] {
+        assert!(redacted_everywhere(text).contains("-mAA:BB:CC:DD:EE:FF"), "{text}");
+    }
+}
+
 /// The diff shapes of a changed continued command that the last reading still missed,
 /// written from `diff -u`'s and git's output: the value alone on its line after the flag
 /// on a context line (a removed line `-  X` is no lone `-` argument), the marker git
