@@ -13,7 +13,8 @@
 //! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`; `heredoc.rs` the
 //!   bodies of here-documents fed to a reader of secrets or into a key file;
 //! - `assign.rs` `name=value` and `name: value` in shell, config files and code;
-//!   `yaml.rs` YAML's block scalars, whose value is on the lines below its name;
+//!   `yaml.rs` YAML's block scalars and scalars below their key, whose value is on the
+//!   lines below its name;
 //! - `web.rs` URLs with credentials, HTTP headers, cookies;
 //! - `pem.rs` private-key blocks; `formats.rs` files with their own syntax (`.netrc`,
 //!   PHP `define()`, the AWS prompt); `prose.rs` secrets given in words;

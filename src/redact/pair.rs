@@ -563,6 +563,17 @@ pub(crate) fn opens_block(text: &[u8]) -> bool {
     })
 }
 
+/// When a value key's line (`text` from the key on) has nothing after its `:` but node
+/// properties and a comment (`value:`, `value: !!str  # rotated`), its value is on the
+/// lines below (`yaml.rs`): the key as the value is to be read after it, its tags kept.
+pub(crate) fn opens_below(text: &[u8]) -> Option<Vec<u8>> {
+    let key = key_at(text, 0, VALUE).filter(|key| key.sep == b':')?;
+    let colon = text[..key.value].iter().rposition(|b| *b == b':')?;
+    let mut read_as = text[..=colon].to_vec();
+    read_as.extend(super::yaml::properties(text[colon + 1..].trim_ascii_end())?);
+    Some(read_as)
+}
+
 /// Whether the name that starts at `from` (its opening quote included) is given by a
 /// naming key: `name: `, `"name": `, `name = `, `ParameterKey=`, `\"name\":`. Part of the
 /// name rules' gate (`gate.rs`), and a necessary condition of both readings above.

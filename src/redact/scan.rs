@@ -23,7 +23,7 @@ use super::pem::{pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
 use super::rules::{Engine, Matcher, RULES, Rule};
 use super::web::{cookie, header, url};
-use super::yaml::Block;
+use super::yaml::{Below, Block};
 use super::{REDACTED, Report};
 
 /// A byte range of a line to replace, and the rule that found it.
@@ -410,6 +410,11 @@ pub(crate) struct LineScanner {
     here: Bodies,
     /// A YAML block scalar under a secret's name whose lines follow.
     block: Option<Block>,
+    /// The lines of a scalar below its key (`password:` then `  hunter2`), held until it
+    /// ends: its value is judged whole, as YAML folds its lines into one.
+    below: Vec<BelowLine>,
+    /// Spans the scalar's judgement found in the line being written.
+    forced: Vec<Span>,
     /// An entry whose naming key names a secret (`- name: DB_PASSWORD`), its value below.
     pair: Option<Pair>,
     /// A key file a command shows (`cat ~/.pgpass`) whose lines follow, and how many
@@ -419,6 +424,16 @@ pub(crate) struct LineScanner {
     /// every line its syntax reads is one of its lines.
     shows_whole_text: bool,
     reading: Reading,
+}
+
+/// A line of a scalar below its key, kept until the scalar ends.
+#[derive(Debug)]
+struct BelowLine {
+    /// The whole line, its ending included.
+    line: Vec<u8>,
+    /// Where its text starts, past its view's prefix or its diff's sign.
+    at: usize,
+    mask: Option<u128>,
 }
 
 /// A line of a continued command, kept until the command ends.
@@ -466,6 +481,7 @@ impl LineScanner {
             || self.ended_by_removed.is_some()
             || self.here.active()
             || self.block.is_some()
+            || !self.below.is_empty()
             || self.pair.is_some()
             || self.shown.is_some()
     }
@@ -486,7 +502,8 @@ impl LineScanner {
     /// Writes into `out` the lines still held at the end of the text; returns whether
     /// there were any.
     pub fn finish(&mut self, out: &mut Vec<u8>, report: &mut Report) -> bool {
-        let any = !self.held.is_empty();
+        let below = self.release_below(out, report);
+        let any = below || !self.held.is_empty();
         self.release(out, report);
         self.carry.clear();
         self.carry_shared = 0;
@@ -506,6 +523,9 @@ impl LineScanner {
         if self.here.active() {
             return self.here_body_line(line, mask, out, report);
         }
+        if self.block.as_ref().is_some_and(|b| b.below().is_some()) {
+            return self.below_line(line, mask, out, report);
+        }
         let body = &line[..body_len(line)];
         let mut cut = self.view_cut(body).0;
         let mut kind = Body::Plain;
@@ -521,6 +541,8 @@ impl LineScanner {
                 Step::Value(at, class) => {
                     if super::pair::opens_block(&body[at..]) {
                         self.block = Some(Block::under_key(body, cut, at));
+                    } else if let Some(read_as) = super::pair::opens_below(&body[at..]) {
+                        self.block = Block::below_key(body, cut, at, read_as, class);
                     }
                     (cut, kind) = (at, Body::PairValue(class));
                 }
@@ -543,6 +565,64 @@ impl LineScanner {
             }
         }
         self.text_line(line, cut, mask, kind, out, report)
+    }
+
+    /// A line after a bare key under a secret's name (`password:`): held while it is the
+    /// scalar's below the key; when the scalar ends, its lines are judged and written,
+    /// and the line is read as any other.
+    fn below_line(
+        &mut self,
+        line: &[u8],
+        mask: Option<u128>,
+        out: &mut Vec<u8>,
+        report: &mut Report,
+    ) -> bool {
+        let body = &line[..body_len(line)];
+        let cut = self.view_cut(body).0;
+        let Some(block) = self.block.as_mut() else { return false };
+        match block.below_line(body, cut) {
+            Below::Value(at) => {
+                self.below.push(BelowLine { line: line.to_vec(), at, mask });
+                true
+            }
+            Below::Before => {
+                // A blank or comment line opens nothing: the key's scalar may come below it.
+                let block = self.block.take();
+                let changed = self.line_masked(line, mask, out, report);
+                self.block = block;
+                changed
+            }
+            Below::Ended => {
+                let released = self.release_below(out, report);
+                self.block = None;
+                let from = out.len();
+                let changed = self.line_masked(line, mask, out, report);
+                if released && !changed {
+                    out.truncate(from);
+                    out.extend_from_slice(line);
+                }
+                released || changed
+            }
+        }
+    }
+
+    /// Judges the held lines of a scalar below its key as one value and writes them into
+    /// `out`, each read as any line is besides; returns whether there were any.
+    fn release_below(&mut self, out: &mut Vec<u8>, report: &mut Report) -> bool {
+        let Some(block) = self.block.take_if(|b| b.below().is_some()) else { return false };
+        let held = std::mem::take(&mut self.below);
+        if held.is_empty() {
+            return false;
+        }
+        let texts: Vec<(&[u8], Option<u8>)> =
+            held.iter().map(|h| (&h.line[h.at..body_len(&h.line)], block.side(&h.line))).collect();
+        let scalar = block.below().expect("a scalar below its key");
+        let spans = scalar.judge(&texts, self.reading);
+        for (h, spans) in held.iter().zip(spans) {
+            self.forced = spans;
+            self.text_line(&h.line, h.at, h.mask, Body::Plain, out, report);
+        }
+        true
     }
 
     /// Where a line's text starts, and whether what is before it is a view's prefix.
@@ -667,6 +747,7 @@ impl LineScanner {
         let mut earlier = Vec::new();
         let mut spans = read(body, mask, self.reading, &self.carry, &mut earlier);
         spans.extend(body_spans(body, body_kind, self.reading));
+        spans.append(&mut self.forced);
         for s in earlier {
             for h in &mut self.held {
                 let (at, len) = (h.at(), h.end - h.cut);

@@ -1607,6 +1607,191 @@ fn a_yaml_block_scalar_under_a_secrets_name_loses_its_lines() {
     assert!(!out.contains("Hunter2xyz") && out.contains("port: 5432"), "{out}");
 }
 
+/// A plain or quoted scalar may start on the line below its key, more indented, and go on
+/// over lines, folded with a space (YAML 1.2.2, 7.3.3 and 6.5; Kubernetes' `env`,
+/// docker-compose's `environment`, Ansible's and Helm's values write it so): under a
+/// secret's name the value below is judged as the key's own line would judge it were it
+/// there (`password: hunter2xyz`), in every view and on each side of a diff. An anchor or
+/// a tag on the key's line, a comment line or blank lines between, a byte order mark and
+/// CRLF change nothing.
+#[test]
+fn a_scalar_below_a_secrets_name_is_judged_as_on_its_line() {
+    for (text, want) in [
+        (
+            "db:\n  password:\n    hunter2xyz\n  port: 5432\n",
+            "db:\n  password:\n    [REDACTED]\n  port: 5432\n",
+        ),
+        ("password:\n  Hunter2xyz\nuser: bob\n", "password:\n  [REDACTED]\nuser: bob\n"),
+        // Kubernetes' env entry: the name, then `value:` and the value indented.
+        (
+            "env:\n- name: DB_PASSWORD\n  value:\n    s3cretValue\n- name: DB_HOST\n  value:\n    db.local\n",
+            "env:\n- name: DB_PASSWORD\n  value:\n    [REDACTED]\n- name: DB_HOST\n  value:\n    db.local\n",
+        ),
+        // docker-compose's environment, Ansible's vars (a comment after the value), Helm's
+        // values (quoted: the quotes stay).
+        (
+            "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD:\n        Tr0ub4dor3xyz\n    image: postgres\n",
+            "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD:\n        [REDACTED]\n    image: postgres\n",
+        ),
+        (
+            "ansible_become_password:\n  Hunter2xyz  # set by hand\nansible_user: bob\n",
+            "ansible_become_password:\n  [REDACTED]  # set by hand\nansible_user: bob\n",
+        ),
+        ("auth:\n  rootPassword:\n    \"Kq8pLmN3vR7t\"\n", "auth:\n  rootPassword:\n    \"[REDACTED]\"\n"),
+        ("api_token:\n  'Kq8pLmN3vR7tKx2WbY9cH'\n", "api_token:\n  '[REDACTED]'\n"),
+        // Node properties on the key's line: an anchor goes, a tag is read as on one line.
+        ("password: &pw\n  Hunter2xyz\n", "password: &pw\n  [REDACTED]\n"),
+        ("password: !!str\n  Hunter2xyz\n", "password: !!str\n  [REDACTED]\n"),
+        (
+            "password: &pw !!str  # the db's\n  Hunter2xyz\n",
+            "password: &pw !!str  # the db's\n  [REDACTED]\n",
+        ),
+        ("password:\n  !!str Hunter2xyz\n", "password:\n  !!str [REDACTED]\n"),
+        // A comment line, blank lines between; a comment on the key's line.
+        ("password:\n  # rotated monthly\n  Hunter2xyz\n", "password:\n  # rotated monthly\n  [REDACTED]\n"),
+        ("password:\n\n  Hunter2xyz\n\nuser: bob\n", "password:\n\n  [REDACTED]\n\nuser: bob\n"),
+        ("password:  # below\n  Hunter2xyz\n", "password:  # below\n  [REDACTED]\n"),
+        // A byte order mark, CRLF, the end of the text, a list's item.
+        ("\u{feff}password:\n  Hunter2xyz\n", "\u{feff}password:\n  [REDACTED]\n"),
+        ("password:\r\n  Hunter2xyz\r\nuser: bob\r\n", "password:\r\n  [REDACTED]\r\nuser: bob\r\n"),
+        ("password:\n  Hunter2xyz", "password:\n  [REDACTED]"),
+        ("- password:\n    Hunter2xyz\n- name: x\n", "- password:\n    [REDACTED]\n- name: x\n"),
+        // Over lines, folded: judged as `password: Hunter2xyz more words` is.
+        ("password:\n  Hunter2xyz\n  more words\nx: y\n", "password:\n  [REDACTED]\n  [REDACTED]\nx: y\n"),
+        ("password:\n  \"Hunter2\n  xyz\"\nx: y\n", "password:\n  \"[REDACTED]\n  [REDACTED]\"\nx: y\n"),
+        // A number is a password, as on the key's line.
+        ("password:\n  12345678\n", "password:\n  [REDACTED]\n"),
+    ] {
+        for ((view, shown), (_, wanted)) in views_of(text).into_iter().zip(views_of(want)) {
+            assert_eq!(redacted_in_pieces(&shown), wanted, "{view}: {shown:?}");
+        }
+    }
+    // What the key's line keeps, kept below it too; and what is no scalar below its key.
+    for text in [
+        // No value, or a collection, an alias: not a scalar.
+        "password:\nuser: bob\n",
+        "password:\n  file: /run/secrets/db\n",
+        "password:\n  - Hunter2xyz\n",
+        "password:\n  [Hunter2xyz]\n",
+        "password:\n  {a: Hunter2xyz}\n",
+        "password:\n  *db_password\n",
+        "password:\n  |\n  Hunter2xyz\n",
+        // Not more indented than the key, or indented with a tab (no YAML either).
+        "- password:\n  Hunter2xyz\n",
+        "password:\nHunter2xyz\n",
+        "password:\n\tHunter2xyz\n",
+        // Not a secret's name.
+        "description:\n  Hunter2xyz\n",
+        "password_file:\n  /run/secrets/db\n",
+        // References, templates, placeholders.
+        "password:\n  \"{{ vault_db_password }}\"\n",
+        "password:\n  $DB_PASSWORD\n",
+        "password:\n  ${DB_PASSWORD}\n",
+        "password:\n  <password>\n",
+        "password:\n  changeme\n",
+        // Code and types.
+        "token:\n  getToken()\n",
+        "token:\n  process.env.API_TOKEN\n",
+        "password:\n  str\n",
+        "apiKey:\n  Record<string, string>\n",
+        // What a YAML parser reads as no string.
+        "password:\n  null\n",
+        "password:\n  ~\n",
+        "password:\n  true\n",
+        // Words: a description, a passphrase with blanks (as `password: my dog rex`).
+        "password:\n  The password for the account, used when\n  connecting to the server.\n",
+        "password:\n  correct horse\n  battery staple\n",
+        // C++ access specifiers and the members below them (shapes from ncurses', libstdc++'s
+        // and LLVM's headers: YAML would read each as a plain scalar, folded), a docstring's
+        // fields (cryptography's ssh.py).
+        "class A {\n private:\n    Token token_;\n};\n",
+        "class A {\n  private:\n  NCursesWindow* sub;   // the subwindow object\n  bool b_framed;\n};\n",
+        "    private:\n      _GLIBCXX20_CONSTEXPR\n      vector(vector&& __x, const allocator_type& __a) noexcept\n",
+        "    private:\n      explicit\n      __numpunct_cache(const __numpunct_cache&);\n",
+        "    private:\n      element_type*\n      _M_get() const noexcept\n      { return this->get(); }\n",
+        "  private:\n    LLVMContext &getContext() const { return SE.getContext(); }\n",
+        "  private:\n    /// The context.\n    LLVMContext &Context;\n",
+        "  Private:\n    UVector* fMatches;  // vector of MatchEntry\n",
+        "    Public:\n        mpint e, n\n    Private:\n        mpint n, e, d, iqmp, p, q\n    \"\"\"\n",
+        "    Private:\n        str curve\n        bytes point\n        mpint secret\n",
+    ] {
+        for (view, shown) in views_of(text) {
+            assert_eq!(redacted_in_pieces(&shown), shown, "{view}");
+        }
+    }
+}
+
+/// The value below its key is judged by the key's own line: for each value, `name:` and
+/// the value indented below lose it exactly when `name: value` does.
+#[test]
+fn a_value_below_its_key_and_on_its_line_are_judged_alike() {
+    let values = [
+        "Hunter2xyz",
+        "hunter2",
+        "'Hunter2xyz'",
+        "\"Kq8pLmN3vR7tKx2WbY9cH\"",
+        "!!str Tr0ub4dor3",
+        "12345678",
+        "connecting.",
+        "{{ vault_pw }}",
+        "\"{{ vault_pw }}\"",
+        "$DB_PASSWORD",
+        "<password>",
+        "getToken()",
+        "process.env.DB_PASSWORD",
+        "str",
+        "Record<string, string>",
+        "null",
+        "~",
+        "true",
+        "false",
+        "my dog rex",
+        "The password for the account.",
+        "mpint n, e, d, iqmp, p, q",
+        "Hunter2xyz # a comment",
+        "op://vault/db/password",
+        "/run/secrets/db_password",
+        "!Ref DbPassword",
+        "Kq8pLmN3vR7tKx2WbY9cH",
+    ];
+    for name in ["password", "api_token", "DB_PASSWORD", "secretKey"] {
+        for v in values {
+            let on_line = redact(&format!("{name}: {v}\n")).into_owned();
+            let below = redact(&format!("{name}:\n  {v}\n")).into_owned();
+            let kept = on_line == format!("{name}: {v}\n");
+            assert_eq!(below == format!("{name}:\n  {v}\n"), kept, "{name}: {v:?}\n{on_line:?}\n{below:?}");
+            if !kept {
+                assert_eq!(below, format!("{name}:\n  {}", &on_line[name.len() + 2..]), "{name}: {v:?}");
+            }
+        }
+    }
+    // An entry's value key, judged by its name: the same.
+    for v in values {
+        let entry = |value: &str| format!("- name: DB_PASSWORD\n  value:{value}\n");
+        let on_line = redact(&entry(&format!(" {v}"))).into_owned();
+        let below = redact(&entry(&format!("\n    {v}"))).into_owned();
+        assert_eq!(
+            below == entry(&format!("\n    {v}")),
+            on_line == entry(&format!(" {v}")),
+            "{v:?}\n{below}"
+        );
+    }
+}
+
+/// A value below its key as Claude Code's records hold it: a `Read` result's numbered
+/// lines, and an edit's `structuredPatch` (a line a string, the added side).
+#[test]
+fn a_scalar_below_its_key_is_found_in_a_transcripts_records() {
+    let shown = views_of("db:\n  password:\n    Hunter2xyz\n  port: 5432\n").remove(1).1;
+    let line = serde_json::json!({"type": "tool_result", "content": shown}).to_string();
+    let out = redact_json_line(&line, &mut Report::default()).into_owned();
+    assert!(!out.contains("Hunter2xyz") && out.contains("port: 5432"), "{out}");
+    let record = r#"{"toolUseResult":{"structuredPatch":[{"lines":["         - name: DB_PASSWORD","-          value: Old5ecretXyz","+          value:","+            N3wSecretXyz","         - name: DB_HOST"]}]}}"#;
+    let out = redact_json_line(record, &mut Report::default()).into_owned();
+    assert!(!out.contains("Old5ecretXyz") && !out.contains("N3wSecretXyz"), "{out}");
+    assert!(out.contains(r#""+            [REDACTED]""#), "{out}");
+}
+
 /// A `.pgpass` (`hostname:port:database:username:password`, `\:` and `\\` escaped) shown
 /// by `cat` or read by an agent's `Read`: the lines hold no keyword, so only the file's
 /// name says what they are. Each line the file's syntax reads loses its password field;
