@@ -589,23 +589,31 @@ fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
             let element = &line[start..end];
             let plain = !element.is_empty()
                 && element.iter().all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(b));
-            if !plain && element.contains(&b'\'') {
-                words.push(b'x');
-                continue;
-            }
-            if !plain {
-                words.push(b'\'');
-            }
+            // Single quotes keep every byte as it is; an element with one in it is put in
+            // double quotes, where only `"`, `\\`, `$` and a backtick mean something.
+            let quote = match (plain, element.contains(&b'\'')) {
+                (true, _) => None,
+                (false, false) => Some(b'\''),
+                (false, true) if !element.iter().any(|b| matches!(b, b'"' | b'\\' | b'$' | b'`')) => {
+                    Some(b'"')
+                }
+                (false, true) => {
+                    words.push(b'x');
+                    continue;
+                }
+            };
+            words.extend(quote);
             at.push((words.len(), start, end - start));
             words.extend_from_slice(element);
-            if !plain {
-                words.push(b'\'');
-            }
+            words.extend(quote);
         }
         let mut found = Vec::new();
         scan(&words, &mut found, 1, strict);
         for s in found {
-            if let Some(&(w, start, _)) = at.iter().find(|(w, _, len)| s.start >= *w && s.end <= w + len) {
+            // The element the span falls in: the last that starts at or before it.
+            let Some(i) = at.partition_point(|(w, _, _)| *w <= s.start).checked_sub(1) else { continue };
+            let (w, start, len) = at[i];
+            if s.end <= w + len {
                 out.push(Span {
                     start: start + s.start - w + base,
                     end: start + s.end - w + base,
@@ -1052,10 +1060,14 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
             continue;
         }
         let flag_s = std::str::from_utf8(flag).unwrap_or("");
-        // After a one-dash word (`-kmypassword` may be `-k` with its value glued on), a
-        // word that starts like an option is the next option.
+        // After a one-dash word, PowerShell's next parameter (`-PassThru -ArgumentList`):
+        // a dash, a capital and letters only. A value may start with a dash.
         let option_next = |n: &&Word| {
-            dashes == 1 && n.text.first() == Some(&b'-') && n.text.get(1).is_some_and(u8::is_ascii_alphabetic)
+            dashes == 1
+                && n.text.len() > 2
+                && n.text[0] == b'-'
+                && n.text[1].is_ascii_uppercase()
+                && n.text[2..].iter().all(u8::is_ascii_alphabetic)
         };
         let Some(n) = next.filter(|n| next_is_value && !option_next(n)) else {
             continue;

@@ -519,14 +519,32 @@ fn a_command_given_as_a_list_of_words_loses_its_password() {
     ] {
         assert_eq!(redacted_everywhere(text), text);
     }
-    // A one-dash word named like a secret takes no option after it as its value (n2n's
-    // edge in a real compose file: `-kmypassword` is `-k` with its key glued on).
+    // After a one-dash word named like a secret, PowerShell's next parameter is no value
+    // (`-PassThru -ArgumentList`, in real Dockerfiles); a value that starts with a dash
+    // still is (found by an attack: `keytool -storepass -Xk9pass2` passed).
     for text in [
-        "  command: [\"-dn2n0\", \"-kmypassword\", \"-mAA:BB:CC:DD:EE:FF\", \"-p50001\"]\n",
-        "edge -d n2n0 -kmypassword -mAA:BB:CC:DD:EE:FF\n",
+        "Start-Process setup.exe -Wait -PassThru -ArgumentList '--version'\n",
+        "RUN (Start-Process x.exe -PassThru -NoNewWindow).ExitCode\n",
     ] {
-        assert!(redacted_everywhere(text).contains("-mAA:BB:CC:DD:EE:FF"), "{text}");
+        assert_eq!(redacted_everywhere(text), text);
     }
+    for (text, secret) in [
+        ("keytool -importkeystore -storepass -Xk9pass2 -keystore k.jks\n", "Xk9pass2"),
+        ("New-LocalUser -Name bob -Password -Xk9pass2\n", "Xk9pass2"),
+        ("foo -token -Xk9pass2Qz7\n", "Xk9pass2Qz7"),
+    ] {
+        assert!(!redacted_everywhere(text).contains(secret), "{text}");
+    }
+    // Found by the same attack: an element with a single quote in it, and a long list
+    // (each span was matched to its element by a walk over all of them).
+    let once = redacted_everywhere("CMD [\"sshpass\",\"-p\",\"it's2Hunter\",\"ssh\",\"h\"]\n");
+    assert!(!once.contains("it's2Hunter"), "{once}");
+    let mut long = String::from("CMD [\"sshpass\"");
+    for _ in 0..2_000 {
+        long.push_str(",\"-p\",\"Hunter2xyz\"");
+    }
+    long.push_str("]\n");
+    assert!(!redact(&long).contains("Hunter2xyz"));
 }
 
 /// The diff shapes of a changed continued command that the last reading still missed,
@@ -1714,6 +1732,10 @@ fn a_scalar_below_a_secrets_name_is_judged_as_on_its_line() {
         "  Private:\n    UVector* fMatches;  // vector of MatchEntry\n",
         "    Public:\n        mpint e, n\n    Private:\n        mpint n, e, d, iqmp, p, q\n    \"\"\"\n",
         "    Private:\n        str curve\n        bytes point\n        mpint secret\n",
+        // Members aligned with tabs (libstdc++'s streambuf_iterator.h and
+        // locale_facets_nonio.h): no blank, yet no one word.
+        "    private:\n      streambuf_type*\t_M_sbuf;\n      bool\t\t_M_failed;\n",
+        "    private:\n      __cache_type*\t\t\t_M_data;\n",
     ] {
         for (view, shown) in views_of(text) {
             assert_eq!(redacted_in_pieces(&shown), shown, "{view}");
@@ -1753,6 +1775,21 @@ fn a_value_below_its_key_and_on_its_line_are_judged_alike() {
         "/run/secrets/db_password",
         "!Ref DbPassword",
         "Kq8pLmN3vR7tKx2WbY9cH",
+        // One word that ends or holds what code writes (found by an attack: a value
+        // alone on its line was dropped as code's), and quoted ones.
+        "Hunter2xyz;",
+        "Hunter2xyz)",
+        "Hunter2xyz,",
+        "Summer2024*",
+        "Xk9#mQ2!pL&",
+        "Secret123\\",
+        "p@ss{w0rd}",
+        "abc/*xyz9Q",
+        "\"Pa55/*word\"",
+        "\"Hunter2 //xyz\"",
+        "'Hunter2x*/y'",
+        "foo();",
+        "return;",
     ];
     for name in ["password", "api_token", "DB_PASSWORD", "secretKey"] {
         for v in values {

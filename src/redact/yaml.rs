@@ -162,8 +162,11 @@ impl Block {
         }
         // More indented, and yet no line of the scalar: no YAML (a tab indents, a key
         // inside, text after a closed quote), or code's lines (a C++ class's members below
-        // `private:`). Nothing of it is judged.
-        if s.done || rest.first() == Some(&b'\t') || is_code_line(rest) {
+        // `private:`). Nothing of it is judged. One word, or a quoted scalar's line, is
+        // judged as on the key's line: a password may end with `;` or hold `/*`.
+        let one_word = !rest.iter().any(|b| matches!(b, b' ' | b'\t'));
+        let quoted = s.quote.is_some() || (!s.started && matches!(rest[0], b'"' | b'\''));
+        if s.done || rest.first() == Some(&b'\t') || (!one_word && !quoted && is_code_line(rest)) {
             return s.abandon();
         }
         let rest = if s.started {
