@@ -578,8 +578,8 @@ fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
         if elements.len() < 2 {
             continue;
         }
-        // The words as a shell line: an element with a blank or a shell's special byte
-        // single-quoted, one with a single quote too a placeholder word.
+        // The words as a shell line, each element one word (quoted as below when it holds
+        // a blank or a shell's special byte).
         let mut words = Vec::new();
         let mut at = Vec::new();
         for (start, end) in elements {
@@ -747,7 +747,8 @@ const SHELL_RESERVED: &[&str] = &["if", "then", "else", "elif", "do", "while", "
 const DOCKER_INSTRUCTIONS: &[&str] = &["RUN", "CMD", "ENTRYPOINT", "ONBUILD", "HEALTHCHECK"];
 
 /// Where the command is, past a pasted prompt, inline assignments and wrappers (`sudo`,
-/// `env`, `timeout 5`, a Dockerfile's `RUN`…), and whether `sudo -S` reads a password on standard input.
+/// `env`, `timeout 5`, a Dockerfile's `RUN`…), and whether `sudo -S` reads a password on
+/// standard input.
 fn command_at(words: &[Word]) -> Option<(usize, bool)> {
     let mut idx = usize::from(words.first().is_some_and(is_prompt));
     let mut sudo_s = false;
