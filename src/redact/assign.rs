@@ -66,6 +66,11 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
         {
             continue;
         }
+        // `exec.Command("sshpass", "-p", "X")`: a command's words, read as one by the shell
+        // engine, not a name and its value.
+        if option_then_more(line, vs, ve, val.end()) {
+            continue;
+        }
         // `PageDescriptor("pageToken", "nextPageToken", …)`: field names, not a value.
         if let Some(class) = name_class_strict(c.get(1).unwrap().as_bytes(), Form::Env)
             && !super::value::is_code_identifier(&line[vs..ve])
@@ -74,6 +79,20 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
             out.push(Span { start: vs, end: ve, rule: "assign" });
         }
     }
+}
+
+/// Whether the value at `vs..ve` is an option word (`-p`, `--password`) with another
+/// quoted argument after it (from `after`, past its closing quote).
+fn option_then_more(line: &[u8], vs: usize, ve: usize, after: usize) -> bool {
+    let value = &line[vs..ve];
+    let option = value.len() >= 2
+        && value[0] == b'-'
+        && value[1..].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        && value.iter().any(u8::is_ascii_alphabetic);
+    let rest = line[after..].trim_ascii_start();
+    option
+        && rest.first() == Some(&b',')
+        && matches!(rest[1..].trim_ascii_start().first(), Some(b'"' | b'\''))
 }
 
 /// Read as `reading` says: in code or a config file, every name must end with what names

@@ -567,66 +567,132 @@ fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bo
 
 /// `["sshpass", "-p", "X", "ssh", "h"]`, `['mysql', '-pX']`: a command given as a list
 /// of its words (a Dockerfile's exec form, Python's `subprocess.run`, a `command:` in
-/// YAML) is read as the line its words make, each element one word, one level deep. A
-/// list with an element that is no quoted string, or one with an escape, is not read.
+/// YAML, Java's `new String[]{…}`) or as a call's arguments (Go's `exec.Command("mysql",
+/// "-pX")`, Node's `spawn('sshpass', ['-p', 'X'])`, Rust's `Command::new("x").arg("-p")`)
+/// is read as the line its words make, each element one word, one level deep. A list
+/// with an element that is no quoted string, or one with an escape, is not read; a
+/// call's words end at its first argument that is neither.
 fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
     let mut from = 0;
-    while let Some(open) = memchr::memchr(b'[', &line[from..]).map(|i| from + i) {
+    while let Some(open) = memchr::memchr3(b'[', b'{', b'(', &line[from..]).map(|i| from + i) {
         from = open + 1;
-        let Some((elements, close)) = quoted_list(line, open) else { continue };
-        from = close + 1;
-        if elements.len() < 2 {
-            continue;
+        let elements = if line[open] == b'(' {
+            let (elements, end) = call_words(line, open);
+            // The call's own lists were read as part of it.
+            from = from.max(end);
+            elements
+        } else {
+            let Some((elements, close)) = quoted_list(line, open) else { continue };
+            from = close + 1;
+            elements
+        };
+        if elements.len() >= 2 {
+            read_words(line, &elements, base, out, strict);
         }
-        // The words as a shell line, each element one word (quoted as below when it holds
-        // a blank or a shell's special byte).
-        let mut words = Vec::new();
-        let mut at = Vec::new();
-        for (start, end) in elements {
-            if !words.is_empty() {
-                words.push(b' ');
+    }
+}
+
+/// The quoted words a call starting at `open` (its `(`) gives, and where the reading
+/// stopped: its string arguments, those of a list among them (`spawn('x', ['-p', 'X'])`),
+/// and those of the calls chained to it that add words (`.arg("-p")`, `.args(["-p"])`).
+/// Plain names before the first string (Go's `ctx`) are passed over.
+fn call_words(line: &[u8], open: usize) -> (Vec<(usize, usize)>, usize) {
+    let blanks = |i: usize| i + line[i..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+    let mut elements = Vec::new();
+    let mut i = blanks(open + 1);
+    loop {
+        match line.get(i) {
+            Some(q @ (b'"' | b'\'')) => {
+                let start = i + 1;
+                let Some(end) = memchr::memchr(*q, &line[start..]).map(|e| start + e) else { break };
+                if line[start..end].contains(&b'\\') {
+                    break;
+                }
+                elements.push((start, end));
+                i = blanks(end + 1);
             }
-            let element = &line[start..end];
-            let plain = !element.is_empty()
-                && element.iter().all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(b));
-            // Single quotes keep every byte as it is; an element with one in it is put in
-            // double quotes, where only `"`, `\\`, `$` and a backtick mean something.
-            let quote = match (plain, element.contains(&b'\'')) {
-                (true, _) => None,
-                (false, false) => Some(b'\''),
-                (false, true) if !element.iter().any(|b| matches!(b, b'"' | b'\\' | b'$' | b'`')) => {
-                    Some(b'"')
-                }
-                (false, true) => {
-                    words.push(b'x');
-                    continue;
-                }
-            };
-            words.extend(quote);
-            at.push((words.len(), start, end - start));
-            words.extend_from_slice(element);
-            words.extend(quote);
+            // A list of words: `[…]`, `&[…]`, `vec![…]`, `new String[]{…}`.
+            Some(_) if list_opens(line, i).is_some() => {
+                let Some(at) = list_opens(line, i) else { break };
+                let Some((words, close)) = quoted_list(line, at) else { break };
+                elements.extend(words);
+                i = blanks(close + 1);
+            }
+            Some(b) if elements.is_empty() && (b.is_ascii_alphabetic() || *b == b'_') => {
+                i += line[i..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+                    .count();
+                i = blanks(i);
+            }
+            _ => break,
         }
-        let mut found = Vec::new();
-        scan(&words, &mut found, 1, strict);
-        for s in found {
-            // The element the span falls in: the last that starts at or before it.
-            let Some(i) = at.partition_point(|(w, _, _)| *w <= s.start).checked_sub(1) else { continue };
-            let (w, start, len) = at[i];
-            if s.end <= w + len {
-                out.push(Span {
-                    start: start + s.start - w + base,
-                    end: start + s.end - w + base,
-                    rule: s.rule,
-                });
+        match line.get(i) {
+            Some(b',') => i = blanks(i + 1),
+            // `Command::new("x").arg("-p").args(["X"])`: the chain goes on adding words.
+            Some(b')') => match [&b").arg("[..], b").args("].iter().find(|c| line[i..].starts_with(c)) {
+                Some(c) => i = blanks(i + c.len()),
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    (elements, i)
+}
+
+/// Where the list of words that starts at `i` opens (its `[` or `{`), if one does.
+fn list_opens(line: &[u8], i: usize) -> Option<usize> {
+    let rest = &line[i..];
+    let skip =
+        [&b"&["[..], b"vec![", b"new String[]{", b"[", b"{"].iter().find(|p| rest.starts_with(p))?.len();
+    Some(i + skip - 1)
+}
+
+/// Reads the words at `elements` of `line` as the shell line they make.
+fn read_words(line: &[u8], elements: &[(usize, usize)], base: usize, out: &mut Vec<Span>, strict: bool) {
+    // The words as a shell line, each element one word (quoted as below when it holds a
+    // blank or a shell's special byte).
+    let mut words = Vec::new();
+    let mut at = Vec::new();
+    for &(start, end) in elements {
+        if !words.is_empty() {
+            words.push(b' ');
+        }
+        let element = &line[start..end];
+        let plain = !element.is_empty()
+            && element.iter().all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(b));
+        // Single quotes keep every byte as it is; an element with one in it is put in
+        // double quotes, where only `"`, `\\`, `$` and a backtick mean something.
+        let quote = match (plain, element.contains(&b'\'')) {
+            (true, _) => None,
+            (false, false) => Some(b'\''),
+            (false, true) if !element.iter().any(|b| matches!(b, b'"' | b'\\' | b'$' | b'`')) => Some(b'"'),
+            (false, true) => {
+                words.push(b'x');
+                continue;
             }
+        };
+        words.extend(quote);
+        at.push((words.len(), start, end - start));
+        words.extend_from_slice(element);
+        words.extend(quote);
+    }
+    let mut found = Vec::new();
+    scan(&words, &mut found, 1, strict);
+    for s in found {
+        // The element the span falls in: the last that starts at or before it.
+        let Some(i) = at.partition_point(|(w, _, _)| *w <= s.start).checked_sub(1) else { continue };
+        let (w, start, len) = at[i];
+        if s.end <= w + len {
+            out.push(Span { start: start + s.start - w + base, end: start + s.end - w + base, rule: s.rule });
         }
     }
 }
 
 /// The elements (their text's ranges) of the list of quoted strings that opens at `open`
-/// (`[`), and where it closes.
+/// (`[` or `{`), and where it closes.
 fn quoted_list(line: &[u8], open: usize) -> Option<(Vec<(usize, usize)>, usize)> {
+    let close = if line[open] == b'{' { b'}' } else { b']' };
     let blanks = |i: usize| i + line[i..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
     let mut elements = Vec::new();
     let mut i = blanks(open + 1);
@@ -641,7 +707,7 @@ fn quoted_list(line: &[u8], open: usize) -> Option<(Vec<(usize, usize)>, usize)>
         i = blanks(end + 1);
         match line.get(i)? {
             b',' => i = blanks(i + 1),
-            b']' => return Some((elements, i)),
+            b if *b == close => return Some((elements, i)),
             _ => return None,
         }
     }

@@ -547,6 +547,96 @@ fn a_command_given_as_a_list_of_words_loses_its_password() {
     assert!(!redact(&long).contains("Hunter2xyz"));
 }
 
+/// A command given as a call's arguments, as each language's documentation writes the
+/// call: Go's `exec.Command(name, arg...)` and `exec.CommandContext(ctx, name, arg...)`,
+/// Node's `spawn(command, args)` and `execFileSync(file, args)`, Java's `new
+/// ProcessBuilder(command...)` and `exec(new String[]{…})`, Rust's `Command::new(program)`
+/// with `.arg(…)` and `.args([…])` on the same line. The words are read as the command
+/// line they make; only a secret element's text goes. Tried as a new user would: before,
+/// the password of each passed, and `("sshpass", "-p", …)` read as a name and its value
+/// lost its `-p` instead.
+#[test]
+fn a_command_given_as_a_calls_arguments_loses_its_password() {
+    for (text, secret, kept) in [
+        (
+            "cmd := exec.Command(\"mysql\", \"-u\", \"root\", \"-pS3cr3tPassw0rd\", \"mydb\")\n",
+            "S3cr3tPassw0rd",
+            "\"-p[REDACTED]\", \"mydb\")",
+        ),
+        (
+            "cmd := exec.Command(\"sshpass\", \"-p\", \"Tr0ub4dor&3x\", \"ssh\", \"host\")\n",
+            "Tr0ub4dor&3x",
+            "exec.Command(\"sshpass\", \"-p\", \"[REDACTED]\", \"ssh\", \"host\")",
+        ),
+        (
+            "cmd := exec.CommandContext(ctx, \"sshpass\", \"-p\", \"Tr0ub4dor&3v\", \"ssh\", \"h\")\n",
+            "Tr0ub4dor&3v",
+            "(ctx, \"sshpass\", \"-p\", \"[REDACTED]\", \"ssh\", \"h\")",
+        ),
+        (
+            "const child = spawn('sshpass', ['-p', 'Tr0ub4dor&3z', 'ssh', 'host']);\n",
+            "Tr0ub4dor&3z",
+            "spawn('sshpass', ['-p', '[REDACTED]', 'ssh', 'host']);",
+        ),
+        (
+            "execFileSync(\"mysql\", [\"-u\", \"root\", \"-pZq9vLm2Kx7\"], { stdio: \"inherit\" });\n",
+            "Zq9vLm2Kx7",
+            "[\"-u\", \"root\", \"-p[REDACTED]\"], { stdio: \"inherit\" });",
+        ),
+        (
+            "ProcessBuilder pb = new ProcessBuilder(\"sshpass\", \"-p\", \"Hn6TzP2kRw9YdQa3\", \"ssh\", \"h\");\n",
+            "Hn6TzP2kRw9YdQa3",
+            "(\"sshpass\", \"-p\", \"[REDACTED]\", \"ssh\", \"h\");",
+        ),
+        (
+            "Runtime.getRuntime().exec(new String[]{\"mysql\", \"-u\", \"root\", \"-pWm3Xc8NvB5Lq\"});\n",
+            "Wm3Xc8NvB5Lq",
+            "{\"mysql\", \"-u\", \"root\", \"-p[REDACTED]\"});",
+        ),
+        (
+            "let out = Command::new(\"sshpass\").args([\"-p\", \"Tr0ub4dor&3y\", \"ssh\", \"host\"]).output()?;\n",
+            "Tr0ub4dor&3y",
+            "Command::new(\"sshpass\").args([\"-p\", \"[REDACTED]\", \"ssh\", \"host\"]).output()?;",
+        ),
+        (
+            "Command::new(\"mysql\").arg(\"-u\").arg(\"root\").arg(\"-pWm3Xc8NvB5Lq\").status()?;\n",
+            "Wm3Xc8NvB5Lq",
+            ".arg(\"root\").arg(\"-p[REDACTED]\").status()?;",
+        ),
+        (
+            "let st = Command::new(\"sshpass\").args(&[\"-p\", \"Tr0ub4dor&3w\"]).arg(\"ssh\").status();\n",
+            "Tr0ub4dor&3w",
+            ".args(&[\"-p\", \"[REDACTED]\"]).arg(\"ssh\").status();",
+        ),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
+        for kind in [filter::Kind::Code, filter::Kind::Config] {
+            let mut o = Vec::new();
+            filter::run_as(kind, text.as_bytes(), &mut o).expect("writing to a Vec does not fail");
+            assert_eq!(String::from_utf8_lossy(&o), once, "{kind:?}: {text}");
+        }
+    }
+    // Calls whose strings are no command line that takes a secret stay as they are, and
+    // a name and its value given to a call still lose the value.
+    for text in [
+        "cmd := exec.Command(\"docker\", \"run\", \"-p\", \"8080:80\", \"nginx\")\n",
+        "spawn('psql', ['-p', '5432', '-h', 'db'])\n",
+        "Command::new(\"mkdir\").arg(\"-p\").arg(\"/opt/app\").status()?;\n",
+        "fmt.Printf(\"%s -p %s\\n\", \"sshpass\", \"host\")\n",
+        "t.Run(\"password\", func(t *testing.T) {\n",
+        "exec.Command(\"sshpass\", \"-f\", \"/run/secrets/pw\", \"ssh\", \"h\")\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+    for (text, secret) in [
+        ("os.Setenv(\"SSHPASS\", \"Tr0ub4dor&3q\")\n", "Tr0ub4dor&3q"),
+        ("SetEnvironmentVariable(\"API_TOKEN\", \"Zq9vLm2Kx7Pw\")\n", "Zq9vLm2Kx7Pw"),
+    ] {
+        assert!(!redacted_everywhere(text).contains(secret), "{text}");
+    }
+}
+
 /// The diff shapes of a changed continued command that the last reading still missed,
 /// written from `diff -u`'s and git's output: the value alone on its line after the flag
 /// on a context line (a removed line `-  X` is no lone `-` argument), the marker git
