@@ -66,9 +66,10 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
         {
             continue;
         }
-        // `exec.Command("sshpass", "-p", "X")`: a command's words, read as one by the shell
-        // engine, not a name and its value.
-        if option_then_more(line, vs, ve, val.end()) {
+        // `exec.Command("sshpass", "-p", pw)`: a command's words, read as one by the shell
+        // engine, not a name and its value; nor is `execlp("sshpass", "sshpass", …)`'s
+        // program and its name again.
+        if option_then_more(line, vs, ve, val.end()) || line[vs..ve] == *c.get(1).unwrap().as_bytes() {
             continue;
         }
         // `PageDescriptor("pageToken", "nextPageToken", …)`: field names, not a value.
@@ -81,18 +82,24 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
-/// Whether the value at `vs..ve` is an option word (`-p`, `--password`) with another
-/// quoted argument after it (from `after`, past its closing quote).
+/// Whether the value at `vs..ve` is an option word (`-p`, `-storepass`, `--password`)
+/// with another argument after it (from `after`, past its closing quote). A token that
+/// starts with a dash (`-8fJ2kLmN…`) is no option word: a one-dash word is one letter or
+/// lower-case letters, a two-dash one lower-case letters, digits and dashes.
 fn option_then_more(line: &[u8], vs: usize, ve: usize, after: usize) -> bool {
-    let value = &line[vs..ve];
-    let option = value.len() >= 2
-        && value[0] == b'-'
-        && value[1..].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
-        && value.iter().any(u8::is_ascii_alphabetic);
+    let option = match &line[vs..ve] {
+        [b'-', b'-', first, rest @ ..] => {
+            first.is_ascii_lowercase()
+                && rest.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        }
+        [b'-', letter] => letter.is_ascii_alphabetic(),
+        [b'-', rest @ ..] => rest.len() <= 16 && rest.iter().all(u8::is_ascii_lowercase),
+        _ => false,
+    };
     let rest = line[after..].trim_ascii_start();
     option
         && rest.first() == Some(&b',')
-        && matches!(rest[1..].trim_ascii_start().first(), Some(b'"' | b'\''))
+        && !matches!(rest[1..].trim_ascii_start().first(), None | Some(b')'))
 }
 
 /// Read as `reading` says: in code or a config file, every name must end with what names

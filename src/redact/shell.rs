@@ -569,9 +569,9 @@ fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bo
 /// of its words (a Dockerfile's exec form, Python's `subprocess.run`, a `command:` in
 /// YAML, Java's `new String[]{…}`) or as a call's arguments (Go's `exec.Command("mysql",
 /// "-pX")`, Node's `spawn('sshpass', ['-p', 'X'])`, Rust's `Command::new("x").arg("-p")`)
-/// is read as the line its words make, each element one word, one level deep. A list
-/// with an element that is no quoted string, or one with an escape, is not read; a
-/// call's words end at its first argument that is neither.
+/// is read as the line its words make, each element one word, one level deep. A name
+/// among them (`host`, `&cfg.user`) is a word that is not read; the words end at an
+/// element that is neither a string nor a name.
 fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
     let mut from = 0;
     while let Some(open) = memchr::memchr3(b'[', b'{', b'(', &line[from..]).map(|i| from + i) {
@@ -582,56 +582,82 @@ fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
             from = from.max(end);
             elements
         } else {
-            let Some((elements, close)) = quoted_list(line, open) else { continue };
+            let Some((elements, close)) = quoted_list(line, open).or_else(|| yaml_flow_words(line, open))
+            else {
+                continue;
+            };
             from = close + 1;
             elements
         };
-        if elements.len() >= 2 {
+        if elements.iter().flatten().count() >= 2 {
             read_words(line, &elements, base, out, strict);
         }
     }
 }
 
-/// The quoted words a call starting at `open` (its `(`) gives, and where the reading
-/// stopped: its string arguments, those of a list among them (`spawn('x', ['-p', 'X'])`),
-/// and those of the calls chained to it that add words (`.arg("-p")`, `.args(["-p"])`).
-/// Plain names before the first string (Go's `ctx`) are passed over.
-fn call_words(line: &[u8], open: usize) -> (Vec<(usize, usize)>, usize) {
-    let blanks = |i: usize| i + line[i..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+/// One word of a command given as a list or a call: a string literal's text (its range
+/// in the line), or `None` for a name or a literal with an escape, a word not read.
+type Element = Option<(usize, usize)>;
+
+/// The element that starts at `i` (a string literal or a name) and where it ends.
+fn element_at(line: &[u8], i: usize) -> Option<(Element, usize)> {
+    match *line.get(i)? {
+        q @ (b'"' | b'\'') => {
+            let start = i + 1;
+            let mut end = start;
+            // An escape keeps the literal whole but its text unread (`"C:\\bin"`, `"a\"b"`).
+            let mut escaped = false;
+            while end < line.len() && line[end] != q {
+                escaped |= line[end] == b'\\';
+                end += if line[end] == b'\\' { 2 } else { 1 };
+            }
+            if end >= line.len() {
+                return None;
+            }
+            Some(((!escaped).then_some((start, end)), end + 1))
+        }
+        b if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'&' | b'*') => {
+            let len = line[i..]
+                .iter()
+                .take_while(|b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$' | b'&' | b'*' | b':')
+                })
+                .count();
+            Some((None, i + len))
+        }
+        _ => None,
+    }
+}
+
+fn blanks_from(line: &[u8], i: usize) -> usize {
+    i + line[i..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count()
+}
+
+/// The words a call starting at `open` (its `(`) gives, and where the reading stopped:
+/// its arguments, those of a list among them (`spawn('x', ['-p', 'X'])`), and those of
+/// the calls chained to it that add words (`.arg("-p")`, `.args(["-p"])`). Names before
+/// the first string (Go's `ctx`) are passed over: the command is the first string.
+fn call_words(line: &[u8], open: usize) -> (Vec<Element>, usize) {
     let mut elements = Vec::new();
-    let mut i = blanks(open + 1);
+    let mut i = blanks_from(line, open + 1);
     loop {
-        match line.get(i) {
-            Some(q @ (b'"' | b'\'')) => {
-                let start = i + 1;
-                let Some(end) = memchr::memchr(*q, &line[start..]).map(|e| start + e) else { break };
-                if line[start..end].contains(&b'\\') {
-                    break;
-                }
-                elements.push((start, end));
-                i = blanks(end + 1);
-            }
+        if let Some(at) = list_opens(line, i) {
             // A list of words: `[…]`, `&[…]`, `vec![…]`, `new String[]{…}`.
-            Some(_) if list_opens(line, i).is_some() => {
-                let Some(at) = list_opens(line, i) else { break };
-                let Some((words, close)) = quoted_list(line, at) else { break };
-                elements.extend(words);
-                i = blanks(close + 1);
+            let Some((words, close)) = quoted_list(line, at) else { break };
+            elements.extend(words);
+            i = blanks_from(line, close + 1);
+        } else {
+            let Some((element, end)) = element_at(line, i) else { break };
+            if element.is_some() || elements.iter().any(Option::is_some) {
+                elements.push(element);
             }
-            Some(b) if elements.is_empty() && (b.is_ascii_alphabetic() || *b == b'_') => {
-                i += line[i..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-                    .count();
-                i = blanks(i);
-            }
-            _ => break,
+            i = blanks_from(line, end);
         }
         match line.get(i) {
-            Some(b',') => i = blanks(i + 1),
+            Some(b',') => i = blanks_from(line, i + 1),
             // `Command::new("x").arg("-p").args(["X"])`: the chain goes on adding words.
             Some(b')') => match [&b").arg("[..], b").args("].iter().find(|c| line[i..].starts_with(c)) {
-                Some(c) => i = blanks(i + c.len()),
+                Some(c) => i = blanks_from(line, i + c.len()),
                 None => break,
             },
             _ => break,
@@ -649,33 +675,35 @@ fn list_opens(line: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Reads the words at `elements` of `line` as the shell line they make.
-fn read_words(line: &[u8], elements: &[(usize, usize)], base: usize, out: &mut Vec<Span>, strict: bool) {
+fn read_words(line: &[u8], elements: &[Element], base: usize, out: &mut Vec<Span>, strict: bool) {
     // The words as a shell line, each element one word (quoted as below when it holds a
-    // blank or a shell's special byte).
+    // blank or a shell's special byte), a word not read written as `x`. An element
+    // that starts with an option and holds blanks is the arguments as one string
+    // (C#'s `Process.Start("mysql", "-u root -pX")`): its words are words.
     let mut words = Vec::new();
     let mut at = Vec::new();
-    for &(start, end) in elements {
-        if !words.is_empty() {
-            words.push(b' ');
-        }
-        let element = &line[start..end];
-        let plain = !element.is_empty()
-            && element.iter().all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(b));
-        // Single quotes keep every byte as it is; an element with one in it is put in
-        // double quotes, where only `"`, `\\`, `$` and a backtick mean something.
-        let quote = match (plain, element.contains(&b'\'')) {
-            (true, _) => None,
-            (false, false) => Some(b'\''),
-            (false, true) if !element.iter().any(|b| matches!(b, b'"' | b'\\' | b'$' | b'`')) => Some(b'"'),
-            (false, true) => {
-                words.push(b'x');
-                continue;
+    for &element in elements {
+        let Some((start, end)) = element else {
+            if !words.is_empty() {
+                words.push(b' ');
             }
+            words.push(b'x');
+            continue;
         };
-        words.extend(quote);
-        at.push((words.len(), start, end - start));
-        words.extend_from_slice(element);
-        words.extend(quote);
+        let text = &line[start..end];
+        let arguments =
+            text.starts_with(b"-") && text.contains(&b' ') && text.iter().all(|b| *b == b' ' || plain(*b));
+        if arguments {
+            let mut from = start;
+            for word in text.split(|b| *b == b' ') {
+                if !word.is_empty() {
+                    push_word(&mut words, &mut at, line, from, from + word.len());
+                }
+                from += word.len() + 1;
+            }
+        } else {
+            push_word(&mut words, &mut at, line, start, end);
+        }
     }
     let mut found = Vec::new();
     scan(&words, &mut found, 1, strict);
@@ -689,24 +717,94 @@ fn read_words(line: &[u8], elements: &[(usize, usize)], base: usize, out: &mut V
     }
 }
 
-/// The elements (their text's ranges) of the list of quoted strings that opens at `open`
-/// (`[` or `{`), and where it closes.
-fn quoted_list(line: &[u8], open: usize) -> Option<(Vec<(usize, usize)>, usize)> {
-    let close = if line[open] == b'{' { b'}' } else { b']' };
-    let blanks = |i: usize| i + line[i..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+/// A byte a word may hold unquoted.
+fn plain(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b)
+}
+
+/// Appends `line[start..end]` to `words` as one word, and where it went to `at`.
+fn push_word(
+    words: &mut Vec<u8>,
+    at: &mut Vec<(usize, usize, usize)>,
+    line: &[u8],
+    start: usize,
+    end: usize,
+) {
+    if !words.is_empty() {
+        words.push(b' ');
+    }
+    let element = &line[start..end];
+    // Single quotes keep every byte as it is; an element with one in it is put in
+    // double quotes, where only `"`, `\\`, `$` and a backtick mean something.
+    let quote = match (!element.is_empty() && element.iter().all(|b| plain(*b)), element.contains(&b'\'')) {
+        (true, _) => None,
+        (false, false) => Some(b'\''),
+        (false, true) if !element.iter().any(|b| matches!(b, b'"' | b'\\' | b'$' | b'`')) => Some(b'"'),
+        (false, true) => {
+            words.push(b'x');
+            return;
+        }
+    };
+    words.extend(quote);
+    at.push((words.len(), start, end - start));
+    words.extend_from_slice(element);
+    words.extend(quote);
+}
+
+/// The words of a YAML flow sequence (`[redis-server, --requirepass, X]`) that is a
+/// key's whole value (`command: [...]`, a comment after it), plain scalars or quoted ones,
+/// and where it closes. An array in code (`[sshpass, -p, pw]`) holds names: not read.
+fn yaml_flow_words(line: &[u8], open: usize) -> Option<(Vec<Element>, usize)> {
+    let key = line[..open].trim_ascii_end().strip_suffix(b":")?;
+    let key = key.trim_ascii_start();
+    let key = key.strip_prefix(b"- ").unwrap_or(key).trim_ascii_start();
+    if key.is_empty() || !key.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
+        return None;
+    }
+    let close = open + memchr::memchr(b']', &line[open..])?;
+    let rest = line[close + 1..].trim_ascii();
+    if !(rest.is_empty() || rest.starts_with(b"#")) {
+        return None;
+    }
     let mut elements = Vec::new();
-    let mut i = blanks(open + 1);
-    loop {
-        let q = *line.get(i).filter(|q| matches!(q, b'"' | b'\''))?;
-        let start = i + 1;
-        let end = start + memchr::memchr(q, &line[start..])?;
-        if line[start..end].contains(&b'\\') {
+    let mut at = open + 1;
+    for item in line[open + 1..close].split(|b| *b == b',') {
+        let lead = item.len() - item.trim_ascii_start().len();
+        let text = item.trim_ascii();
+        let start = at + lead;
+        at += item.len() + 1;
+        let (start, text) = match text {
+            [q @ (b'"' | b'\''), inner @ .., last] if last == q && !inner.contains(q) => (start + 1, inner),
+            // A plain scalar holds no quote, flow indicator or comment.
+            _ if text.iter().any(|b| matches!(b, b'"' | b'\'' | b'{' | b'}' | b'[' | b'#' | b'\\')) => {
+                return None;
+            }
+            _ => (start, text),
+        };
+        if text.is_empty() {
             return None;
         }
-        elements.push((start, end));
-        i = blanks(end + 1);
+        elements.push(Some((start, start + text.len())));
+    }
+    Some((elements, close))
+}
+
+/// The elements of the list that opens at `open` (`[` or `{`): string literals and names
+/// (`['sshpass', '-p', 'X', 'ssh', host]`), a comma after the last allowed; and where it
+/// closes. A list with any other element (a call, an expression) is not read.
+fn quoted_list(line: &[u8], open: usize) -> Option<(Vec<Element>, usize)> {
+    let close = if line[open] == b'{' { b'}' } else { b']' };
+    let mut elements = Vec::new();
+    let mut i = blanks_from(line, open + 1);
+    loop {
+        if line.get(i) == Some(&close) && !elements.is_empty() {
+            return Some((elements, i));
+        }
+        let (element, end) = element_at(line, i)?;
+        elements.push(element);
+        i = blanks_from(line, end);
         match line.get(i)? {
-            b',' => i = blanks(i + 1),
+            b',' => i = blanks_from(line, i + 1),
             b if *b == close => return Some((elements, i)),
             _ => return None,
         }

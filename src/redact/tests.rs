@@ -617,6 +617,66 @@ fn a_command_given_as_a_calls_arguments_loses_its_password() {
             assert_eq!(String::from_utf8_lossy(&o), once, "{kind:?}: {text}");
         }
     }
+    // Found by an attack on the reading above: a name among the words (the host is
+    // nearly always a variable), a comma after the last word, an escape in another
+    // word, a C array ending in `NULL`, C#'s arguments as one string.
+    for (text, secret, kept) in [
+        (
+            "exec.Command(\"mysql\", \"-h\", host, \"-u\", \"root\", \"-pS3cretPw9x\")\n",
+            "S3cretPw9x",
+            "\"-p[REDACTED]\")",
+        ),
+        (
+            "subprocess.run(['sshpass', '-p', 'S3cretPw9x', 'ssh', host])\n",
+            "S3cretPw9x",
+            "'-p', '[REDACTED]', 'ssh', host])",
+        ),
+        (
+            "spawn('sshpass', ['-p', 'S3cretPw9x', 'ssh', host])\n",
+            "S3cretPw9x",
+            "['-p', '[REDACTED]', 'ssh', host])",
+        ),
+        (
+            "Command::new(\"sshpass\").args([\"-p\", \"S3cretPw9x\", \"ssh\", &host])\n",
+            "S3cretPw9x",
+            "\"[REDACTED]\", \"ssh\", &host])",
+        ),
+        (
+            "subprocess.run([\"sshpass\", \"-p\", \"S3cretPw9x\", \"ssh\", \"h\",])\n",
+            "S3cretPw9x",
+            "\"[REDACTED]\", \"ssh\", \"h\",])",
+        ),
+        (
+            "exec.Command(\"mysql\", \"-e\", \"SELECT \\\"x\\\"\", \"-u\", \"root\", \"-pS3cretPw9x\")\n",
+            "S3cretPw9x",
+            "\"-p[REDACTED]\")",
+        ),
+        (
+            "char *argv[] = {\"sshpass\", \"-p\", \"S3cretPw9x\", \"ssh\", \"h\", NULL};\n",
+            "S3cretPw9x",
+            "\"[REDACTED]\", \"ssh\", \"h\", NULL};",
+        ),
+        (
+            "Process.Start(\"mysql\", \"-u root -pS3cretPw9x mydb\");\n",
+            "S3cretPw9x",
+            "\"-u root -p[REDACTED] mydb\");",
+        ),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
+    }
+    // Also found: a password given as a variable lost the `-p` before it, and execlp's
+    // program its name again, each read as a name and its value; a token that starts
+    // with a dash is still a value.
+    for text in [
+        "exec.Command(\"sshpass\", \"-p\", pw, \"ssh\", host)\n",
+        "pb = new ProcessBuilder(\"sshpass\", \"-f\", passfile, \"ssh\", host);\n",
+        "os.execlp(\"sshpass\", \"sshpass\", \"-e\", \"ssh\", \"host\")\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+    let text = "settings.add(\"API_TOKEN\", \"-8fJ2kLmN0pQrS7tUvWxYz12AbCd\", \"prod\")\n";
+    assert!(!redacted_everywhere(text).contains("8fJ2kLmN0pQrS7tUvWxYz12AbCd"), "{text}");
     // Calls whose strings are no command line that takes a secret stay as they are, and
     // a name and its value given to a call still lose the value.
     for text in [
@@ -634,6 +694,57 @@ fn a_command_given_as_a_calls_arguments_loses_its_password() {
         ("SetEnvironmentVariable(\"API_TOKEN\", \"Zq9vLm2Kx7Pw\")\n", "Zq9vLm2Kx7Pw"),
     ] {
         assert!(!redacted_everywhere(text).contains(secret), "{text}");
+    }
+}
+
+/// YAML's flow sequence of plain scalars, as a Kubernetes manifest or a compose file
+/// writes a command (the YAML 1.2 spec, 7.4.1: plain scalars in flow context, separated
+/// by `,`, with quoted ones among them): `command: [redis-server, --requirepass, X]`.
+/// Only a key's value is read so: an array in code (`[sshpass, -p, pw]`) holds names.
+#[test]
+fn a_yaml_flow_sequence_of_plain_words_loses_its_password() {
+    for (text, secret, kept) in [
+        (
+            "        command: [redis-server, --requirepass, Zq9vLm2Kx7Pw]\n",
+            "Zq9vLm2Kx7Pw",
+            "        command: [redis-server, --requirepass, [REDACTED]]\n",
+        ),
+        (
+            "    command: [sshpass, -p, Tr0ub4dor3w, ssh, h]\n",
+            "Tr0ub4dor3w",
+            "[sshpass, -p, [REDACTED], ssh, h]",
+        ),
+        (
+            "        args: [--requirepass, Zq9vLm2Kx7Pw]  # from the vault\n",
+            "Zq9vLm2Kx7Pw",
+            "[REDACTED]]  # from",
+        ),
+        (
+            "  - command: [mysql, -uroot, \"-pWm3Xc8NvB5Lq\"]\n",
+            "Wm3Xc8NvB5Lq",
+            "[mysql, -uroot, \"-p[REDACTED]\"]",
+        ),
+        (
+            "      test: [CMD, mysqladmin, ping, -uroot, -pWm3Xc8NvB5Lq]\n",
+            "Wm3Xc8NvB5Lq",
+            "-uroot, -p[REDACTED]]",
+        ),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
+        let mut o = Vec::new();
+        filter::run_as(filter::Kind::Config, text.as_bytes(), &mut o)
+            .expect("writing to a Vec does not fail");
+        assert_eq!(String::from_utf8_lossy(&o), once, "{text}");
+    }
+    for text in [
+        "    command: [docker, run, -p, 8080:80, nginx]\n",
+        "    ports: [-p, 5432]\n",
+        "args = [sshpass, -p, password_var, ssh, host]\n",
+        "x = cmd([mysql, -p, pw])\n",
+        "    command: [mkdir, -p, /opt/app]\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
     }
 }
 
