@@ -66,6 +66,120 @@ pub(crate) fn php_define(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
+/// A quoted literal as databases and their shells write one: `'…'` (a doubled or a
+/// backslash-escaped quote inside), PostgreSQL's `E'…'` and SQL Server's `N'…'`, `"…"`,
+/// double quotes escaped for a shell (`\"…\"`, in `mysql -e "…"`), PostgreSQL's `$$…$$`.
+macro_rules! db_quoted {
+    () => {
+        r#"(?:[EeNn]?'(?:[^'\\]|''|\\.)*'|"(?:[^"\\]|""|\\.)*"|\\"(?:[^"\\]|\\[^"])*\\"|\$\$[^$]*\$\$)"#
+    };
+}
+
+/// [`db_quoted`] or a bare word: a password as Oracle and MySQL take it after `BY`.
+macro_rules! db_value {
+    () => {
+        concat!("(", db_quoted!(), r#"|[^\s;'"()\\]+)"#)
+    };
+}
+
+lazy_re!(
+    SQL_ROLE_PASSWORD,
+    concat!(r"(?i)\b(?:CREATE|ALTER)[ \t]+(?:USER|ROLE|GROUP)\b[^;]*?\bPASSWORD[ \t]+(", db_quoted!(), ")")
+);
+lazy_re!(
+    SQL_IDENTIFIED,
+    concat!(
+        r"(?i)(?:\b(?:CREATE|ALTER)[ \t]+(?:USER|ROLE)\b|\bGRANT\b)[^;]*?",
+        r#"\bIDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+"#,
+        db_value!(),
+        r"(?:[ \t]+REPLACE[ \t]+",
+        db_value!(),
+        ")?"
+    )
+);
+lazy_re!(SQL_SET_PASSWORD, concat!(r"(?i)\bSET[ \t]+PASSWORD\b[^=;]*=[ \t]*(", db_quoted!(), ")"));
+// MySQL's and MariaDB's `PASSWORD('x')` and `OLD_PASSWORD('x')` (`SET PASSWORD = …`,
+// `IDENTIFIED VIA … USING PASSWORD(…)`, `SET authentication_string = …`).
+lazy_re!(
+    SQL_PASSWORD_FUNCTION,
+    concat!(r"(?i)(?:^|[\s=(,])(?:OLD_)?PASSWORD[ \t]*\([ \t]*(", db_quoted!(), r")[ \t]*\)")
+);
+// A foreign server's or user mapping's `OPTIONS (user 'u', password 'x')`.
+lazy_re!(SQL_OPTIONS, concat!(r"(?i)\bOPTIONS[ \t]*\([^)]*?\bpassword[ \t]+(", db_quoted!(), ")"));
+// Oracle's tools that take `user/password@db`.
+lazy_re!(
+    ORACLE_LOGON,
+    r#"\b(?:sqlplus|expdp|impdp|exp|imp|sqlldr|dgmgrl|rman[ \t]+(?:target|auxiliary|catalog))(?:[ \t]+-[A-Za-z]+)*[ \t]+["']?[A-Za-z0-9_$#]+/([^@\s/'"]+)"#
+);
+// Redis: `AUTH [user] pw` at a line's start, after `redis-cli`'s prompt or its options,
+// and `requirepass pw` as `redis.conf` or `CONFIG SET` writes it.
+lazy_re!(REDIS_AUTH, r#"(?:^[ \t]*|> ?|\bredis-cli\b[^|;&]*?[ \t])AUTH[ \t]+(\S+)(?:[ \t]+(\S+))?[ \t]*$"#);
+lazy_re!(
+    REDIS_CONFIG,
+    concat!(
+        r"(?i)(?:^[ \t]*|\bCONFIG[ \t]+SET[ \t]+)(?:requirepass|masterauth)[ \t]+",
+        db_value!(),
+        r"[ \t]*$"
+    )
+);
+// MongoDB's shell: `db.createUser({user: …, pwd: "x"})`, `db.auth("u", "x")`.
+lazy_re!(MONGO_PWD, concat!(r"\bdb\.(?:createUser|updateUser)\(.*?\bpwd[ \t]*:[ \t]*(", db_quoted!(), ")"));
+lazy_re!(
+    MONGO_AUTH,
+    concat!(r"\bdb\.(?:auth|changeUserPassword)\([ \t]*", db_quoted!(), r"[ \t]*,[ \t]*(", db_quoted!(), ")")
+);
+
+/// A database's password as its SQL, its shell or its configuration sets it: PostgreSQL's
+/// `CREATE|ALTER USER|ROLE … PASSWORD 'x'`, MySQL's and Oracle's `CREATE|ALTER USER|ROLE`
+/// or `GRANT … IDENTIFIED [WITH plugin] BY x [REPLACE old]` (not prose's "identified by
+/// the token"), MySQL's `SET PASSWORD [FOR u] = 'x'` and `PASSWORD('x')`, a foreign
+/// server's `OPTIONS (password 'x')`, Oracle's `sqlplus user/x@db`, Redis's `AUTH x` and
+/// `requirepass x`, MongoDB's `pwd: "x"` and `db.auth("u", "x")`. What is no literal
+/// (`PASSWORD NULL`, `BY RANDOM PASSWORD`, a hash after `AS`, a reference) is left.
+pub(crate) fn database(line: &[u8], out: &mut Vec<Span>) {
+    let mut take = |value: Option<regex::bytes::Match>, rule: &'static str| {
+        let Some(value) = value else { return };
+        let text = value.as_bytes();
+        let (lead, trail) = match text {
+            [b'\\', b'"', ..] => (2, 2),
+            [b'$', b'$', ..] => (2, 2),
+            [b'E' | b'e' | b'N' | b'n', b'\'', ..] => (2, 1),
+            [b'\'' | b'"', ..] => (1, 1),
+            _ if [&b"RANDOM"[..], b"PASSWORD", b"VALUES"].iter().any(|w| text.eq_ignore_ascii_case(w)) => {
+                return;
+            }
+            _ => (0, 0),
+        };
+        if text.len() < lead + trail {
+            return;
+        }
+        let (start, end) = (value.start() + lead, value.end() - trail);
+        if should_redact(Class::Password, &line[start..end]) {
+            out.push(Span { start, end, rule });
+        }
+    };
+    for c in SQL_ROLE_PASSWORD.captures_iter(line) {
+        take(c.get(1), "sql-password");
+    }
+    for re in [&*SQL_IDENTIFIED, &*SQL_SET_PASSWORD, &*SQL_PASSWORD_FUNCTION, &*SQL_OPTIONS, &*ORACLE_LOGON] {
+        for c in re.captures_iter(line) {
+            take(c.get(1), "sql-identified");
+            take(c.get(2), "sql-identified");
+        }
+    }
+    for c in REDIS_AUTH.captures_iter(line) {
+        take(c.get(2).or(c.get(1)), "redis-auth");
+    }
+    for c in REDIS_CONFIG.captures_iter(line) {
+        take(c.get(1), "redis-auth");
+    }
+    for re in [&*MONGO_PWD, &*MONGO_AUTH] {
+        for c in re.captures_iter(line) {
+            take(c.get(1), "mongodb-password");
+        }
+    }
+}
+
 lazy_re!(XML_ELEMENT, r"<([A-Za-z_][A-Za-z0-9_.:\-]*)>([^<>]{1,1024})</([A-Za-z_][A-Za-z0-9_.:\-]*)>");
 
 /// `<password>X</password>`: an element whose name names a secret, on one line.

@@ -49,6 +49,10 @@ pub enum Engine {
     Xml,
     /// A secret's name and value as two keys of one entry: `{name: DB_PASSWORD, value: X}`.
     Pair,
+    /// A database's password as its SQL, shell or configuration sets it (`CREATE USER …
+    /// PASSWORD 'x'`, `IDENTIFIED BY 'x'`, `sqlplus user/x@db`, Redis's `AUTH x`,
+    /// MongoDB's `pwd: "x"`).
+    Database,
 }
 
 /// One rule of the catalogue.
@@ -1052,6 +1056,55 @@ pub static RULES: &[Rule] = &[
             "the secret is out",
             "if the password is empty, ask",
         ],
+    },
+    Rule {
+        id: "sql-password",
+        what: "a password set in SQL: CREATE USER/ROLE … PASSWORD 'x' (PostgreSQL)",
+        keywords: &["password"],
+        matcher: Matcher::Context(Engine::Database),
+        // A quote for the value (`E'…'`, `N'…'`, `$$…$$` too); `(` for `PASSWORD('x')`; `=`
+        // and `FOR` for `SET PASSWORD [FOR u] = 'x'` when `SET` ends the line before (a
+        // continued command).
+        gate: Gate::Then(b"'\"=Ff(EeNn$"),
+        positives: &[
+            "CREATE ROLE ci LOGIN PASSWORD '⟦q7‹a10›⟧';",
+            "alter user ci with encrypted password '⟦Zx‹a12›⟧'",
+        ],
+        negatives: &["ALTER ROLE ci WITH PASSWORD NULL;", "the password 'changeme' is the default"],
+    },
+    Rule {
+        id: "sql-identified",
+        what: "a password set in SQL or given to SQL*Plus: IDENTIFIED BY 'x' (MySQL, Oracle), SET PASSWORD = 'x', sqlplus user/x@db",
+        keywords: &["identified", "set password", "sqlplus", "expdp", "impdp", "sqlldr", "dgmgrl", "rman"],
+        matcher: Matcher::Context(Engine::Database),
+        gate: Gate::Any,
+        positives: &[
+            "CREATE USER 'ci'@'%' IDENTIFIED BY '⟦Kp‹a10›⟧';",
+            "SET PASSWORD FOR 'ci'@'%' = '⟦Wd‹a11›⟧';",
+            "sqlplus ci/⟦Hb‹a9›⟧@orcl",
+        ],
+        negatives: &["CREATE USER 'ci'@'%' IDENTIFIED BY RANDOM PASSWORD;", "sqlplus /nolog"],
+    },
+    Rule {
+        id: "redis-auth",
+        what: "a Redis password: AUTH [user] x, requirepass x (redis.conf, CONFIG SET)",
+        keywords: &["AUTH", "requirepass", "masterauth"],
+        matcher: Matcher::Context(Engine::Database),
+        gate: Gate::Word,
+        positives: &["127.0.0.1:6379> AUTH ⟦Rd‹a12›⟧", "redis-cli CONFIG SET requirepass ⟦Vq‹a14›⟧"],
+        negatives: &["AUTH failed: WRONGPASS invalid username-password pair", "# requirepass foobared"],
+    },
+    Rule {
+        id: "mongodb-password",
+        what: "a MongoDB password: db.createUser({user: …, pwd: \"x\"}), db.auth(\"u\", \"x\")",
+        keywords: &["createUser", "updateUser", "db.auth", "changeUserPassword"],
+        matcher: Matcher::Context(Engine::Database),
+        gate: Gate::Any,
+        positives: &[
+            "db.createUser({user: \"ci\", pwd: \"⟦Mg‹a12›⟧\", roles: []})",
+            "db.auth(\"ci\", \"⟦Mg‹a10›⟧\")",
+        ],
+        negatives: &["db.createUser({user: \"ci\", pwd: passwordPrompt(), roles: []})"],
     },
     Rule {
         id: "xml",

@@ -13,7 +13,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::assign::{code_assign, colon, equals};
-use super::formats::{aws_prompt, netrc, php_define, xml};
+use super::formats::{aws_prompt, database, netrc, php_define, xml};
 use super::gate::{Gate, LineFacts, token_gate};
 use super::heredoc::{self, Bodies, Body, FileSyntax, Form};
 use super::keywords::Keywords;
@@ -318,7 +318,7 @@ fn quoted_call_argument(line: &[u8]) -> bool {
 type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords.
-const READERS: [(Engine, Reader); 11] = [
+const READERS: [(Engine, Reader); 12] = [
     (Engine::Colon, colon),
     (Engine::Pair, super::pair::spans),
     (Engine::Url, url),
@@ -330,6 +330,7 @@ const READERS: [(Engine, Reader); 11] = [
     (Engine::PhpDefine, php_define),
     (Engine::Prose, prose),
     (Engine::Xml, xml),
+    (Engine::Database, database),
 ];
 
 /// A rule's regex, compiled once on first use.

@@ -748,6 +748,163 @@ fn a_yaml_flow_sequence_of_plain_words_loses_its_password() {
     }
 }
 
+/// A password set in SQL, in each database's documented syntax: PostgreSQL's `CREATE
+/// ROLE`/`CREATE USER`/`ALTER ROLE … [WITH] [ENCRYPTED] PASSWORD 'x'`, MySQL's
+/// `IDENTIFIED [WITH plugin] BY 'x'` and `SET PASSWORD [FOR user] = 'x'`, Oracle's
+/// `IDENTIFIED BY x [REPLACE old]` (a bare word or "quoted"), SQL*Plus's `sqlplus
+/// user/password@db`; as typed, inside `psql -c "…"` or `mysql -e "…"`, in a script.
+/// Tried as a new user would: every one passed.
+#[test]
+fn a_password_set_in_sql_is_redacted() {
+    for (text, secret, kept) in [
+        (
+            "CREATE USER app WITH PASSWORD 'S3cretPw9x';\n",
+            "S3cretPw9x",
+            "CREATE USER app WITH PASSWORD '[REDACTED]';",
+        ),
+        (
+            "psql -c \"ALTER USER app WITH ENCRYPTED PASSWORD 'S3cretPw9x'\"\n",
+            "S3cretPw9x",
+            "PASSWORD '[REDACTED]'\"",
+        ),
+        (
+            "CREATE ROLE app LOGIN PASSWORD 'S3cretPw9x' VALID UNTIL 'infinity';\n",
+            "S3cretPw9x",
+            "'[REDACTED]' VALID UNTIL",
+        ),
+        // A quote in the password is kept after the marker, as in any quoted value.
+        ("alter role app with password 'it''s S3cretPw9x';\n", "S3cretPw9x", "password '[REDACTED]"),
+        (
+            "mysql -e \"CREATE USER 'app'@'%' IDENTIFIED BY 'S3cretPw9x'\"\n",
+            "S3cretPw9x",
+            "IDENTIFIED BY '[REDACTED]'\"",
+        ),
+        (
+            "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY 'S3cretPw9x';\n",
+            "S3cretPw9x",
+            "mysql_native_password BY '[REDACTED]';",
+        ),
+        (
+            "GRANT ALL ON db.* TO 'app'@'%' IDENTIFIED BY \"S3cretPw9x\";\n",
+            "S3cretPw9x",
+            "BY \"[REDACTED]\";",
+        ),
+        ("SET PASSWORD FOR 'app'@'%' = 'S3cretPw9x';\n", "S3cretPw9x", "= '[REDACTED]';"),
+        ("SET PASSWORD = PASSWORD('S3cretPw9x');\n", "S3cretPw9x", "PASSWORD('[REDACTED]');"),
+        ("CREATE USER scott IDENTIFIED BY S3cretPw9x;\n", "S3cretPw9x", "IDENTIFIED BY [REDACTED];"),
+        (
+            "ALTER USER scott IDENTIFIED BY N3wPw9xyz REPLACE S3cretPw9x;\n",
+            "S3cretPw9x",
+            "BY [REDACTED] REPLACE [REDACTED];",
+        ),
+        (
+            "sqlplus system/S3cretPw9x@//db:1521/orcl as sysdba\n",
+            "S3cretPw9x",
+            "sqlplus system/[REDACTED]@//db",
+        ),
+        ("sqlplus -s scott/S3cretPw9x\n", "S3cretPw9x", "sqlplus -s scott/[REDACTED]\n"),
+        // Found by an attack on the rule: MariaDB's `IDENTIFIED VIA … USING PASSWORD('x')`,
+        // MySQL's `PASSWORD('x')` function, a quoted plugin name, a backslash-escaped
+        // quote, double quotes escaped for the shell, PostgreSQL's `E'…'` and `$$…$$`,
+        // a foreign server's `OPTIONS (… password 'x')`, Oracle's other tools.
+        (
+            "CREATE USER 'app'@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('S3cretPw9x');\n",
+            "S3cretPw9x",
+            "USING PASSWORD('[REDACTED]');",
+        ),
+        (
+            "UPDATE mysql.user SET authentication_string=PASSWORD('S3cretPw9x') WHERE User='root';\n",
+            "S3cretPw9x",
+            "=PASSWORD('[REDACTED]') WHERE",
+        ),
+        (
+            "CREATE USER 'app'@'%' IDENTIFIED WITH 'mysql_native_password' BY 'S3cretPw9x';\n",
+            "S3cretPw9x",
+            "BY '[REDACTED]';",
+        ),
+        ("ALTER USER app IDENTIFIED BY 'S3cret\\'Pw9x';\n", "Pw9x", "BY '[REDACTED]"),
+        (
+            "mysql -uroot -e \"ALTER USER 'root'@'localhost' IDENTIFIED BY \\\"S3cretPw9x\\\";\"\n",
+            "S3cretPw9x",
+            "IDENTIFIED BY \\\"[REDACTED]\\\";\"",
+        ),
+        ("ALTER ROLE app PASSWORD E'S3cretPw9x';\n", "S3cretPw9x", "PASSWORD E'[REDACTED]';"),
+        ("CREATE USER app PASSWORD $$S3cretPw9x$$;\n", "S3cretPw9x", "PASSWORD $$[REDACTED]$$;"),
+        (
+            "CREATE USER MAPPING FOR app SERVER s OPTIONS (user 'remote', password 'S3cretPw9x');\n",
+            "S3cretPw9x",
+            "password '[REDACTED]');",
+        ),
+        (
+            "expdp system/S3cretPw9x@orcl schemas=hr directory=dp\n",
+            "S3cretPw9x",
+            "expdp system/[REDACTED]@orcl",
+        ),
+        ("rman target sys/S3cretPw9x@orcl\n", "S3cretPw9x", "rman target sys/[REDACTED]@orcl"),
+        (
+            "sqlplus \"sys/S3cretPw9x@orcl as sysdba\"\n",
+            "S3cretPw9x",
+            "sqlplus \"sys/[REDACTED]@orcl as sysdba\"",
+        ),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
+    }
+    // No literal, or a hash: nothing to take. Prose about passwords stays.
+    for text in [
+        "ALTER USER app WITH PASSWORD NULL;\n",
+        "ALTER USER app IDENTIFIED BY RANDOM PASSWORD;\n",
+        "CREATE USER 'u'@'%' IDENTIFIED WITH caching_sha2_password AS '$A$005$hash';\n",
+        "CREATE USER ops IDENTIFIED EXTERNALLY;\n",
+        "ALTER USER app WITH PASSWORD '${DB_PASSWORD}';\n",
+        "The user is identified by the token in the header.\n",
+        "A user created by the installer is identified by its key.\n",
+        "Set the password to something long.\n",
+        "sqlplus /nolog\n",
+        "Each user is identified by a unique name.\n",
+        "IDENTIFIED BY Zq9xLmw2\n",
+        "hashed = hash_password('S3cretPw9x')\n",
+        "sqlplus / as sysdba\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+}
+
+/// Redis and MongoDB as their documentation writes them and as their shells show them:
+/// `AUTH [user] pw`, `CONFIG SET requirepass pw`, a `redis.conf`'s `requirepass pw`,
+/// `db.createUser({user: …, pwd: "pw"})`, `db.auth("u", "pw")`. Found by an attack:
+/// every one passed (`pwd` is also the shell's working directory, so it was no name).
+#[test]
+fn redis_and_mongodb_passwords_are_redacted() {
+    for (text, secret, kept) in [
+        ("127.0.0.1:6379> AUTH S3cretPw9x\n", "S3cretPw9x", "127.0.0.1:6379> AUTH [REDACTED]\n"),
+        ("redis-cli -h db AUTH default S3cretPw9x\n", "S3cretPw9x", "AUTH default [REDACTED]\n"),
+        ("127.0.0.1:6379> CONFIG SET requirepass S3cretPw9x\n", "S3cretPw9x", "requirepass [REDACTED]\n"),
+        ("requirepass S3cretPw9x\n", "S3cretPw9x", "requirepass [REDACTED]\n"),
+        ("masterauth \"S3cretPw9x\"\n", "S3cretPw9x", "masterauth \"[REDACTED]\"\n"),
+        (
+            "db.createUser({user: \"app\", pwd: \"S3cretPw9x\", roles: [\"readWrite\"]})\n",
+            "S3cretPw9x",
+            "pwd: \"[REDACTED]\", roles",
+        ),
+        ("db.auth(\"app\", \"S3cretPw9x\")\n", "S3cretPw9x", "db.auth(\"app\", \"[REDACTED]\")"),
+        ("db.changeUserPassword(\"app\", \"S3cretPw9x\")\n", "S3cretPw9x", "(\"app\", \"[REDACTED]\")"),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
+    }
+    for text in [
+        "# requirepass foobared\n",
+        "# requirepass is unset: anyone can connect\n",
+        "AUTH failed: WRONGPASS invalid username-password pair\n",
+        "pwd: /home/user/project\n",
+        "db.createUser({user: \"app\", pwd: passwordPrompt(), roles: []})\n",
+        "OAUTH token refreshed\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+}
+
 /// The diff shapes of a changed continued command that the last reading still missed,
 /// written from `diff -u`'s and git's output: the value alone on its line after the flag
 /// on a context line (a removed line `-  X` is no lone `-` argument), the marker git
