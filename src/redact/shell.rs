@@ -656,14 +656,62 @@ fn call_words(line: &[u8], open: usize) -> (Vec<Element>, usize) {
         match line.get(i) {
             Some(b',') => i = blanks_from(line, i + 1),
             // `Command::new("x").arg("-p").args(["X"])`: the chain goes on adding words.
-            Some(b')') => match [&b").arg("[..], b").args("].iter().find(|c| line[i..].starts_with(c)) {
-                Some(c) => i = blanks_from(line, i + c.len()),
+            Some(b')') => match chained_arguments(line, i) {
+                Some(at) => i = blanks_from(line, at),
                 None => break,
             },
             _ => break,
         }
     }
     (elements, i)
+}
+
+/// Where the arguments of the next `.arg(` or `.args(` in the chain after the call that
+/// closes at `close` start, past the calls that add no words (`.env("K", v)`,
+/// `.current_dir(dir)`, `.stdin(Stdio::null())`), if the chain goes on to one.
+fn chained_arguments(line: &[u8], close: usize) -> Option<usize> {
+    let mut i = close;
+    // A chain of a builder's setters is short; a line of them is not read on and on.
+    for _ in 0..8 {
+        let rest = &line[i..];
+        if let Some(c) = [&b").arg("[..], b").args("].iter().find(|c| rest.starts_with(c)) {
+            return Some(i + c.len());
+        }
+        // `).name(`: a setter; its arguments are passed over to its own `)`.
+        let name = rest.strip_prefix(b").")?;
+        let len = name.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+        if len == 0 || name.get(len) != Some(&b'(') {
+            return None;
+        }
+        i = matching_paren(line, i + 2 + len)?;
+    }
+    None
+}
+
+/// The `)` that closes the `(` at `open`, quotes and nested parentheses passed over.
+fn matching_paren(line: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < line.len() {
+        match line[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < line.len() && line[i] != q {
+                    i += if line[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Where the list of words that starts at `i` opens (its `[` or `{`), if one does.

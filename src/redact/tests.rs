@@ -657,6 +657,16 @@ fn a_command_given_as_a_calls_arguments_loses_its_password() {
             "\"[REDACTED]\", \"ssh\", \"h\", NULL};",
         ),
         (
+            "Command::new(\"sshpass\").env(\"LANG\", \"C\").current_dir(&dir).args([\"-p\", \"S3cretPw9x\"]).status()\n",
+            "S3cretPw9x",
+            ".args([\"-p\", \"[REDACTED]\"]).status()",
+        ),
+        (
+            "Command::new(\"mysql\").stdin(Stdio::null()).arg(\"-pS3cretPw9x\").output()\n",
+            "S3cretPw9x",
+            ".arg(\"-p[REDACTED]\").output()",
+        ),
+        (
             "Process.Start(\"mysql\", \"-u root -pS3cretPw9x mydb\");\n",
             "S3cretPw9x",
             "\"-u root -p[REDACTED] mydb\");",
