@@ -59,6 +59,8 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
     for c in CODE_ASSIGN.captures_iter(line) {
         let whole = c.get(0).unwrap();
         let val = c.get(2).unwrap();
+        // Group 1 is not optional: every match has the name.
+        let name = c.get(1).unwrap().as_bytes();
         let (vs, ve) = unquote(line, val.start(), val.end());
         let pair = line[whole.start()] == b'(' || line[whole.start()..val.start()].contains(&b',');
         let call = line[..whole.start()].last().is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
@@ -69,11 +71,11 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
         // `exec.Command("sshpass", "-p", pw)`: a command's words, read as one by the shell
         // engine, not a name and its value; nor is `execlp("sshpass", "sshpass", …)`'s
         // program and its name again.
-        if option_then_more(line, vs, ve, val.end()) || line[vs..ve] == *c.get(1).unwrap().as_bytes() {
+        if option_then_more(line, vs, ve, val.end()) || line[vs..ve] == *name {
             continue;
         }
         // `PageDescriptor("pageToken", "nextPageToken", …)`: field names, not a value.
-        if let Some(class) = name_class_strict(c.get(1).unwrap().as_bytes(), Form::Env)
+        if let Some(class) = name_class_strict(name, Form::Env)
             && !super::value::is_code_identifier(&line[vs..ve])
             && should_redact(class, &line[vs..ve])
         {

@@ -602,18 +602,11 @@ type Element = Option<(usize, usize)>;
 /// The element that starts at `i` (a string literal or a name) and where it ends.
 fn element_at(line: &[u8], i: usize) -> Option<(Element, usize)> {
     match *line.get(i)? {
-        q @ (b'"' | b'\'') => {
+        b'"' | b'\'' => {
             let start = i + 1;
-            let mut end = start;
+            let end = closing_quote(line, i)?;
             // An escape keeps the literal whole but its text unread (`"C:\\bin"`, `"a\"b"`).
-            let mut escaped = false;
-            while end < line.len() && line[end] != q {
-                escaped |= line[end] == b'\\';
-                end += if line[end] == b'\\' { 2 } else { 1 };
-            }
-            if end >= line.len() {
-                return None;
-            }
+            let escaped = line[start..end].contains(&b'\\');
             Some(((!escaped).then_some((start, end)), end + 1))
         }
         b if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'&' | b'*') => {
@@ -688,18 +681,24 @@ fn chained_arguments(line: &[u8], close: usize) -> Option<usize> {
     None
 }
 
+/// The quote that closes the string literal opening at `open`, a backslash escaping the
+/// byte after it, if the line has one.
+fn closing_quote(line: &[u8], open: usize) -> Option<usize> {
+    let q = line[open];
+    let mut i = open + 1;
+    while i < line.len() && line[i] != q {
+        i += if line[i] == b'\\' { 2 } else { 1 };
+    }
+    (i < line.len()).then_some(i)
+}
+
 /// The `)` that closes the `(` at `open`, quotes and nested parentheses passed over.
 fn matching_paren(line: &[u8], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = open;
     while i < line.len() {
         match line[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < line.len() && line[i] != q {
-                    i += if line[i] == b'\\' { 2 } else { 1 };
-                }
-            }
+            b'"' | b'\'' => i = closing_quote(line, i)?,
             b'(' => depth += 1,
             b')' => {
                 depth -= 1;
