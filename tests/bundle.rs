@@ -186,6 +186,68 @@ fn standard_tools_unpack_the_bundle() {
     assert!(!String::from_utf8_lossy(&out.get_output().stderr).contains("bundling"));
 }
 
+/// A bundle larger than one compressed block is a series of gzip members (RFC 1952's
+/// "series of members"): GNU tar with gzip and Python's `tarfile` must read all of them,
+/// byte for byte, not stop after the first. The real transcripts of shared/fixtures-real,
+/// six copies of each, make a bundle of several members.
+#[test]
+fn standard_tools_read_every_member_of_a_large_bundle() {
+    if !have("tar") || !have("base64") || !have("python3") {
+        return;
+    }
+    let real = crate::util::shared().join("fixtures-real/claude-code");
+    if !real.is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
+        return;
+    }
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    let slot = make_project(&env, &project);
+    let mut copied = Vec::new();
+    for (n, path) in crate::util::files_below(&real)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .enumerate()
+    {
+        let data = fs::read(path).unwrap();
+        for copy in 0..6 {
+            let name = format!("9{n:03}{copy}000-0000-4000-8000-000000000000.jsonl");
+            fs::write(slot.join(&name), &data).unwrap();
+            copied.push((name, data.clone()));
+        }
+    }
+    let total: usize = copied.iter().map(|(_, d)| d.len()).sum();
+    assert!(total > 3 << 20, "{total} bytes: too few for several members");
+    let (lok, _) = snapshot(&env, &project, &["--no-redact-bundle"]);
+    let doc: serde_json::Value = serde_json::from_slice(&fs::read(&lok).unwrap()).unwrap();
+    env.write("data.b64", doc["bundle"]["data"].as_str().unwrap());
+    let gz = env.root.path().join("data.tar.gz");
+    run_ok(
+        std::process::Command::new("sh")
+            .current_dir(env.root.path())
+            .args(["-c", "base64 -d data.b64 > data.tar.gz"]),
+    );
+    // More than one member: each starts with gzip's magic and method at a block's end.
+    let bytes = fs::read(&gz).unwrap();
+    let members = bytes.windows(4).filter(|w| w == &[0x1f, 0x8b, 8, 0]).count();
+    assert!(members >= 3, "{members} gzip headers in {} bytes", bytes.len());
+    let slot_name = slot.file_name().unwrap().to_str().unwrap();
+    for (tool, script) in [
+        ("tar", "mkdir -p by-tar && tar xzf data.tar.gz -C by-tar".to_string()),
+        (
+            "python",
+            "python3 -c 'import tarfile,sys; tarfile.open(sys.argv[1], \"r:gz\").extractall(sys.argv[2], filter=\"data\")' data.tar.gz by-python".to_string(),
+        ),
+    ] {
+        run_ok(std::process::Command::new("sh").current_dir(env.root.path()).args(["-c", &script]));
+        let out = env.root.path().join(format!("by-{tool}")).join(slot_name);
+        for (name, data) in &copied {
+            let got = fs::read(out.join(name)).unwrap_or_else(|e| panic!("{tool}: {name}: {e}"));
+            assert!(&got == data, "{tool}: {name} differs");
+        }
+    }
+}
+
 /// Issue 10, item 12: `--bundle` was asked for, so finding nothing to bundle is an
 /// error (it was a warning and exit 0, with no bundle in the file).
 #[test]

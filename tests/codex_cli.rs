@@ -230,7 +230,7 @@ fn run_move(with_codex_home: bool) {
     let element = doc["bundles"].as_array().unwrap().iter().find(|e| e["kind"] == codex::KIND).unwrap();
     let gz = base64::engine::general_purpose::STANDARD.decode(element["data"].as_str().unwrap()).unwrap();
     let mut tar = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut tar).unwrap();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&gz[..]), &mut tar).unwrap();
     let tar_text = String::from_utf8_lossy(&tar);
     assert!(
         !tar_text.contains("WALRUS-5") && !tar_text.contains(&other_id),

@@ -144,7 +144,7 @@ fn element_files(lok: &Path) -> Vec<(String, Vec<u8>)> {
         doc["bundles"].as_array().unwrap().iter().find(|e| e["kind"] == opencode::KIND).unwrap().clone();
     let gz = base64::engine::general_purpose::STANDARD.decode(element["data"].as_str().unwrap()).unwrap();
     let mut tar = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut tar).unwrap();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&gz[..]), &mut tar).unwrap();
     crate::util::claude::entries(&tar)
 }
 

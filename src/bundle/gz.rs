@@ -1,33 +1,38 @@
-//! A gzip writer that deflates on worker threads, pigz-style: blocks primed with the
-//! previous 32 KiB so the output is one gzip member about the size gzip makes.
+//! A gzip writer that deflates on worker threads: the stream is cut into blocks of
+//! [`BLOCK`] bytes, each compressed by libdeflate into a gzip member of its own, and the
+//! members are written in order. RFC 1952 makes a gzip file a series of members, and
+//! gunzip, `tar xz`, Python's `tarfile` and restore read them as one stream.
+//!
+//! libdeflate at level 6 on blocks of 1 MiB deflated real transcripts in 0.91 of the time
+//! of zlib-rs tuned on blocks primed with their predecessor's last 32 KiB, 0.5% smaller,
+//! and this Python's standard library in 0.87 of the time, 1.1% smaller
+//! (docs/performance.md).
 
-use super::deflate::TunedDeflate;
 use super::*;
 
-/// A deflated block and the CRC of its input.
-pub(super) type Compressed = io::Result<(Vec<u8>, crc32fast::Hasher)>;
+/// A block's gzip member, or why it could not be made.
+type Member = io::Result<Vec<u8>>;
 
-pub(super) struct Job {
-    data: Arc<Vec<u8>>,
-    prev: Option<Arc<Vec<u8>>>,
-    last: bool,
-    reply: SyncSender<Compressed>,
+struct Job {
+    data: Vec<u8>,
+    reply: SyncSender<Member>,
 }
 
-/// A gzip writer that deflates blocks on worker threads and writes them in order: one
-/// gzip member, readable by any gunzip, whose size is within a fraction of gzip's because
-/// each block is primed with the end of the one before.
+/// libdeflate's level: 6 is gzip's default, and here both faster and smaller than it.
+const LEVEL: i32 = 6;
+
+/// A gzip writer that deflates blocks on worker threads and writes their members in
+/// order.
 pub struct ParallelGz<W: Write> {
     out: W,
     block: Vec<u8>,
-    prev: Option<Arc<Vec<u8>>>,
     jobs: Option<SyncSender<Job>>,
-    pending: VecDeque<Receiver<Compressed>>,
+    pending: VecDeque<Receiver<Member>>,
     workers: Vec<std::thread::JoinHandle<()>>,
-    crc: crc32fast::Hasher,
     total: u64,
     in_flight: usize,
-    started: bool,
+    /// Members handed out: an empty stream still gets one, so that it is gzip.
+    members: u64,
 }
 
 impl<W: Write> ParallelGz<W> {
@@ -38,18 +43,14 @@ impl<W: Write> ParallelGz<W> {
             .map(|_| {
                 let rx = Arc::clone(&rx);
                 std::thread::spawn(move || {
-                    let mut deflate = TunedDeflate::new();
+                    let mut deflate = Deflate::new();
                     loop {
                         let job = match rx.lock() {
                             Ok(guard) => guard.recv(),
                             Err(_) => return,
                         };
                         let Ok(job) = job else { return };
-                        let result = match &mut deflate {
-                            Ok(deflate) => compress_block(deflate, &job),
-                            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
-                        };
-                        let _ = job.reply.send(result);
+                        let _ = job.reply.send(deflate.member(&job.data));
                     }
                 })
             })
@@ -57,33 +58,27 @@ impl<W: Write> ParallelGz<W> {
         ParallelGz {
             out,
             block: Vec::with_capacity(BLOCK),
-            prev: None,
             jobs: Some(tx),
             pending: VecDeque::new(),
             workers,
-            crc: crc32fast::Hasher::new(),
             total: 0,
             in_flight: threads * 2 + 1,
-            started: false,
+            members: 0,
         }
     }
 
     fn dispatch(&mut self, last: bool) -> io::Result<()> {
-        if !self.started {
-            // gzip header: deflate, no name, no mtime, Unix.
-            self.out.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3])?;
-            self.started = true;
+        if !self.block.is_empty() || self.members == 0 {
+            let data = std::mem::replace(&mut self.block, Vec::with_capacity(if last { 0 } else { BLOCK }));
+            let (reply, rx) = sync_channel(1);
+            self.jobs
+                .as_ref()
+                .ok_or_else(|| io::Error::other("compression already finished"))?
+                .send(Job { data, reply })
+                .map_err(|_| io::Error::other("a compression thread stopped"))?;
+            self.members += 1;
+            self.pending.push_back(rx);
         }
-        let data = Arc::new(std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK)));
-        let (reply, rx) = sync_channel(1);
-        let job = Job { data: Arc::clone(&data), prev: self.prev.take(), last, reply };
-        self.jobs
-            .as_ref()
-            .ok_or_else(|| io::Error::other("compression already finished"))?
-            .send(job)
-            .map_err(|_| io::Error::other("a compression thread stopped"))?;
-        self.prev = Some(data);
-        self.pending.push_back(rx);
         while self.pending.len() > self.in_flight || (last && !self.pending.is_empty()) {
             self.collect_one()?;
         }
@@ -92,19 +87,13 @@ impl<W: Write> ParallelGz<W> {
 
     fn collect_one(&mut self) -> io::Result<()> {
         let Some(rx) = self.pending.pop_front() else { return Ok(()) };
-        let (bytes, crc) = rx.recv().map_err(|_| io::Error::other("a compression thread stopped"))??;
-        self.crc.combine(&crc);
-        self.out.write_all(&bytes)
+        let member = rx.recv().map_err(|_| io::Error::other("a compression thread stopped"))??;
+        self.out.write_all(&member)
     }
 
     /// Ends the stream; returns the inner writer and the uncompressed length.
     pub fn finish(mut self) -> io::Result<(W, u64)> {
         self.dispatch(true)?;
-        let crc = std::mem::replace(&mut self.crc, crc32fast::Hasher::new()).finalize();
-        let mut trailer = [0u8; 8];
-        trailer[..4].copy_from_slice(&crc.to_le_bytes());
-        trailer[4..].copy_from_slice(&(self.total as u32).to_le_bytes());
-        self.out.write_all(&trailer)?;
         self.jobs = None;
         for w in self.workers.drain(..) {
             let _ = w.join();
@@ -115,13 +104,32 @@ impl<W: Write> ParallelGz<W> {
     }
 }
 
-pub(super) fn compress_block(deflate: &mut TunedDeflate, job: &Job) -> Compressed {
-    let dictionary = job.prev.as_deref().map_or(&[][..], |prev| &prev[prev.len().saturating_sub(WINDOW)..]);
-    let mut out = Vec::with_capacity(job.data.len() / 3 + 1024);
-    deflate.block(dictionary, &job.data, job.last, &mut out)?;
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(&job.data);
-    Ok((out, crc))
+/// A worker's compressor and the room it writes a member into, both kept for the
+/// whole stream.
+struct Deflate {
+    compressor: libdeflater::Compressor,
+    room: Vec<u8>,
+}
+
+impl Deflate {
+    fn new() -> Deflate {
+        let level = libdeflater::CompressionLvl::new(LEVEL).unwrap_or_default();
+        Deflate { compressor: libdeflater::Compressor::new(level), room: Vec::new() }
+    }
+
+    /// `data` as one gzip member.
+    fn member(&mut self, data: &[u8]) -> Member {
+        let bound = self.compressor.gzip_compress_bound(data.len());
+        if self.room.len() < bound {
+            self.room.resize(bound, 0);
+        }
+        // The bound is libdeflate's own worst case, so there is always room.
+        let len = self
+            .compressor
+            .gzip_compress(data, &mut self.room)
+            .map_err(|e| io::Error::other(format!("deflate: {e}")))?;
+        Ok(self.room[..len].to_vec())
+    }
 }
 
 impl<W: Write> Write for ParallelGz<W> {
@@ -145,7 +153,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parallel_gzip_is_one_member_any_gunzip_reads() {
+    fn parallel_gzip_is_members_any_gunzip_reads_as_one_stream() {
         let mut input = Vec::new();
         let mut x = 1u32;
         while input.len() < 3 * BLOCK + 5 {
@@ -159,7 +167,7 @@ mod tests {
                 let (out, total) = gz.finish().unwrap();
                 assert_eq!(total, len as u64);
                 let mut back = Vec::new();
-                flate2::read::GzDecoder::new(&out[..]).read_to_end(&mut back).unwrap();
+                flate2::read::MultiGzDecoder::new(&out[..]).read_to_end(&mut back).unwrap();
                 assert!(back == input[..len], "len {len}, {threads} threads");
             }
         }

@@ -106,7 +106,7 @@ pub fn tar_of(lok: &Path) -> Vec<u8> {
     assert_eq!(doc["bundle"]["base64_bytes"].as_u64(), Some(data.len() as u64));
     let gz = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
     let mut tar = Vec::new();
-    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut tar).unwrap();
+    flate2::read::MultiGzDecoder::new(&gz[..]).read_to_end(&mut tar).unwrap();
     assert_eq!(doc["bundle"]["uncompressed_bytes"].as_u64(), Some(tar.len() as u64));
     tar
 }
