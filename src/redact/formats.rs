@@ -89,13 +89,56 @@ lazy_re!(
 lazy_re!(
     SQL_IDENTIFIED,
     concat!(
-        r"(?i)(?:\b(?:CREATE|ALTER)[ \t]+(?:USER|ROLE)\b|\bGRANT\b)[^;]*?",
+        r"(?i)(?:\b(?:CREATE|ALTER)[ \t]+(?:USER|ROLE|(?:SHARED[ \t]+)?(?:PUBLIC[ \t]+)?DATABASE[ \t]+LINK)\b|\bGRANT\b)[^;]*?",
         r#"\bIDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+"#,
         db_value!(),
         r"(?:[ \t]+REPLACE[ \t]+",
         db_value!(),
         ")?"
     )
+);
+// PostgreSQL's role options (its `CREATE ROLE` synopsis), any of which may come before
+// the password on a line of their own.
+macro_rules! pg_role_option {
+    () => {
+        r"(?:NO)?(?:SUPERUSER|CREATEDB|CREATEROLE|INHERIT|LOGIN|REPLICATION|BYPASSRLS)|CONNECTION[ \t]+LIMIT[ \t]+-?[0-9]+|VALID[ \t]+UNTIL|IN[ \t]+ROLE|ROLE|ADMIN|SYSID"
+    };
+}
+// A statement over several lines puts the password on a line of its own, below the
+// `CREATE`/`ALTER` (pgAdmin writes an option a line). Such a line is only options, then
+// `[ENCRYPTED] PASSWORD 'x'`, then its end or more options; a Chef resource's `password
+// 'x'` is read so too.
+lazy_re!(
+    SQL_PASSWORD_LINE,
+    concat!(
+        r"(?i)^[ \t]*(?:WITH[ \t]+)?(?:(?:",
+        pg_role_option!(),
+        r")[ \t]+)*(?:(?:UN)?ENCRYPTED[ \t]+)?PASSWORD[ \t]+(",
+        db_quoted!(),
+        r")[ \t]*(?:[;,)]|\r?$|(?:",
+        pg_role_option!(),
+        r")\b)"
+    )
+);
+// `IDENTIFIED [WITH plugin] BY x` starting a line, below its `CREATE`/`ALTER USER`
+// (MySQL's and Oracle's examples): quoted, or a bare word after the keywords written in
+// capitals as SQL is (wrapped prose says "identified by the team").
+lazy_re!(
+    SQL_IDENTIFIED_LINE,
+    concat!(
+        r#"(?i)^[ \t]*IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+("#,
+        db_quoted!(),
+        ")"
+    )
+);
+lazy_re!(
+    SQL_IDENTIFIED_LINE_BARE,
+    r#"^[ \t]*IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+([^\s;'"()\\]+)(?:[ \t]*;?[ \t\r]*$|[ \t]+[A-Z]{2,}\b)"#
+);
+// A shared database link's second account: `AUTHENTICATED BY u IDENTIFIED BY x`.
+lazy_re!(
+    SQL_AUTHENTICATED,
+    concat!(r"(?i)\bAUTHENTICATED[ \t]+BY[ \t]+[^\s;]+[ \t]+IDENTIFIED[ \t]+BY[ \t]+", db_value!())
 );
 lazy_re!(SQL_SET_PASSWORD, concat!(r"(?i)\bSET[ \t]+PASSWORD\b[^=;]*=[ \t]*(", db_quoted!(), ")"));
 // MySQL's and MariaDB's `PASSWORD('x')` and `OLD_PASSWORD('x')` (`SET PASSWORD = …`,
@@ -134,7 +177,9 @@ lazy_re!(
 /// or `GRANT … IDENTIFIED [WITH plugin] BY x [REPLACE old]` (not prose's "identified by
 /// the token"), MySQL's `SET PASSWORD [FOR u] = 'x'` and `PASSWORD('x')`, a foreign
 /// server's `OPTIONS (password 'x')`, Oracle's `sqlplus user/x@db`, Redis's `AUTH x` and
-/// `requirepass x`, MongoDB's `pwd: "x"` and `db.auth("u", "x")`. What is no literal
+/// `requirepass x`, MongoDB's `pwd: "x"` and `db.auth("u", "x")`; and, below a statement's
+/// first line, a line of role options and `PASSWORD 'x'` or one that starts with
+/// `IDENTIFIED … BY x`. What is no literal
 /// (`PASSWORD NULL`, `BY RANDOM PASSWORD`, a hash after `AS`, a reference) is left.
 pub(crate) fn database(line: &[u8], out: &mut Vec<Span>) {
     let mut take = |value: Option<regex::bytes::Match>, rule: &'static str| {
@@ -161,7 +206,19 @@ pub(crate) fn database(line: &[u8], out: &mut Vec<Span>) {
     for c in SQL_ROLE_PASSWORD.captures_iter(line) {
         take(c.get(1), "sql-password");
     }
-    for re in [&*SQL_IDENTIFIED, &*SQL_SET_PASSWORD, &*SQL_PASSWORD_FUNCTION, &*SQL_OPTIONS, &*ORACLE_LOGON] {
+    for c in SQL_PASSWORD_LINE.captures_iter(line) {
+        take(c.get(1), "sql-password");
+    }
+    for re in [
+        &*SQL_IDENTIFIED,
+        &*SQL_IDENTIFIED_LINE,
+        &*SQL_AUTHENTICATED,
+        &*SQL_IDENTIFIED_LINE_BARE,
+        &*SQL_SET_PASSWORD,
+        &*SQL_PASSWORD_FUNCTION,
+        &*SQL_OPTIONS,
+        &*ORACLE_LOGON,
+    ] {
         for c in re.captures_iter(line) {
             take(c.get(1), "sql-identified");
             take(c.get(2), "sql-identified");

@@ -851,6 +851,17 @@ fn a_password_set_in_sql_is_redacted() {
             "expdp system/[REDACTED]@orcl",
         ),
         ("rman target sys/S3cretPw9x@orcl\n", "S3cretPw9x", "rman target sys/[REDACTED]@orcl"),
+        // Oracle's database links (the `CREATE DATABASE LINK` synopsis).
+        (
+            "CREATE DATABASE LINK sales CONNECT TO scott IDENTIFIED BY S3cretPw9x USING 'sales_db';\n",
+            "S3cretPw9x",
+            "IDENTIFIED BY [REDACTED] USING 'sales_db';",
+        ),
+        (
+            "create shared public database link hq connect to hr identified by \"S3cretPw9x\" authenticated by ops identified by Auth2Pw9x using 'hq';\n",
+            "S3cretPw9x",
+            "identified by \"[REDACTED]\" authenticated by ops identified by [REDACTED] using",
+        ),
         (
             "sqlplus \"sys/S3cretPw9x@orcl as sysdba\"\n",
             "S3cretPw9x",
@@ -872,9 +883,90 @@ fn a_password_set_in_sql_is_redacted() {
         "Set the password to something long.\n",
         "sqlplus /nolog\n",
         "Each user is identified by a unique name.\n",
-        "IDENTIFIED BY Zq9xLmw2\n",
         "hashed = hash_password('S3cretPw9x')\n",
         "sqlplus / as sysdba\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+}
+
+/// A statement over several lines, as the databases' own documentation and tools write
+/// one: the password is on a line of its own, below the `CREATE`/`ALTER` that the
+/// one-line reading needs. PostgreSQL's `CREATE ROLE` synopsis and pgAdmin's script (an
+/// option a line, `ENCRYPTED PASSWORD 'x'` last), MySQL's `CREATE USER` example
+/// (`IDENTIFIED WITH plugin BY 'x'` then `PASSWORD EXPIRE …`), Oracle's (`IDENTIFIED BY
+/// x` then `DEFAULT TABLESPACE …`), and a Chef resource's `password 'x'`. Each passed.
+#[test]
+fn a_password_set_in_sql_over_several_lines_is_redacted() {
+    for (text, secret, kept) in [
+        (
+            "CREATE ROLE app WITH\n  LOGIN\n  NOSUPERUSER\n  INHERIT\n  ENCRYPTED PASSWORD 'S3cretPw9x';\n",
+            "S3cretPw9x",
+            "  ENCRYPTED PASSWORD '[REDACTED]';\n",
+        ),
+        ("CREATE USER bob\n  WITH PASSWORD 'S3cretPw9x';\n", "S3cretPw9x", "  WITH PASSWORD '[REDACTED]';\n"),
+        (
+            "CREATE ROLE app\n    WITH LOGIN CONNECTION LIMIT 5 PASSWORD 'S3cretPw9x'\n    VALID UNTIL '2027-01-01';\n",
+            "S3cretPw9x",
+            "PASSWORD '[REDACTED]'\n    VALID UNTIL '2027-01-01';",
+        ),
+        (
+            "ALTER ROLE app\n\tLOGIN PASSWORD 'S3cretPw9x' VALID UNTIL 'infinity';\n",
+            "S3cretPw9x",
+            "\tLOGIN PASSWORD '[REDACTED]' VALID UNTIL 'infinity';",
+        ),
+        (
+            "CREATE USER 'jeffrey'@'localhost'\n  IDENTIFIED WITH caching_sha2_password BY 'S3cretPw9x'\n  PASSWORD EXPIRE INTERVAL 180 DAY\n  FAILED_LOGIN_ATTEMPTS 3 PASSWORD_LOCK_TIME 2;\n",
+            "S3cretPw9x",
+            "BY '[REDACTED]'\n  PASSWORD EXPIRE INTERVAL 180 DAY\n",
+        ),
+        (
+            "ALTER USER alice\n    identified by \"S3cretPw9x\";\n",
+            "S3cretPw9x",
+            "    identified by \"[REDACTED]\";\n",
+        ),
+        (
+            "CREATE USER sidney\n    IDENTIFIED BY S3cretPw9x\n    DEFAULT TABLESPACE example\n    QUOTA 10M ON example\n    PASSWORD EXPIRE;\n",
+            "S3cretPw9x",
+            "    IDENTIFIED BY [REDACTED]\n    DEFAULT TABLESPACE example\n",
+        ),
+        (
+            "ALTER USER sidney\n    IDENTIFIED BY S3cretPw9x DEFAULT TABLESPACE example;\n",
+            "S3cretPw9x",
+            "IDENTIFIED BY [REDACTED] DEFAULT TABLESPACE",
+        ),
+        ("IDENTIFIED BY Zq9xLmw2\n", "Zq9xLmw2", "IDENTIFIED BY [REDACTED]\n"),
+        (
+            "mysql_database_user 'app' do\n  password 'S3cretPw9x'\n  action :create\nend\n",
+            "S3cretPw9x",
+            "  password '[REDACTED]'\n",
+        ),
+        (
+            "cur.execute(\"\"\"\n    CREATE ROLE app WITH LOGIN\n    PASSWORD 'S3cretPw9x'\n\"\"\")\n",
+            "S3cretPw9x",
+            "    PASSWORD '[REDACTED]'\n",
+        ),
+    ] {
+        let once = redacted_everywhere(text);
+        assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
+        let numbered: String =
+            text.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect();
+        let once = redacted_everywhere(&numbered);
+        assert!(!once.contains(secret), "{numbered}\n=> {once}");
+    }
+    // No literal, a hash, a reference, or prose that wraps at "identified by".
+    for text in [
+        "CREATE ROLE app WITH\n  LOGIN\n  PASSWORD NULL;\n",
+        "CREATE USER 'u'@'%'\n  IDENTIFIED BY RANDOM PASSWORD\n  PASSWORD EXPIRE;\n",
+        "CREATE USER 'u'@'%'\n  IDENTIFIED WITH caching_sha2_password AS '$A$005$hash';\n",
+        "CREATE USER ops\n  IDENTIFIED EXTERNALLY;\n",
+        "CREATE USER ops\n  IDENTIFIED GLOBALLY AS 'CN=ops,O=example';\n",
+        "ALTER ROLE app WITH\n  PASSWORD '%s';\n",
+        "ALTER ROLE app WITH\n  PASSWORD '{password}';\n",
+        "The change was reviewed and\nidentified by the team lead.\n",
+        "Each caller is\nidentified by name;\n",
+        "password 'changeme' is the default\n",
+        "  PASSWORD EXPIRE INTERVAL 90 DAY;\n",
     ] {
         assert_eq!(redacted_everywhere(text), text);
     }
