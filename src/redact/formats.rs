@@ -97,11 +97,26 @@ lazy_re!(
         ")?"
     )
 );
-// PostgreSQL's role options (its `CREATE ROLE` synopsis), any of which may come before
-// the password on a line of their own.
+// PostgreSQL's role options (its `CREATE ROLE` synopsis, and the older `CREATEUSER` and
+// `IN GROUP`), any of which may come before the password on a line of their own.
 macro_rules! pg_role_option {
     () => {
-        r"(?:NO)?(?:SUPERUSER|CREATEDB|CREATEROLE|INHERIT|LOGIN|REPLICATION|BYPASSRLS)|CONNECTION[ \t]+LIMIT[ \t]+-?[0-9]+|VALID[ \t]+UNTIL|IN[ \t]+ROLE|ROLE|ADMIN|SYSID"
+        r"(?:NO)?(?:SUPERUSER|CREATEDB|CREATEROLE|CREATEUSER|INHERIT|LOGIN|REPLICATION|BYPASSRLS)|CONNECTION[ \t]+LIMIT[ \t]+-?[0-9]+|VALID[ \t]+UNTIL[ \t]+'[^']*'|IN[ \t]+(?:ROLE|GROUP)[ \t]+[^\s,;']+(?:[ \t]*,[ \t]*[^\s,;']+)*|(?:ROLE|ADMIN|USER)[ \t]+[^\s,;']+(?:[ \t]*,[ \t]*[^\s,;']+)*|SYSID[ \t]+[0-9]+"
+    };
+}
+// What may come before a statement's line: a diff's sign, psql's prompt (`db=#`, `db-#`,
+// `db(#`), mysql's (`    ->`), SQL*Plus's line number; then the quote of a string that
+// holds the line in code (`"PASSWORD 'x'"`).
+macro_rules! sql_line_start {
+    () => {
+        r#"^(?:[-+]|[A-Za-z0-9_]*[=\-(*'"][#>]|[ \t]*[-'"]>|[ \t]*[0-9]{1,4}[ \t])?[ \t]*["`]?[ \t]*"#
+    };
+}
+// What may follow the value on such a line: its end, `;`, the string's or the call's
+// close, a comment, or the next account (`, '`).
+macro_rules! sql_line_end {
+    () => {
+        r#"[ \t]*(?:[;)"`<#]|,[ \t]*(?:'|\r?$)|--|/\*|\r?$)"#
     };
 }
 // A statement over several lines puts the password on a line of its own, below the
@@ -111,34 +126,60 @@ macro_rules! pg_role_option {
 lazy_re!(
     SQL_PASSWORD_LINE,
     concat!(
-        r"(?i)^[ \t]*(?:WITH[ \t]+)?(?:(?:",
+        sql_line_start!(),
+        r"(?i:WITH[ \t]+)?(?i:(?:",
         pg_role_option!(),
-        r")[ \t]+)*(?:(?:UN)?ENCRYPTED[ \t]+)?PASSWORD[ \t]+(",
+        r")[ \t]+)*(?i:(?:UN)?ENCRYPTED[ \t]+)?(?i:PASSWORD)[ \t]+(",
         db_quoted!(),
-        r")[ \t]*(?:[;,)]|\r?$|(?:",
-        pg_role_option!(),
-        r")\b)"
+        ")(?:",
+        sql_line_end!(),
+        r"|[ \t]+(?:(?i:VALID[ \t]+UNTIL|IN[ \t]+(?:ROLE|GROUP)|CONNECTION[ \t]+LIMIT)|(?:NO)?[A-Z]{4,}|ROLE|ADMIN|USER|SYSID)\b)"
     )
 );
-// `IDENTIFIED [WITH plugin] BY x` starting a line, below its `CREATE`/`ALTER USER`
-// (MySQL's and Oracle's examples): quoted, or a bare word after the keywords written in
-// capitals as SQL is (wrapped prose says "identified by the team").
+// `IDENTIFIED [WITH plugin] BY x [REPLACE old]` starting a line, below its `CREATE`/`ALTER
+// USER` (MySQL's and Oracle's examples), after a database link's `CONNECT TO u`, a second
+// account (`'u'@'h'`) or a second factor (`ADD 2 FACTOR`): quoted, or a bare word after
+// the keywords written in capitals as SQL is (wrapped prose says "identified by the team").
+macro_rules! sql_identified_head {
+    () => {
+        r#"(?:(?i:CONNECT[ \t]+TO)[ \t]+[^\s]+[ \t]+|'[^']*'@'[^']*'[ \t]+|(?i:AND|(?:ADD|MODIFY)[ \t]+[23][ \t]+FACTOR)[ \t]+)?"#
+    };
+}
 lazy_re!(
     SQL_IDENTIFIED_LINE,
     concat!(
-        r#"(?i)^[ \t]*IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+("#,
+        sql_line_start!(),
+        sql_identified_head!(),
+        r#"(?i:IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY)[ \t]+("#,
         db_quoted!(),
-        ")"
+        r")(?:[ \t]+(?i:REPLACE)[ \t]+(",
+        db_quoted!(),
+        "))?(?:",
+        sql_line_end!(),
+        r"|[ \t]+[A-Z]{2,}\b)"
     )
 );
 lazy_re!(
     SQL_IDENTIFIED_LINE_BARE,
-    r#"^[ \t]*IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+([^\s;'"()\\]+)(?:[ \t]*;?[ \t\r]*$|[ \t]+[A-Z]{2,}\b)"#
+    concat!(
+        sql_line_start!(),
+        sql_identified_head!(),
+        r#"IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+([^\s;'"()\\]+)(?:[ \t]+REPLACE[ \t]+([^\s;'"()\\]+))?"#,
+        "(?:",
+        sql_line_end!(),
+        r"|[ \t]+(?:[A-Z]{2,}|(?i:DEFAULT|TEMPORARY|QUOTA|PROFILE|PASSWORD|ACCOUNT|CONTAINER))\b)"
+    )
 );
 // A shared database link's second account: `AUTHENTICATED BY u IDENTIFIED BY x`.
+// In capitals as SQL writes it, or after `DATABASE LINK` in any case: prose says
+// "authenticated by X, identified by Y".
 lazy_re!(
     SQL_AUTHENTICATED,
-    concat!(r"(?i)\bAUTHENTICATED[ \t]+BY[ \t]+[^\s;]+[ \t]+IDENTIFIED[ \t]+BY[ \t]+", db_value!())
+    concat!(
+        r"(?:\bAUTHENTICATED[ \t]+BY[ \t]+[^\s;]+[ \t]+IDENTIFIED[ \t]+BY|(?i:\bDATABASE[ \t]+LINK\b[^;]*?",
+        r"\bAUTHENTICATED[ \t]+BY[ \t]+[^\s;]+[ \t]+IDENTIFIED[ \t]+BY))[ \t]+",
+        db_value!()
+    )
 );
 lazy_re!(SQL_SET_PASSWORD, concat!(r"(?i)\bSET[ \t]+PASSWORD\b[^=;]*=[ \t]*(", db_quoted!(), ")"));
 // MySQL's and MariaDB's `PASSWORD('x')` and `OLD_PASSWORD('x')` (`SET PASSWORD = …`,
@@ -182,7 +223,13 @@ lazy_re!(
 /// `IDENTIFIED … BY x`. What is no literal
 /// (`PASSWORD NULL`, `BY RANDOM PASSWORD`, a hash after `AS`, a reference) is left.
 pub(crate) fn database(line: &[u8], out: &mut Vec<Span>) {
-    let mut take = |value: Option<regex::bytes::Match>, rule: &'static str| {
+    // `own_line`: a line of a statement over several, read without the `CREATE`/`ALTER`
+    // above it, so its value is judged more strictly: no blanks (a label, "Mot de
+    // passe"), no name that holds "password" (`app.db.password`), no brackets, and it
+    // looks typed: a quoted value mixes letters with digits or symbols or has inner
+    // capitals (not "Passwort"), a bare word mixes letters with digits or symbols
+    // (`IDENTIFIED BY TraceId` names a column).
+    let mut take = |value: Option<regex::bytes::Match>, rule: &'static str, own_line: bool| {
         let Some(value) = value else { return };
         let text = value.as_bytes();
         let (lead, trail) = match text {
@@ -193,46 +240,70 @@ pub(crate) fn database(line: &[u8], out: &mut Vec<Span>) {
             _ if [&b"RANDOM"[..], b"PASSWORD", b"VALUES"].iter().any(|w| text.eq_ignore_ascii_case(w)) => {
                 return;
             }
+            // SQL*Plus's substitution variables (`&pw`, `&&PW`, `&1`) and bind variables.
+            [b'&' | b':', ..] => return,
             _ => (0, 0),
         };
         if text.len() < lead + trail {
             return;
         }
         let (start, end) = (value.start() + lead, value.end() - trail);
-        if should_redact(Class::Password, &line[start..end]) {
+        let inner = &line[start..end];
+        // Code that builds the statement: `'" + pw + "'`, `'" || v_pass || "'`, `"#{pw}"`.
+        let joined = [&b"\" +"[..], b"+ \"", b"' +", b"+ '", b"||", b"#{", b"{{"];
+        if joined.iter().any(|j| memchr::memmem::find(inner, j).is_some()) {
+            return;
+        }
+        if own_line {
+            let has = |f: fn(&u8) -> bool| inner.iter().any(f);
+            let name_like = inner.iter().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(b))
+                && inner.windows(8).any(|w| w.eq_ignore_ascii_case(b"password"));
+            let mixed = has(u8::is_ascii_alphabetic) && has(|b| !b.is_ascii_alphabetic());
+            // An expression (`"ENV['DB_PASSWORD']"`) or a word (a label, "Passwort").
+            let code = has(|b| b"[]()".contains(b));
+            let typed = if lead == 0 { mixed } else { looks_typed(inner) };
+            if has(u8::is_ascii_whitespace) || name_like || code || !typed {
+                return;
+            }
+        }
+        if should_redact(Class::Password, inner) {
             out.push(Span { start, end, rule });
         }
     };
     for c in SQL_ROLE_PASSWORD.captures_iter(line) {
-        take(c.get(1), "sql-password");
+        take(c.get(1), "sql-password", false);
     }
     for c in SQL_PASSWORD_LINE.captures_iter(line) {
-        take(c.get(1), "sql-password");
+        take(c.get(1), "sql-password", true);
+    }
+    for re in [&*SQL_IDENTIFIED_LINE, &*SQL_IDENTIFIED_LINE_BARE] {
+        for c in re.captures_iter(line) {
+            take(c.get(1), "sql-identified", true);
+            take(c.get(2), "sql-identified", true);
+        }
     }
     for re in [
         &*SQL_IDENTIFIED,
-        &*SQL_IDENTIFIED_LINE,
         &*SQL_AUTHENTICATED,
-        &*SQL_IDENTIFIED_LINE_BARE,
         &*SQL_SET_PASSWORD,
         &*SQL_PASSWORD_FUNCTION,
         &*SQL_OPTIONS,
         &*ORACLE_LOGON,
     ] {
         for c in re.captures_iter(line) {
-            take(c.get(1), "sql-identified");
-            take(c.get(2), "sql-identified");
+            take(c.get(1), "sql-identified", false);
+            take(c.get(2), "sql-identified", false);
         }
     }
     for c in REDIS_AUTH.captures_iter(line) {
-        take(c.get(2).or(c.get(1)), "redis-auth");
+        take(c.get(2).or(c.get(1)), "redis-auth", false);
     }
     for c in REDIS_CONFIG.captures_iter(line) {
-        take(c.get(1), "redis-auth");
+        take(c.get(1), "redis-auth", false);
     }
     for re in [&*MONGO_PWD, &*MONGO_AUTH] {
         for c in re.captures_iter(line) {
-            take(c.get(1), "mongodb-password");
+            take(c.get(1), "mongodb-password", false);
         }
     }
 }

@@ -946,6 +946,71 @@ fn a_password_set_in_sql_over_several_lines_is_redacted() {
             "S3cretPw9x",
             "    PASSWORD '[REDACTED]'\n",
         ),
+        // Found by an attack on the reading: a diff's removed line (the old password of a
+        // rotation), the databases' prompts, a comment or the string's end after the
+        // value, a string per line, options with their arguments, `REPLACE`, a database
+        // link's `CONNECT TO`, MySQL's second account and second factor.
+        (
+            "@@ -1,3 +1,3 @@\n CREATE ROLE app WITH\n-  PASSWORD 'S3cretPw9x';\n+  PASSWORD 'Newer1Pw9x';\n",
+            "S3cretPw9x",
+            "-  PASSWORD '[REDACTED]';\n+  PASSWORD '[REDACTED]';\n",
+        ),
+        ("-    IDENTIFIED BY S3cretPw9x\n", "S3cretPw9x", "-    IDENTIFIED BY [REDACTED]\n"),
+        (
+            "app=# CREATE ROLE app WITH LOGIN\napp-#   PASSWORD 'S3cretPw9x';\n",
+            "S3cretPw9x",
+            "app-#   PASSWORD '[REDACTED]';",
+        ),
+        (
+            "mysql> CREATE USER 'app'@'%'\n    -> IDENTIFIED BY 'S3cretPw9x';\n",
+            "S3cretPw9x",
+            "    -> IDENTIFIED BY '[REDACTED]';",
+        ),
+        (
+            "SQL> CREATE USER app\n  2  IDENTIFIED BY S3cretPw9x\n  3  DEFAULT TABLESPACE users;\n",
+            "S3cretPw9x",
+            "  2  IDENTIFIED BY [REDACTED]\n",
+        ),
+        ("  PASSWORD 'S3cretPw9x' -- rotate quarterly\n", "S3cretPw9x", "'[REDACTED]' -- rotate"),
+        ("  PASSWORD 'S3cretPw9x' /* app */;\n", "S3cretPw9x", "'[REDACTED]' /* app */;"),
+        ("  IDENTIFIED BY S3cretPw9x -- temp\n", "S3cretPw9x", "BY [REDACTED] -- temp"),
+        ("  password 'S3cretPw9x' # from vault later\n", "S3cretPw9x", "'[REDACTED]' # from"),
+        ("    PASSWORD 'S3cretPw9x'\"\"\")\n", "S3cretPw9x", "'[REDACTED]'\"\"\")"),
+        ("\tPASSWORD 'S3cretPw9x'`)\n", "S3cretPw9x", "'[REDACTED]'`)"),
+        ("  PASSWORD 'S3cretPw9x'</sql>\n", "S3cretPw9x", "'[REDACTED]'</sql>"),
+        ("    \"PASSWORD 'S3cretPw9x'\"\n", "S3cretPw9x", "\"PASSWORD '[REDACTED]'\""),
+        ("    \"PASSWORD 'S3cretPw9x' \" +\n", "S3cretPw9x", "'[REDACTED]' \" +"),
+        ("    \"IDENTIFIED BY 'S3cretPw9x'\"\n", "S3cretPw9x", "BY '[REDACTED]'\""),
+        ("  PASSWORD 'S3cretPw9x' IN GROUP staff;\n", "S3cretPw9x", "'[REDACTED]' IN GROUP"),
+        (
+            "  VALID UNTIL '2027-01-01' PASSWORD 'S3cretPw9x'\n",
+            "S3cretPw9x",
+            "'2027-01-01' PASSWORD '[REDACTED]'",
+        ),
+        ("  IN ROLE readers PASSWORD 'S3cretPw9x'\n", "S3cretPw9x", "readers PASSWORD '[REDACTED]'"),
+        ("  SYSID 100 PASSWORD 'S3cretPw9x'\n", "S3cretPw9x", "100 PASSWORD '[REDACTED]'"),
+        (
+            "  IDENTIFIED BY 'Newer1Pw9x' REPLACE 'S3cretPw9x';\n",
+            "S3cretPw9x",
+            "BY '[REDACTED]' REPLACE '[REDACTED]';",
+        ),
+        ("  IDENTIFIED BY Newer1Pw9x REPLACE S3cretPw9x;\n", "S3cretPw9x", "REPLACE [REDACTED];"),
+        (
+            "CREATE DATABASE LINK remote\n  CONNECT TO scott IDENTIFIED BY S3cretPw9x\n  USING 'remote';\n",
+            "S3cretPw9x",
+            "  CONNECT TO scott IDENTIFIED BY [REDACTED]\n",
+        ),
+        ("  'app'@'%' IDENTIFIED BY 'S3cretPw9x';\n", "S3cretPw9x", "'app'@'%' IDENTIFIED BY '[REDACTED]';"),
+        (
+            "  ADD 2 FACTOR IDENTIFIED WITH authentication_ldap_sasl BY 'S3cretPw9x';\n",
+            "S3cretPw9x",
+            "BY '[REDACTED]';",
+        ),
+        (
+            "  IDENTIFIED BY S3cretPw9x default tablespace users;\n",
+            "S3cretPw9x",
+            "BY [REDACTED] default tablespace",
+        ),
     ] {
         let once = redacted_everywhere(text);
         assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
@@ -967,6 +1032,24 @@ fn a_password_set_in_sql_over_several_lines_is_redacted() {
         "Each caller is\nidentified by name;\n",
         "password 'changeme' is the default\n",
         "  PASSWORD EXPIRE INTERVAL 90 DAY;\n",
+        // Found by the attack: prose, labels, names, references and code joined in.
+        "identified by 'X-Request-Id', which the proxy sets.\n",
+        "    identified by \"projects/my-project/locations/us\", and the\n",
+        "Users authenticated by SAML identified by NameID are mapped.\n",
+        "Tokens authenticated by the gateway are identified by clientId42 in logs.\n",
+        "  PASSWORD \"Enter your password:\"\n",
+        "  password 'Mot de passe'\n",
+        "  PASSWORD \"password-input\",\n",
+        "  password \"app.db.password\"\n",
+        "    IDENTIFIED BY TraceId\n",
+        "  IDENTIFIED BY RoleId OR UserId\n",
+        "CREATE USER app IDENTIFIED BY &app_password;\n",
+        "  IDENTIFIED BY &&APP_PW\n",
+        "  IDENTIFIED BY :new_password;\n",
+        "  PASSWORD '\" + password + \"'\n",
+        "  password \"#{node['app']['db_password']}\"\n",
+        "  password \"Passwort\";\n",
+        "  password \"ENV['DB_PASSWORD']\"\n",
     ] {
         assert_eq!(redacted_everywhere(text), text);
     }
