@@ -329,6 +329,11 @@ fn continuation_lines_keep_their_command() {
     assert_eq!(String::from_utf8(o).unwrap(), out);
 }
 
+/// `text` as `cat -n` shows it: each line numbered in six columns and a tab.
+fn cat_n(text: &str) -> String {
+    text.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect()
+}
+
 /// `text` redacted, after checking that a second pass changes nothing and that the
 /// streaming filter writes the same.
 fn redacted_everywhere(text: &str) -> String {
@@ -1014,8 +1019,7 @@ fn a_password_set_in_sql_over_several_lines_is_redacted() {
     ] {
         let once = redacted_everywhere(text);
         assert!(!once.contains(secret) && once.contains(kept), "{text}\n=> {once}");
-        let numbered: String =
-            text.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect();
+        let numbered = cat_n(text);
         let once = redacted_everywhere(&numbered);
         assert!(!once.contains(secret), "{numbered}\n=> {once}");
     }
@@ -2400,7 +2404,7 @@ fn a_pgpass_shown_by_cat_or_read_loses_its_passwords() {
         assert_eq!(redacted_in_pieces(&crlf), format!("{cmd}{red}{after}").replace('\n', "\r\n"));
     }
     // `cat -n` numbers the lines.
-    let numbered: String = file.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect();
+    let numbered = cat_n(file);
     let out = redacted_in_pieces(&format!("cat -n ~/.pgpass\n{numbered}"));
     assert_eq!(out.matches(REDACTED).count(), 2, "{out}");
     // What is not the file's output: piped on, written elsewhere, not shown, or a line
