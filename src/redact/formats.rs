@@ -82,6 +82,14 @@ macro_rules! db_value {
     };
 }
 
+/// `IDENTIFIED [WITH plugin] BY`, as MySQL, MariaDB and Oracle write it (the case is the
+/// caller's).
+macro_rules! identified_by {
+    () => {
+        r#"IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY"#
+    };
+}
+
 lazy_re!(
     SQL_ROLE_PASSWORD,
     concat!(r"(?i)\b(?:CREATE|ALTER)[ \t]+(?:USER|ROLE|GROUP)\b[^;]*?\bPASSWORD[ \t]+(", db_quoted!(), ")")
@@ -90,7 +98,9 @@ lazy_re!(
     SQL_IDENTIFIED,
     concat!(
         r"(?i)(?:\b(?:CREATE|ALTER)[ \t]+(?:USER|ROLE|(?:SHARED[ \t]+)?(?:PUBLIC[ \t]+)?DATABASE[ \t]+LINK)\b|\bGRANT\b)[^;]*?",
-        r#"\bIDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+"#,
+        r"\b",
+        identified_by!(),
+        r"[ \t]+",
         db_value!(),
         r"(?:[ \t]+REPLACE[ \t]+",
         db_value!(),
@@ -150,7 +160,9 @@ lazy_re!(
     concat!(
         sql_line_start!(),
         sql_identified_head!(),
-        r#"(?i:IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY)[ \t]+("#,
+        "(?i:",
+        identified_by!(),
+        r")[ \t]+(",
         db_quoted!(),
         r")(?:[ \t]+(?i:REPLACE)[ \t]+(",
         db_quoted!(),
@@ -164,7 +176,8 @@ lazy_re!(
     concat!(
         sql_line_start!(),
         sql_identified_head!(),
-        r#"IDENTIFIED[ \t]+(?:WITH[ \t]+['"]?[A-Za-z0-9_]+['"]?[ \t]+)?BY[ \t]+([^\s;'"()\\]+)(?:[ \t]+REPLACE[ \t]+([^\s;'"()\\]+))?"#,
+        identified_by!(),
+        r#"[ \t]+([^\s;'"()\\]+)(?:[ \t]+REPLACE[ \t]+([^\s;'"()\\]+))?"#,
         "(?:",
         sql_line_end!(),
         r"|[ \t]+(?:[A-Z]{2,}|(?i:DEFAULT|TEMPORARY|QUOTA|PROFILE|PASSWORD|ACCOUNT|CONTAINER))\b)"
@@ -176,8 +189,11 @@ lazy_re!(
 lazy_re!(
     SQL_AUTHENTICATED,
     concat!(
-        r"(?:\bAUTHENTICATED[ \t]+BY[ \t]+[^\s;]+[ \t]+IDENTIFIED[ \t]+BY|(?i:\bDATABASE[ \t]+LINK\b[^;]*?",
-        r"\bAUTHENTICATED[ \t]+BY[ \t]+[^\s;]+[ \t]+IDENTIFIED[ \t]+BY))[ \t]+",
+        r"(?:\bAUTHENTICATED[ \t]+BY[ \t]+[^\s;]+[ \t]+",
+        identified_by!(),
+        r"|(?i:\bDATABASE[ \t]+LINK\b[^;]*?\bAUTHENTICATED[ \t]+BY[ \t]+[^\s;]+[ \t]+",
+        identified_by!(),
+        r"))[ \t]+",
         db_value!()
     )
 );
