@@ -127,6 +127,18 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
         }
         let (vs, mut ve) = unquote(line, val.start(), val.end());
         let before = line[..dashes.start()].last().copied();
+        // `'--password='.$config['password']`: the quote after `=` closes the string the
+        // name is in, so what it seems to open is code between two strings.
+        if vs > val.start()
+            && before == Some(line[val.start()])
+            && line[name.end()..val.start()].trim_ascii() == b"="
+        {
+            pos = val.start() + 1;
+            if pos >= line.len() {
+                break;
+            }
+            continue;
+        }
         // `s/PASSWORD=.*/PASSWORD=X/` (sed, perl): the pattern is no value, and the
         // replacement's value ends at the expression's delimiter. Only after an `s/`:
         // a path before a name (`dir/creds-3-aws_secret_access_key = …`, grep's context
@@ -546,7 +558,7 @@ fn is_prose(v: &[u8], rest: &[u8]) -> bool {
 
 /// A quoted text written for people (`'The "pass" statement\n'`): several words, begun
 /// with a capital or carrying a line break.
-fn is_sentence(v: &[u8]) -> bool {
+pub(crate) fn is_sentence(v: &[u8]) -> bool {
     let words = v.split(|b| *b == b' ').filter(|w| !w.is_empty()).count();
     words >= 3 && (v.first().is_some_and(u8::is_ascii_uppercase) || v.windows(2).any(|w| w == b"\\n"))
 }
@@ -561,7 +573,8 @@ fn is_regex_pattern(v: &[u8]) -> bool {
 /// `self.token`). Shell would need quotes around a literal with parentheses, and a
 /// literal secret is not a chain of identifiers.
 pub(crate) fn looks_like_code(v: &[u8]) -> bool {
-    if v.contains(&b'(') || v.contains(&b')') || v.windows(2).any(|w| w == b"::") {
+    // `'--password='.$config['password']`: PHP's and Perl's `.` joins a variable on.
+    if v.contains(&b'(') || v.contains(&b')') || v.windows(2).any(|w| w == b"::") || v.starts_with(b".$") {
         return true;
     }
     // `auth[2]`, `line[start:pos]`, `grammar.opmap[value]`: an index into a variable.
@@ -855,6 +868,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
                 && !(bare && rest.first() == Some(&b'('))
                 && !(bare && is_type_annotation(v, rest))
                 && !v.eq_ignore_ascii_case(name)
+                && !super::value::is_schema_word(v)
                 && !(bare && is_prose(v, rest))
                 && (bare || json_key || !is_sentence(v))
                 && should_redact(class, v)

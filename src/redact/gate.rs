@@ -266,6 +266,11 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     let more = line[to..].iter().take_while(|b| is_quote(**b) || **b == b']').count();
     let closed = closed + more;
     let valued = match next_after_blanks(line, to + more) {
+        // ODBC's `PWD` as an array's key (`"PWD" => "…"`, Microsoft's PHP driver): to a
+        // shell `PWD=` is the working directory.
+        Some(b'=') if closed > 0 && name.eq_ignore_ascii_case(b"pwd") => {
+            line[to + more..].trim_ascii_start().starts_with(b"=>")
+        }
         Some(b'=') => judge(false),
         Some(b':') => judge(true),
         Some(b',') if closed > 0 => judge(true),

@@ -13,6 +13,7 @@
 //! - `shell.rs` shell command lines, on top of the lexer in `lex.rs`; `heredoc.rs` the
 //!   bodies of here-documents fed to a reader of secrets or into a key file;
 //! - `assign.rs` `name=value` and `name: value` in shell, config files and code;
+//!   `arrow.rs` `key => value` in PHP, Ruby, Perl and Puppet;
 //!   `yaml.rs` YAML's block scalars and scalars below their key, whose value is on the
 //!   lines below its name;
 //! - `web.rs` URLs with credentials, HTTP headers, cookies;
@@ -25,6 +26,7 @@
 //!
 //! See SECURITY.md for what is and is not redacted.
 
+mod arrow;
 mod assign;
 mod find;
 mod formats;

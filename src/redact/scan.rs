@@ -318,11 +318,14 @@ fn quoted_call_argument(line: &[u8]) -> bool {
 type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords.
-const READERS: [(Engine, Reader); 12] = [
+const READERS: [(Engine, Reader); 14] = [
     (Engine::Colon, colon),
+    (Engine::Colon, super::arrow::spans),
     (Engine::Pair, super::pair::spans),
     (Engine::Url, url),
     (Engine::Header, header),
+    // Guzzle's `['Authorization' => 'Bearer …']` wakes the header's rule alone.
+    (Engine::Header, super::arrow::spans),
     (Engine::Cookie, cookie),
     (Engine::Pem, pem_inline),
     (Engine::AwsPrompt, aws_prompt),

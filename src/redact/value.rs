@@ -780,6 +780,71 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
     }
 }
 
+/// What a framework's schema says of a password field, not a password: a validation rule
+/// list (Laravel's `'required|string|min:8|confirmed'`, also as a JavaScript validator's
+/// `password: 'required|min:6'`), every piece of it a documented rule, or an Eloquent
+/// cast (`'hashed'`, `'encrypted'`, `'encrypted:array'`).
+pub(crate) fn is_schema_word(v: &[u8]) -> bool {
+    // Laravel's documented rules that a password field takes; validatorjs's are a subset.
+    const RULES: &[&[u8]] = &[
+        b"required",
+        b"nullable",
+        b"sometimes",
+        b"string",
+        b"confirmed",
+        b"min",
+        b"max",
+        b"between",
+        b"size",
+        b"digits",
+        b"digits_between",
+        b"regex",
+        b"not_regex",
+        b"same",
+        b"different",
+        b"current_password",
+        b"password",
+        b"alpha",
+        b"alpha_num",
+        b"alpha_dash",
+        b"filled",
+        b"present",
+        b"bail",
+        b"ascii",
+        b"mixedcase",
+        b"letters",
+        b"numbers",
+        b"symbols",
+        b"uncompromised",
+        b"email",
+    ];
+    const NUMERIC: &[&[u8]] = &[b"min", b"max", b"between", b"size", b"digits", b"digits_between"];
+    let lower = v.to_ascii_lowercase();
+    if let Some(cast) = lower.strip_prefix(b"encrypted") {
+        return cast.is_empty()
+            || cast.len() > 1 && cast[0] == b':' && cast[1..].iter().all(u8::is_ascii_lowercase);
+    }
+    if lower == b"hashed" {
+        return true;
+    }
+    lower.split(|b| *b == b'|').all(|piece| {
+        let (word, args) = match piece.iter().position(|b| *b == b':') {
+            Some(at) => (&piece[..at], Some(&piece[at + 1..])),
+            None => (piece, None),
+        };
+        RULES.contains(&word)
+            && args.is_none_or(|args| {
+                !args.is_empty()
+                    && if NUMERIC.contains(&word) {
+                        args.iter().all(|b| b.is_ascii_digit() || *b == b',')
+                    } else {
+                        word.ends_with(b"regex")
+                            || args.iter().all(|b| b.is_ascii_alphanumeric() || b"_,.".contains(b))
+                    }
+            })
+    })
+}
+
 /// What code writes where a value goes but which holds none: `None`, `null`, `nil`,
 /// `undefined`, `self`, or nothing but punctuation (`''`, `,`, `()`).
 fn is_code_literal(v: &[u8]) -> bool {
