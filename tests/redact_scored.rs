@@ -71,6 +71,32 @@ fn files(r: &mut Rng) -> Vec<(&'static str, &'static str, String, String)> {
         "<?php\ndefine( 'DB_NAME', 'wordpress' );\ndefine( 'DB_PASSWORD', '{S}' );\n",
         password(r),
     );
+    // `=>` pairs, as Laravel's, Rails's, Perl DBI's and puppetlabs-mysql's documentation
+    // write them.
+    add(
+        "laravel database.php",
+        "config/database.php",
+        "<?php\n\nreturn [\n    'connections' => [\n        'mysql' => [\n            'driver' => 'mysql',\n            'host' => '127.0.0.1',\n            'username' => 'forge',\n            'password' => '{S}',\n        ],\n    ],\n];\n",
+        password(r),
+    );
+    add(
+        "ruby hash",
+        "config/environments/production.rb",
+        "config.action_mailer.smtp_settings = {\n  :address => 'smtp.example.com',\n  :user_name => 'app',\n  :password => '{S}',\n  :authentication => 'plain'\n}\n",
+        password(r),
+    );
+    add(
+        "perl list",
+        "lib/App/Config.pm",
+        "my %config = (\n    dsn      => 'dbi:Pg:dbname=app',\n    user     => 'app',\n    password => '{S}',\n);\n",
+        password(r),
+    );
+    add(
+        "puppet resource",
+        "manifests/db.pp",
+        "mysql::db { 'app':\n  user     => 'app',\n  password => '{S}',\n  host     => 'localhost',\n}\n",
+        password(r),
+    );
     add(
         "datadog yaml",
         "datadog.yaml",
