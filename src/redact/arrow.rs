@@ -108,19 +108,23 @@ pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
                 None => continue,
             },
         };
-        // Guzzle's and Laravel's `'headers' => ['Authorization' => 'Bearer …']`: the
-        // scheme stays, as on a header's line.
+        // Guzzle's and Laravel's `'headers' => ['Authorization' => 'Bearer …']`: read as
+        // the header's line it stands for, so the scheme stays as it does there.
         if name.as_bytes().eq_ignore_ascii_case(b"authorization")
             || name.as_bytes().eq_ignore_ascii_case(b"proxy-authorization")
         {
-            let text = &line[value.clone()];
-            if let Some(space) = text.iter().position(|b| *b == b' ')
-                && text[..space].iter().all(u8::is_ascii_alphabetic)
-                && should_redact(Class::Secret, text[space + 1..].trim_ascii())
-                && !super::value::is_reference_or_placeholder(&text[space + 1..])
-            {
-                out.push(Span { start: value.start + space + 1, end: value.end, rule: "kv" });
+            if interpolates(&line[value.clone()], double) {
+                continue;
             }
+            const AS_HEADER: &[u8] = b"Authorization: ";
+            let header_line = [AS_HEADER, &line[value.clone()]].concat();
+            let mut found = Vec::new();
+            super::web::header(&header_line, &mut found);
+            out.extend(found.into_iter().map(|s| Span {
+                start: value.start + s.start - AS_HEADER.len(),
+                end: value.start + s.end - AS_HEADER.len(),
+                rule: s.rule,
+            }));
             continue;
         }
         let class = if wrapped { Some(Class::Password) } else { key_class(name.as_bytes()) };
@@ -155,15 +159,6 @@ fn plural(name: &[u8]) -> bool {
 /// joined with code (`after` is what follows its close), and not what a framework writes
 /// there in its place (a rule list, a cast, a label, a field's name or a class).
 fn is_literal_secret(class: Class, name: &[u8], v: &[u8], double: bool, after: &[u8]) -> bool {
-    // Double quotes interpolate: `"$pw"`, `"{$pw}"`, `"#{pw}"`; Hiera and Puppet's `%{…}`
-    // in either quote.
-    let interpolates = |v: &[u8]| {
-        memchr::memmem::find(v, b"%{").is_some()
-            || double
-                && (memchr::memmem::find(v, b"#{").is_some()
-                    || v.windows(2)
-                        .any(|w| w[0] == b'$' && (w[1].is_ascii_alphabetic() || b"_{".contains(&w[1]))))
-    };
     // `'pw_' . $suffix`, `"a" + b`: a piece of a value made at run time; `'x'.freeze` is
     // a method of the literal itself.
     let after = after.trim_ascii_start();
@@ -178,7 +173,7 @@ fn is_literal_secret(class: Class, name: &[u8], v: &[u8], double: bool, after: &
         [b'$', rest @ ..] if !double && !rest.is_empty() => rest,
         _ => v,
     };
-    !(interpolates(v)
+    !(interpolates(v, double)
         || joined
         || super::value::is_schema_word(v)
         || super::assign::is_sentence(v)
@@ -189,6 +184,16 @@ fn is_literal_secret(class: Class, name: &[u8], v: &[u8], double: bool, after: &
         || names_a_field(v)
         || is_class_name(v))
         && should_redact(class, judged)
+}
+
+/// Whether a literal is a template filled in at run time: double quotes interpolate
+/// (`"$pw"`, `"{$pw}"`, `"#{pw}"`); Hiera's and Puppet's `%{…}` in either quote.
+fn interpolates(v: &[u8], double: bool) -> bool {
+    memchr::memmem::find(v, b"%{").is_some()
+        || double
+            && (memchr::memmem::find(v, b"#{").is_some()
+                || v.windows(2)
+                    .any(|w| w[0] == b'$' && (w[1].is_ascii_alphabetic() || b"_{".contains(&w[1]))))
 }
 
 /// PDO's and Ruby's named placeholders: `':password'`.
@@ -332,6 +337,7 @@ mod tests {
             "    'password' => 'App\\Rules\\StrongPassword',",
             "            'password' => '--password='.$connection['password'],",
             "    'password' => '$DB_PASSWORD',",
+            "          \"Authorization\" => \"Basic #{Base64.strict_encode64(username + \":\" + password)}\"",
             "            'Test2::Event::Pass'    => '1.302103',",
             "    put  \"/disk/:encoded_token\" => \"active_storage/disk#update\", as: :update",
             // validatorjs's rules, as its README writes them.

@@ -573,7 +573,8 @@ fn is_regex_pattern(v: &[u8]) -> bool {
 /// `self.token`). Shell would need quotes around a literal with parentheses, and a
 /// literal secret is not a chain of identifiers.
 pub(crate) fn looks_like_code(v: &[u8]) -> bool {
-    // `'--password='.$config['password']`: PHP's and Perl's `.` joins a variable on.
+    // `'APP_KEY='.$encrypter->…` read as a shell word (`APP_KEY=.$encrypter->…`): PHP's
+    // and Perl's `.` joins a variable on.
     if v.contains(&b'(') || v.contains(&b')') || v.windows(2).any(|w| w == b"::") || v.starts_with(b".$") {
         return true;
     }
@@ -973,6 +974,22 @@ mod tests {
             "{\"pin\": 1234, \"password\": 87654321}",
         ] {
             assert_eq!(redact(line), line);
+        }
+    }
+
+    /// A quoted `NAME=` that PHP or Perl joins a variable onto: the quote after `=`
+    /// closes the string, and what follows is code, in code and in text alike.
+    #[test]
+    fn a_variable_joined_after_a_quoted_name_is_code() {
+        for line in [
+            "            'password' => '--password='.$connection['password'],",
+            "        $encryptedContent = 'APP_KEY='.$encrypter->encryptString('k').\"\\n\";",
+        ] {
+            assert_eq!(redact(line), line);
+            let mut code = Vec::new();
+            crate::redact::filter::run_as(crate::redact::filter::Kind::Code, line.as_bytes(), &mut code)
+                .expect("writing to a Vec does not fail");
+            assert_eq!(String::from_utf8_lossy(&code).trim_end(), line);
         }
     }
 

@@ -285,8 +285,8 @@ fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
         equals(line, &mut out, reading);
         code_assign(line, &mut out);
     }
-    for (engine, read) in READERS {
-        if on(engine) {
+    for (woken_by, read) in READERS {
+        if woken_by.iter().any(|e| on(*e)) {
             read(line, &mut out);
         }
     }
@@ -317,23 +317,23 @@ fn quoted_call_argument(line: &[u8]) -> bool {
 /// Finds an engine's spans in a line.
 type Reader = fn(&[u8], &mut Vec<Span>);
 
-/// The context engines that read a line on their own, each woken by its rules' keywords.
-const READERS: [(Engine, Reader); 14] = [
-    (Engine::Colon, colon),
-    (Engine::Colon, super::arrow::spans),
-    (Engine::Pair, super::pair::spans),
-    (Engine::Url, url),
-    (Engine::Header, header),
+/// The context engines that read a line on their own, each woken by its rules' keywords:
+/// a reader runs once when any of its engines woke.
+const READERS: [(&[Engine], Reader); 13] = [
+    (&[Engine::Colon], colon),
     // Guzzle's `['Authorization' => 'Bearer …']` wakes the header's rule alone.
-    (Engine::Header, super::arrow::spans),
-    (Engine::Cookie, cookie),
-    (Engine::Pem, pem_inline),
-    (Engine::AwsPrompt, aws_prompt),
-    (Engine::Netrc, netrc),
-    (Engine::PhpDefine, php_define),
-    (Engine::Prose, prose),
-    (Engine::Xml, xml),
-    (Engine::Database, database),
+    (&[Engine::Colon, Engine::Header], super::arrow::spans),
+    (&[Engine::Pair], super::pair::spans),
+    (&[Engine::Url], url),
+    (&[Engine::Header], header),
+    (&[Engine::Cookie], cookie),
+    (&[Engine::Pem], pem_inline),
+    (&[Engine::AwsPrompt], aws_prompt),
+    (&[Engine::Netrc], netrc),
+    (&[Engine::PhpDefine], php_define),
+    (&[Engine::Prose], prose),
+    (&[Engine::Xml], xml),
+    (&[Engine::Database], database),
 ];
 
 /// A rule's regex, compiled once on first use.
