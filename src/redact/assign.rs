@@ -680,11 +680,12 @@ fn public_graph(line: &[u8], name_start: usize) -> bool {
 }
 
 // Groups 1 (a quote, maybe empty), 2 (the name) and 4 (the value) take part in every
-// match, so `colon` unwraps them; 3 (a YAML tag) may not.
+// match, so `colon` unwraps them; 3 (a YAML tag) may not. An anchor (`&pw`) may stand
+// before the tag or after it, as YAML 1.2.2 (6.9) allows, and is kept with the name.
 lazy_re!(
     COLON,
     concat!(
-        r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:(![!A-Za-z0-9_-]*)[ \t]+)?("(?:[^"\\]|\\.)*"|"#,
+        r#"(?:^|[\s\x00-\x08\x0e-\x1f\x80-\xff{,\[(;])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*:[ \t]*(?:&[A-Za-z0-9_-]+[ \t]+)?(?:(![!A-Za-z0-9_-]*)[ \t]+)?(?:&[A-Za-z0-9_-]+[ \t]+)?("(?:[^"\\]|\\.)*"|"#,
         single_quoted!(),
         r#"|[^\s,;}\]'":()][^\s,;}\]'"()]*)"#
     )
@@ -812,6 +813,12 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             && c.get(3).is_none()
         {
             // `token: !!null`, `password: !!str`: a tag with no value after it.
+            pos = val.end();
+            continue;
+        }
+        // Rust's `password: &mut String` is a type, not an anchor and its value.
+        let properties = &line[c.get(2).unwrap().end()..val.start()];
+        if [&b"&mut "[..], b"&dyn ", b"&raw "].iter().any(|k| properties.windows(k.len()).any(|w| w == *k)) {
             pos = val.end();
             continue;
         }

@@ -2551,6 +2551,38 @@ fn r16_a_yaml_tag_is_no_value() {
     assert_eq!(out, "api_key: !!binary |\n  [REDACTED]\nnext: 1\n");
 }
 
+/// An anchor before a value is a node property, as a tag is (YAML 1.2.2, 6.9: `&pw`,
+/// `&pw !!str` or `!!str &pw` before the content): compose files name a password once
+/// and refer to it with `*pw`, and `password: &pw hunter2` kept its password, taken for
+/// the anchor's value. Rust's `&mut`, `&'a` and a reference with no blank after it
+/// (`&str`) are code, and an alias (`*pw`) names the node, so they stay.
+#[test]
+fn r16_an_anchor_before_a_value_is_no_value() {
+    for (text, want) in [
+        ("password: &pw hunter2xyz\n", "password: &pw [REDACTED]\n"),
+        ("  password: &db_pw \"S3cr3t!pass\"\n", "  password: &db_pw \"[REDACTED]\"\n"),
+        ("- api_key: &key Kq8pLmN3vR7tKx2WbY9cH\n", "- api_key: &key [REDACTED]\n"),
+        ("password: &a !!str Hunter2xyz\n", "password: &a !!str [REDACTED]\n"),
+        ("password: !!str &a Hunter2xyz\n", "password: !!str &a [REDACTED]\n"),
+        ("x-db: {password: &pw Hunter2xyz}\n", "x-db: {password: &pw [REDACTED]}\n"),
+    ] {
+        assert_eq!(redacted_everywhere(text), want, "{text:?}");
+        assert_eq!(redacted_as_config(text), want, "{text:?}");
+    }
+    for text in [
+        "password: *pw\n",
+        "password: &pw !Ref DbPassword\n",
+        "password: &pw ${DB_PASSWORD}\n",
+        "    password: &mut String,\n",
+        "    password: &'a str,\n",
+        "fn login(password: &str, token: &mut Token) {}\n",
+        "let token: &Token = &session.token;\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_config(text), text);
+    }
+}
+
 /// A shell parameter expansion is a reference: in `${DB_PASSWORD:?must be set}` the `:`
 /// is the expansion's operator and what follows its message, which was taken for a
 /// `name: value` pair's value (`${DB_PASSWORD:[REDACTED] be set}`). See: #16 (F6).
