@@ -823,8 +823,11 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             continue;
         }
         // `${DB_PASSWORD:?must be set}`: a shell's parameter expansion, whose `:` is its
-        // operator's and `?` says the words after it are an error message.
-        if line[..c.get(2).unwrap().start()].ends_with(b"${") && val.as_bytes().starts_with(b"?") {
+        // operator's and `?` says the words after it are an error message; a default
+        // after `:-`, `:=` or `:+` is read by `expansion.rs`.
+        if line[..c.get(2).unwrap().start()].ends_with(b"${")
+            && val.as_bytes().first().is_some_and(|b| b"?-=+".contains(b))
+        {
             pos = val.end();
             continue;
         }

@@ -28,6 +28,7 @@
 
 mod arrow;
 mod assign;
+mod expansion;
 mod find;
 mod formats;
 mod gate;

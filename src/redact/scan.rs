@@ -319,8 +319,9 @@ type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords:
 /// a reader runs once when any of its engines woke.
-const READERS: [(&[Engine], Reader); 13] = [
+const READERS: [(&[Engine], Reader); 14] = [
     (&[Engine::Colon], colon),
+    (&[Engine::Colon], super::expansion::spans),
     // Guzzle's `['Authorization' => 'Bearer …']` wakes the header's rule alone.
     (&[Engine::Colon, Engine::Header], super::arrow::spans),
     (&[Engine::Pair], super::pair::spans),

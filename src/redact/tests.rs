@@ -2592,7 +2592,54 @@ fn r16_a_parameter_expansion_is_a_reference() {
         "DB_PASSWORD=${DB_PASSWORD:?must be set}\n",
         "  password: ${DB_PASSWORD:?DB_PASSWORD is required}\n",
         "export API_TOKEN=\"${API_TOKEN:?}\"\n",
-        "password: ${DB_PASSWORD:-postgres}\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_config(text), text);
+    }
+}
+
+/// A default inside a parameter expansion is the secret's value whenever the variable is
+/// unset (POSIX, 2.6.2: `${parameter:-word}`, `-`, `:=`, `=`, `:+`, `+`; Docker Compose
+/// interpolates the same forms), so a literal there is judged as the name's own value
+/// would be: `${POSTGRES_PASSWORD:-Hunter2xyz}` kept its password, the whole taken for a
+/// reference. The expansion stays; an empty word, another expansion, a path, a word with
+/// blanks or quotes, and `:?`'s message are not values.
+#[test]
+fn r16_a_default_in_a_parameter_expansion_is_a_value() {
+    for (text, want) in [
+        (
+            "      POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-Hunter2xyz}\n",
+            "      POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-[REDACTED]}\n",
+        ),
+        (
+            "      - DB_PASSWORD=${DB_PASSWORD:-S3cr3tPass!}\n",
+            "      - DB_PASSWORD=${DB_PASSWORD:-[REDACTED]}\n",
+        ),
+        ("password: \"${DB_PASS:=Tr0ub4dor3}\"\n", "password: \"${DB_PASS:=[REDACTED]}\"\n"),
+        ("PASSWORD=${PASSWORD-hunter2xyz9}\n", "PASSWORD=${PASSWORD-[REDACTED]}\n"),
+        ("export API_KEY=${API_KEY:-Kq8pLmN3vR7tKx2WbY9cH}\n", "export API_KEY=${API_KEY:-[REDACTED]}\n"),
+        ("password: ${DB_PASSWORD:-postgres}\n", "password: ${DB_PASSWORD:-[REDACTED]}\n"),
+        (
+            "mysql -u root -p\"${MYSQL_ROOT_PASSWORD:-Hunter2xyz}\" app\n",
+            "mysql -u root -p\"${MYSQL_ROOT_PASSWORD:-[REDACTED]}\" app\n",
+        ),
+    ] {
+        assert_eq!(redacted_everywhere(text), want, "{text:?}");
+        assert_eq!(redacted_as_config(text), want, "{text:?}");
+    }
+    for text in [
+        "DB_PASSWORD=${DB_PASSWORD:-}\n",
+        "DB_PASSWORD=${DB_PASSWORD:-$DEFAULT_PW}\n",
+        "TOKEN=${TOKEN:-${OTHER_TOKEN}}\n",
+        "SESSION_DIR=${SESSION_DIR:-/tmp/sessions}\n",
+        "PASSWORD_FILE=${PASSWORD_FILE:-/run/secrets/db_password}\n",
+        "TOKEN_LIMIT=${TOKEN_LIMIT:-4096}\n",
+        "AUTH_MODE=${AUTH_MODE:-none}\n",
+        "args=\"${PASSWORD:+--password=$PASSWORD}\"\n",
+        "password: ${DB_PASSWORD:-not set yet}\n",
+        "password: ${DB_PASSWORD:-\"\"}\n",
+        "echo \"${#PASSWORD} characters\"\n",
+        "password: ${DB_PASSWORD:?must be set}\n",
     ] {
         assert_eq!(redacted_everywhere(text), text);
         assert_eq!(redacted_as_config(text), text);
