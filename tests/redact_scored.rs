@@ -97,6 +97,20 @@ fn files(r: &mut Rng) -> Vec<(&'static str, &'static str, String, String)> {
         "mysql::db { 'app':\n  user     => 'app',\n  password => '{S}',\n  host     => 'localhost',\n}\n",
         password(r),
     );
+    // Compose's interpolation (`${VAR:-default}`) and an extension field's YAML anchor, as
+    // the Compose specification writes them.
+    add(
+        "compose default",
+        "compose.yaml",
+        "services:\n  db:\n    image: postgres:16\n    environment:\n      POSTGRES_USER: app\n      POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-{S}}\n",
+        password(r),
+    );
+    add(
+        "compose anchor",
+        "compose.yaml",
+        "x-db-password: &db-password {S}\nservices:\n  db:\n    environment:\n      POSTGRES_PASSWORD: *db-password\n",
+        password(r),
+    );
     add(
         "datadog yaml",
         "datadog.yaml",
