@@ -792,7 +792,9 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         let Some(c) = COLON.captures_at(line, pos) else {
             break;
         };
-        let name = c.get(2).unwrap().as_bytes();
+        // Groups 2 and 4 take part in every match of COLON (see its comment).
+        let name_at = c.get(2).unwrap();
+        let name = name_at.as_bytes();
         let val = c.get(4).unwrap();
         // A YAML tag before the value (`!Ref X`, `!!str x`), or one with no value after
         // it (`!!null`): see [`yaml_tag`].
@@ -817,7 +819,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             continue;
         }
         // Rust's `password: &mut String` is a type, not an anchor and its value.
-        let properties = &line[c.get(2).unwrap().end()..val.start()];
+        let properties = &line[name_at.end()..val.start()];
         if [&b"&mut "[..], b"&dyn ", b"&raw "].iter().any(|k| properties.windows(k.len()).any(|w| w == *k)) {
             pos = val.end();
             continue;
@@ -825,7 +827,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         // `${DB_PASSWORD:?must be set}`: a shell's parameter expansion, whose `:` is its
         // operator's and `?` says the words after it are an error message; a default
         // after `:-`, `:=` or `:+` is read by `expansion.rs`.
-        if line[..c.get(2).unwrap().start()].ends_with(b"${")
+        if line[..name_at.start()].ends_with(b"${")
             && val.as_bytes().first().is_some_and(|b| b"?-=+".contains(b))
         {
             pos = val.end();
