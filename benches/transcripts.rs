@@ -1,4 +1,4 @@
-//! Redaction and `--bundle` on real Claude Code transcripts (`shared/fixtures-real/
+//! Redaction and `--bundle` on real Claude Code transcripts (`fixtures/real/
 //! claude-code/`, written by other people's sessions), replicated to the size asked for,
 //! not on generated text:
 //!
@@ -8,7 +8,6 @@
 //!            redaction and without, against `tar czf - DIR | base64 -w0`
 //!
 //! `cargo bench --bench transcripts` runs 100 MB; `-- 1000` adds 1 GB (sizes in MB).
-//! `LOKUST_SHARED` names the reference material when it is not `../shared`.
 
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -26,15 +25,13 @@ mod rng;
 mod project;
 use project::measure;
 
-fn shared() -> PathBuf {
-    std::env::var_os("LOKUST_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+fn real_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real")
 }
 
 /// Every line of every real transcript, in a fixed order.
 fn real_lines() -> Vec<String> {
-    let root = shared().join("fixtures-real/claude-code");
+    let root = real_fixtures().join("claude-code");
     let mut files = Vec::new();
     let mut stack = vec![root.clone()];
     while let Some(dir) = stack.pop() {

@@ -188,18 +188,14 @@ fn standard_tools_unpack_the_bundle() {
 
 /// A bundle larger than one compressed block is a series of gzip members (RFC 1952's
 /// "series of members"): GNU tar with gzip and Python's `tarfile` must read all of them,
-/// byte for byte, not stop after the first. The real transcripts of shared/fixtures-real,
+/// byte for byte, not stop after the first. The real transcripts of fixtures/real,
 /// six copies of each, make a bundle of several members.
 #[test]
 fn standard_tools_read_every_member_of_a_large_bundle() {
     if !have("tar") || !have("base64") || !have("python3") {
         return;
     }
-    let real = crate::util::shared().join("fixtures-real/claude-code");
-    if !real.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
-        return;
-    }
+    let real = crate::util::fixtures().join("real/claude-code");
     let env = TestEnv::new();
     let project = env.root.path().join("p");
     let slot = make_project(&env, &project);

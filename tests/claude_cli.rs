@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::util::{TestEnv, shared};
+use crate::util::{TestEnv, fixtures};
 
 /// The CLI installed by `scripts/test` (npm, into target/claude-cli).
 fn claude_bin() -> Option<PathBuf> {
@@ -299,17 +299,12 @@ fn a_conversation_resumes_after_a_move_to_a_path_with_a_dot_a_space_and_accents(
     }
 }
 
-/// Every real transcript in shared/fixtures-real, placed at one path, bundled, restored
+/// Every real transcript in fixtures/real, placed at one path, bundled, restored
 /// at another: the CLI resumes each one from there and sends its earlier turns.
 #[test]
 fn real_transcripts_resume_after_a_move() {
     let Some(bin) = claude_bin() else { return };
-    let root = shared().join("fixtures-real/claude-code");
-    if !root.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
-        eprintln!("skipped: {} not present", root.display());
-        return;
-    }
+    let root = fixtures().join("real/claude-code");
     let api = MessagesApi::start();
     for file in crate::util::claude::real_transcripts(&root) {
         let env = TestEnv::new();

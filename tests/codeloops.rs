@@ -1,6 +1,6 @@
 //! codeloops session logs move with the project. codeloops is in no registry reachable
 //! here, so there is no binary to resume with: the tests use the format document's own
-//! example (shared/fixtures-real/codeloops, copied from the document) and logs built from
+//! example (fixtures/real/codeloops, copied from the document) and logs built from
 //! that document, and check what the format promises — same file names, `working_dir`
 //! moved, every other byte kept, nothing overwritten.
 
@@ -12,15 +12,9 @@ use crate::util::TestEnv;
 
 /// The document's complete example, from the shared fixtures.
 fn example() -> Option<Vec<u8>> {
-    let path = crate::util::shared()
-        .join("fixtures-real/codeloops/doc-excerpt/session-format_complete-example.jsonl");
-    match std::fs::read(&path) {
-        Ok(data) => Some(data),
-        Err(_) => {
-            assert!(std::env::var_os("CI").is_none(), "{} is missing in CI", path.display());
-            None
-        }
-    }
+    let path =
+        crate::util::fixtures().join("real/codeloops/doc-excerpt/session-format_complete-example.jsonl");
+    Some(std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
 }
 
 fn sessions_dir(data_home: &Path) -> PathBuf {

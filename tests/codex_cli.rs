@@ -456,12 +456,7 @@ fn hostile_codex_elements_are_refused_whole_and_nothing_is_written() {
 #[test]
 fn published_rollouts_resume_after_a_move() {
     let Some(bin) = codex_bin() else { return };
-    let root = crate::util::shared().join("fixtures-real/codex");
-    if !root.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
-        eprintln!("skipped: {} not present", root.display());
-        return;
-    }
+    let root = crate::util::fixtures().join("real/codex");
     let api = responses_api();
     let (mut resumed, mut moved_files) = (0, 0);
     for file in crate::util::files_below(&root) {

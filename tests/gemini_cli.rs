@@ -532,18 +532,13 @@ fn dry_run_names_the_gemini_folder_and_writes_nothing() {
     assert_eq!(left, ["settings.json"], "a dry run wrote to the Gemini home");
 }
 
-/// Every published chat in shared/fixtures-real/gemini that has turns, placed as the CLI
+/// Every published chat in fixtures/real/gemini that has turns, placed as the CLI
 /// would have left it at one path, snapshotted and restored at another: the real CLI
 /// resumes each there and sends its earlier turns.
 #[test]
 fn real_published_chats_resume_after_a_move() {
     let Some(bin) = gemini_bin() else { return };
-    let root = crate::util::shared().join("fixtures-real/gemini");
-    if !root.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
-        eprintln!("skipped: {} not present", root.display());
-        return;
-    }
+    let root = crate::util::fixtures().join("real/gemini");
     let api = GeminiApi::start();
     let mut resumed = 0;
     for file in crate::util::files_below(&root) {

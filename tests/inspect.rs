@@ -1,9 +1,9 @@
 //! `lokust-shell inspect` on both variants, and every real session file in
-//! shared/fixtures-real round-tripped through a .lok and inspect where it applies.
+//! fixtures/real round-tripped through a .lok and inspect where it applies.
 
 use std::fs;
 
-use crate::util::{TestEnv, fixtures, shared};
+use crate::util::{TestEnv, fixtures};
 
 fn inspect(env: &TestEnv, path: &std::path::Path) -> String {
     let out = env.cmd("lokust-shell").arg("inspect").arg(path).assert().success();
@@ -62,16 +62,11 @@ fn hostile_text_cannot_drive_the_terminal() {
     assert!(text.contains("\\u{1b}]0;pwned") && text.contains("/tmp/\\u{202e}gpj.exe"), "{text}");
 }
 
-/// Every real agent transcript in shared/fixtures-real becomes the history and the
+/// Every real agent transcript in fixtures/real becomes the history and the
 /// unknown-field payload of a .lok; inspect reads it, and the JSON comes back unchanged.
 #[test]
 fn real_session_files_round_trip_through_inspect() {
-    let root = shared().join("fixtures-real");
-    if !root.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
-        eprintln!("skipped: {} not present", root.display());
-        return;
-    }
+    let root = fixtures().join("real");
     let env = TestEnv::new();
     let files = crate::util::files_below(&root);
     let sessions: Vec<_> =

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use lokust::redact::{self, Report};
 use serde_json::Value;
 
-use crate::util::shared;
+use crate::util::fixtures;
 
 struct Rng(u64);
 
@@ -36,7 +36,7 @@ fn seeds() -> Vec<String> {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter_map(|v| v["line"].as_str().map(str::to_string))
         .collect();
-    let root = shared().join("fixtures-real/claude-code/entireio-cli/37/995ebed6e4/0/full.jsonl");
+    let root = fixtures().join("real/claude-code/entireio-cli/37/995ebed6e4/0/full.jsonl");
     let real = std::fs::read_to_string(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
     out.extend(real.lines().map(str::to_string));
     out.extend(

@@ -1,5 +1,5 @@
 //! `lokust-shell redact` on transcripts, as SECURITY.md tells users to check a file: real
-//! Claude Code transcripts from shared/fixtures-real with secrets planted inside their
+//! Claude Code transcripts from fixtures/real with secrets planted inside their
 //! JSON strings. Read as a transcript (the default for JSON Lines), every line stays
 //! valid JSON, only the planted strings change, escapes stay, signatures stay.
 
@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{TestEnv, shared, stdout};
+use crate::util::{TestEnv, fixtures, stdout};
 
 const PLANTED: &[&str] =
     &["ghp_R7c2Qm9XvLp4Tn8Ws1Yd6Hb3Kf5Jg0Ae2Zx9", "Tz5Rm8Kp1Wq4Ln7Xb2Vc9Hd3Js6Fg0Ya5Ue8Io2P", "Hx4kq9Wz2Lm7"];
@@ -52,7 +52,7 @@ fn diff(a: &Value, b: &Value, path: &str, out: &mut Vec<(String, String, String)
 #[test]
 fn a_real_transcript_stays_valid_json_and_loses_only_the_planted_secrets() {
     let env = TestEnv::new();
-    let src = shared().join("fixtures-real/claude-code/entireio-cli/37/995ebed6e4/0/full.jsonl");
+    let src = fixtures().join("real/claude-code/entireio-cli/37/995ebed6e4/0/full.jsonl");
     let text = fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
     let plants = [
         format!("\nexport GITHUB_TOKEN={}\nnext line", PLANTED[0]),
@@ -350,16 +350,47 @@ fn the_python_standard_library_is_left_nearly_untouched() {
     );
 }
 
-/// The Rust crates in the cargo registry this project builds with (private-key test
+/// The crates of this project's `Cargo.lock` as the build unpacked them: fixed input,
+/// whatever else a machine's registry holds. `cargo test --locked` needs every one built
+/// on this platform, so they are all there.
+fn locked_crates(registry: &Path) -> Vec<PathBuf> {
+    let lock = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    let mut wanted = std::collections::BTreeSet::new();
+    for package in lock.split("[[package]]").skip(1) {
+        let field = |key: &str| {
+            package.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(" = \"")?.strip_suffix('"'))
+        };
+        if let (Some(name), Some(version), Some(source)) = (field("name"), field("version"), field("source"))
+            && source.starts_with("registry+")
+        {
+            wanted.insert(format!("{name}-{version}"));
+        }
+    }
+    let mut dirs = Vec::new();
+    for index in fs::read_dir(registry).expect("the build unpacked the registry").flatten() {
+        for name in &wanted {
+            let dir = index.path().join(name);
+            if dir.is_dir() {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs.sort();
+    dirs.dedup_by(|a, b| a.file_name() == b.file_name());
+    dirs
+}
+
+/// The Rust crates this project builds with, as `Cargo.lock` pins them (private-key test
 /// vectors of the crypto crates, which are rightly redacted, not counted).
 #[test]
-fn crates_in_the_cargo_registry_are_left_nearly_untouched() {
+fn crates_this_project_builds_with_are_left_nearly_untouched() {
     let registry = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
         .unwrap()
         .join("registry/src");
-    let files = source_files(&registry, &[".rs"]);
+    let files: Vec<PathBuf> =
+        locked_crates(&registry).iter().flat_map(|dir| source_files(dir, &[".rs"])).collect();
     let (mib, plain, read, seen) = code_changes(&files);
     println!(
         "{}: {mib:.1} MiB; changed lines per MiB: {plain:.2} plain, {read:.2} as Read shows them",

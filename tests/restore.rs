@@ -14,7 +14,7 @@ use crate::util::archive::{Raw, gzip, lok_doc, lok_of_tar, raw, raw_tar};
 use crate::util::claude::{
     OLDER, SESSION, make_project, moved, new_slot, place_real_transcript, real_transcripts, snapshot,
 };
-use crate::util::{TestEnv, shared};
+use crate::util::{TestEnv, fixtures};
 use crate::util::{stderr, stdout};
 
 fn restore(env: &TestEnv, lok: &Path, to: &Path) -> assert_cmd::assert::Assert {
@@ -525,11 +525,7 @@ fn a_restore_killed_at_any_moment_leaves_old_or_new_state() {
 
 #[test]
 fn real_transcripts_survive_the_move_byte_for_byte() {
-    let root = shared().join("fixtures-real/claude-code");
-    if !root.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
-        return;
-    }
+    let root = fixtures().join("real/claude-code");
     let files = real_transcripts(&root);
     assert!(files.len() >= 8, "{files:?}");
     for file in files {

@@ -406,14 +406,10 @@ fn claude_code_project_slot_and_counts() {
     assert_eq!(lok["shell"]["claude_code"]["sessions_logged"], 2);
 }
 
-/// Real transcripts from shared/fixtures-real placed in a project slot are counted.
+/// Real transcripts from fixtures/real placed in a project slot are counted.
 #[test]
 fn real_claude_transcripts_in_a_slot() {
-    let real = crate::util::shared().join("fixtures-real/claude-code/entireio-cli");
-    if !real.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "shared/fixtures-real is missing in CI");
-        return;
-    }
+    let real = crate::util::fixtures().join("real/claude-code/entireio-cli");
     let env = TestEnv::new();
     let slot = lokust::capture::claude::slot_name(fs::canonicalize(&env.cwd).unwrap().to_str().unwrap());
     let dir = env.home.join(".claude/projects").join(&slot);

@@ -1,5 +1,5 @@
 //! A Claude Code project on a test machine: its conversations and extras, the snapshot
-//! that bundles it, and the real transcripts of shared/fixtures-real placed as a project.
+//! that bundles it, and the real transcripts of fixtures/real placed as a project.
 
 use std::fs;
 use std::io::Read;
@@ -146,7 +146,7 @@ pub fn moved(env: &TestEnv) -> (PathBuf, PathBuf) {
     (lok, project)
 }
 
-/// The captured Claude Code transcripts in shared/fixtures-real (not the hand-made ones).
+/// The captured Claude Code transcripts in fixtures/real (not the hand-made ones).
 pub fn real_transcripts(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -23,15 +23,6 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
-/// The reference material beside the project (`../shared`, or `$LOKUST_SHARED` for a
-/// checkout that is not beside it, such as a git worktree), when present.
-pub fn shared() -> PathBuf {
-    match std::env::var_os("LOKUST_SHARED") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared"),
-    }
-}
-
 /// Every file below `dir`, sorted.
 pub fn files_below(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

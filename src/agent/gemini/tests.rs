@@ -1,23 +1,12 @@
 //! Written from the research note and checked against real chat files published by other
-//! projects (shared/fixtures-real/gemini), before and beside the code.
+//! projects (fixtures/real/gemini), before and beside the code.
 
 use super::*;
 use std::os::unix::fs::PermissionsExt;
 
 fn real(rel: &str) -> Option<Vec<u8>> {
-    let shared = match std::env::var_os("LOKUST_SHARED") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    let path = shared.join("fixtures-real/gemini").join(rel);
-    match fs::read(&path) {
-        Ok(b) => Some(b),
-        Err(_) => {
-            assert!(std::env::var_os("CI").is_none(), "{} is missing in CI", path.display());
-            eprintln!("skipped: {} not present", path.display());
-            None
-        }
-    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real/gemini").join(rel);
+    Some(fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
 }
 
 const ENTIRE_A: &str = "entireio-cli/12/cbfeaa512b/0/full.jsonl";
