@@ -278,14 +278,18 @@ pub struct RestoreArgs {
     #[arg(long)]
     pub print_shell: bool,
 
-    /// Also install the sender's executable project settings.
+    /// Also install what can run a command or grant a permission (your own files only).
     ///
-    /// The carried .claude.json project entry can hold MCP servers (commands Claude Code
-    /// starts), allowed tools (run without asking) and the folder's trust. A restore
-    /// installs none of that by default: only the entry's inert keys (the last session's
-    /// pointers and figures). It says in one line what it left out; --dry-run and
-    /// lokust-shell inspect list every withheld command. With --trust-config the whole
-    /// entry is installed, and each command and permission is listed first.
+    /// A restore installs none of it by default, whoever wrote the file: of Claude Code's
+    /// .claude.json project entry only its inert keys (the last session's pointers and
+    /// figures), not its MCP servers, allowed tools or trust; no carried git work that
+    /// adds an agent's, an editor's or a shell hook's configuration to the checkout
+    /// (.claude/, .mcp.json, .gemini/, .codex/, opencode.json, .factory/, .vscode/,
+    /// .envrc and the rest of the table in SECURITY.md, in any case); no workspace folder
+    /// of a Gemini chat outside the project. It says what it left out; --dry-run and
+    /// lokust-shell inspect list it. With --trust-config all of it is installed, and each
+    /// command and permission is listed first. Links out of the checkout are refused
+    /// whatever this says.
     #[arg(long)]
     pub trust_config: bool,
 

@@ -17,6 +17,10 @@ pub fn run(body: impl FnOnce() -> anyhow::Result<u8>) -> ExitCode {
     match body() {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(SUCCESS),
+        Err(e) if e.chain().any(|c| c.is::<crate::interrupt::Interrupted>()) => {
+            eprintln!("lokust: {e:#}");
+            ExitCode::from(INTERRUPTED)
+        }
         Err(e) => {
             eprintln!("lokust: {e:#}");
             ExitCode::from(ERROR)

@@ -38,6 +38,7 @@ pub mod human;
 pub mod interrupt;
 pub mod latest;
 pub mod lok;
+pub mod policy;
 pub mod probe;
 pub mod redact;
 pub mod restore;

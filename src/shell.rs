@@ -66,6 +66,21 @@ pub fn fish_quote(s: &str, when: Quote) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+/// Refuses a target path that starts with a `~` the shell did not expand (it was quoted):
+/// taken as written it would make a folder named `~` in the current directory.
+pub fn refuse_literal_tilde(path: &std::path::Path) -> anyhow::Result<()> {
+    let text = path.to_string_lossy();
+    if text == "~" || text.starts_with("~/") {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "$HOME".to_string());
+        anyhow::bail!(
+            "{text} starts with a ~ the shell did not expand (it was quoted); write {}{} or leave the ~ unquoted",
+            home,
+            &text[1..]
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -320,10 +320,18 @@ fn restore_bundle(
     if lok.bundle.is_none() && !carries_elements {
         return Ok(None);
     }
-    let to = match to {
-        Some(to) => to.to_path_buf(),
-        None if Path::new(&lok.shell.cwd).is_absolute() => PathBuf::from(&lok.shell.cwd),
-        None => bail!("the saved directory is not an absolute path; pass --to PATH"),
+    if let Some(b) = &lok.bundle {
+        crate::restore::check_bundle_header(&b.kind, &b.format, &crate::lok::display_name(source))?;
+    }
+    // A path only the file names is never written: the file may be someone else's, and
+    // its directory may be the receiver's own checkout.
+    let Some(to) = to.map(Path::to_path_buf) else {
+        bail!(
+            "{} carries conversations or git work, and only --to says where they go; nothing was restored \
+             (run: lokust-tmux import {} --to DIR)",
+            crate::lok::display_name(source),
+            crate::shell::posix_quote(&source.to_string_lossy(), crate::shell::Quote::WhenNeeded)
+        );
     };
     let claude_dir = crate::capture::claude::config_dir(probe)
         .context("cannot find Claude Code's config directory: set HOME or CLAUDE_CONFIG_DIR")?;
@@ -364,6 +372,12 @@ fn restore_bundle(
                         notes.extend(d.lines.into_iter().chain(d.resume.map(|r| format!("  resume: {r}"))))
                     }
                     Outcome::Refused(message) => warnings.push(message),
+                    Outcome::Interrupted => {
+                        return Err(anyhow::Error::new(crate::interrupt::Interrupted).context(format!(
+                            "stopped after restoring into {}; the rest of the file was not restored",
+                            outcome.project_dir.display()
+                        )));
+                    }
                     Outcome::Unknown(kind) => {
                         warnings.push(format!("this lokust does not know bundles of kind {kind:?}; left out"))
                     }

@@ -90,3 +90,19 @@ fn completions_load_in_each_shell() {
         }
     }
 }
+
+/// SECURITY.md shows the policy table the code applies, not a list kept by hand.
+#[test]
+fn security_md_shows_the_policy_table_the_code_applies() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("SECURITY.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- policy table: start -->\n", "<!-- policy table: end -->");
+    let from = text.find(start).expect("the start marker") + start.len();
+    let to = text.find(end).expect("the end marker");
+    let want = lokust::agent::policy().markdown();
+    if std::env::var_os("LOKUST_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &text[..from], &text[to..])).unwrap();
+        return;
+    }
+    assert_eq!(&text[from..to], want, "SECURITY.md's policy table is stale; run with LOKUST_BLESS=1");
+}

@@ -375,3 +375,57 @@ fn a_strangers_opencode_element_grants_nothing_and_cannot_reach_another_session(
     assert!(revert.is_none(), "{revert:?}");
     assert_eq!(Path::new(&directory), std::fs::canonicalize(&target).unwrap());
 }
+
+/// `opencode import` must run in the checkout to bind the session to its project, and a
+/// checkout can configure what OpenCode runs there (a plugin runs when OpenCode starts).
+/// The import lokust runs has the project's own configuration switched off: a plugin that
+/// runs under a plain `opencode` in that folder does not run during the restore.
+#[test]
+fn the_import_runs_nothing_the_checkout_configures() {
+    let Some(bin_dir) = opencode_dir() else { return };
+    let env = TestEnv::new();
+    let xdg = Xdg { home: env.home.clone() };
+    let api = crate::util::standin::chat_completions();
+    xdg.write_config(&api);
+    let project = env.root.path().join("p");
+    std::fs::create_dir_all(&project).unwrap();
+    let (id, _) = turn(&bin_dir, &api, &xdg, &project, &[], "remember OKAPI-5");
+    let lok = env.root.path().join("s.lok");
+    lokust(&env, &xdg, "lokust-shell-snapshot", None)
+        .current_dir(&project)
+        .env("PWD", &project)
+        .args(["--bundle", "--agents", "opencode", "--no-worktree", "-o"])
+        .arg(&lok)
+        .assert()
+        .success();
+    std::fs::remove_dir_all(xdg.data()).unwrap();
+
+    let target = env.root.path().join("t");
+    let marker = env.root.path().join("plugin-ran");
+    let plugin = format!(
+        "import fs from \"fs\";\nfs.writeFileSync({:?}, \"ran\");\nexport const Canary = async () => ({{}});\n",
+        marker.to_str().unwrap()
+    );
+    std::fs::create_dir_all(target.join(".opencode/plugin")).unwrap();
+    std::fs::write(target.join(".opencode/plugin/canary.js"), plugin).unwrap();
+    // The control: OpenCode started plainly in the folder runs the plugin.
+    let out = opencode(&bin_dir, &xdg, &target, &["session", "list"]);
+    assert!(marker.exists(), "the control plugin did not run: {}", text(&out));
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::remove_dir_all(xdg.data()).unwrap();
+
+    let said = crate::util::stdout(
+        &lokust(&env, &xdg, "lokust-shell-restore", Some(&bin_dir))
+            .arg(&lok)
+            .arg("--to")
+            .arg(&target)
+            .assert()
+            .success(),
+    );
+    assert!(said.contains("OpenCode: 1 sessions imported"), "{said}");
+    assert!(!marker.exists(), "the checkout's plugin ran during the restore");
+    let conn = rusqlite::Connection::open(xdg.data().join("opencode.db")).unwrap();
+    let directory: String =
+        conn.query_row("SELECT directory FROM session WHERE id = ?1", [&id], |r| r.get(0)).unwrap();
+    assert_eq!(Path::new(&directory), std::fs::canonicalize(&target).unwrap());
+}

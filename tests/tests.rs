@@ -9,7 +9,7 @@ mod layers;
 mod format;
 // lokust-shell-snapshot against a temp HOME with real histories, git, tmux, Claude trees.
 mod snapshot;
-// lokust-shell inspect on both variants and on the real sessions in shared/fixtures-real.
+// lokust-shell inspect on both variants and on the real sessions in fixtures/real.
 mod inspect;
 // --help, man pages and completions stay in step with the clap definitions.
 mod docs;
@@ -45,6 +45,8 @@ mod droid_cli;
 mod opencode_cli;
 // codeloops session logs, from its format document (no binary is reachable).
 mod codeloops;
+// A stranger's .lok against the placement policy: payload-read paths, links, grants.
+mod placement;
 // Issue 14: unpushed commits, index, working tree and untracked files carried and laid back.
 mod worktree;
 // Issue 14 through the binaries: snapshot --bundle carries the work, restore lays it.

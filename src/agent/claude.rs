@@ -10,10 +10,21 @@
 
 use serde_json::{Map, Value};
 
+use crate::policy::{ConfigName, name};
 use crate::sanitize::for_terminal as safe;
 
 /// The name `--agents` takes. Its project travels in the `.lok`'s top-level `bundle`.
 pub const NAME: &str = "claude";
+
+/// The name in messages.
+pub const DISPLAY_NAME: &str = "Claude Code";
+
+/// What Claude Code reads from a checkout that runs or allows: project settings (hooks,
+/// allowed tools, MCP approvals), commands, subagents, skills, and project MCP servers.
+pub const CONFIG_NAMES: &[ConfigName] = &[
+    name(".claude/", "settings with hooks and allowed tools, commands, subagents, skills"),
+    name(".mcp.json", "MCP servers it starts"),
+];
 
 /// Keys of a project entry that neither run anything nor widen what the agent may do:
 /// the last session's pointer and statistics, onboarding counters. Anything not named

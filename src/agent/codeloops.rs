@@ -311,6 +311,15 @@ impl super::Agent for Codeloops {
         data_dir(probe.var_os("XDG_DATA_HOME"), probe.home().as_deref())
     }
 
+    fn config_names(&self) -> &'static [super::ConfigName] {
+        use crate::policy::name;
+        const NAMES: &[super::ConfigName] = &[
+            name("codeloops.toml", "which agent commands the loop runs"),
+            name(".codeloops/", "project configuration"),
+        ];
+        NAMES
+    }
+
     fn never_carried(&self) -> &'static [&'static str] {
         NEVER_CARRIED
     }

@@ -393,7 +393,11 @@ pub struct Placement {
 /// Every rollout of the receiver by id.
 fn receiver_rollouts(home: &Path) -> BTreeMap<String, Vec<PathBuf>> {
     let mut by_id: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for (path, name) in rollout_files(&home.join("sessions")) {
+    // An archived conversation is still the receiver's: an incoming one of the same id is
+    // a conflict, not a new file for the index to be pointed at.
+    let active = rollout_files(&home.join("sessions"));
+    let archived = rollout_files(&home.join("archived_sessions"));
+    for (path, name) in active.into_iter().chain(archived) {
         if let Some(n) = parse_name(&name) {
             by_id.entry(n.id).or_default().push(path);
         }
@@ -617,6 +621,13 @@ impl super::Agent for Codex {
 
     fn home(&self, probe: &crate::probe::Probe) -> Option<PathBuf> {
         codex_home(probe.var_os("CODEX_HOME"), probe.home().as_deref())
+    }
+
+    fn config_names(&self) -> &'static [super::ConfigName] {
+        use crate::policy::name;
+        const NAMES: &[super::ConfigName] =
+            &[name(".codex/", "project config.toml (MCP servers, approval and sandbox policy), hooks")];
+        NAMES
     }
 
     fn never_carried(&self) -> &'static [&'static str] {

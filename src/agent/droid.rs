@@ -461,6 +461,13 @@ impl super::Agent for Droid {
         factory_home(probe.home().as_deref())
     }
 
+    fn config_names(&self) -> &'static [super::ConfigName] {
+        use crate::policy::name;
+        const NAMES: &[super::ConfigName] =
+            &[name(".factory/", "settings with hooks, MCP servers, custom droids and commands")];
+        NAMES
+    }
+
     fn never_carried(&self) -> &'static [&'static str] {
         NEVER_CARRIED
     }

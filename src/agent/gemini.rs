@@ -245,6 +245,97 @@ pub fn parse_chat(bytes: &[u8]) -> Option<ChatFile> {
     Some(out)
 }
 
+/// The folders a chat adds to the workspace (`directories`, from `/directory add`) made
+/// fit for `root`: Gemini CLI gives its file tools every one of them on an interactive
+/// `--resume`, so they are grants. Those below the old project move with it; any other is
+/// dropped unless `trust`. Returns the new bytes and a line per folder moved or dropped,
+/// or `None` when the chat names no folder that changes.
+pub fn workspace_dirs(
+    data: &[u8],
+    old_root: Option<&str>,
+    root: &str,
+    trust: bool,
+) -> Option<(Vec<u8>, Vec<String>)> {
+    let mut said = Vec::new();
+    let mut fix = |record: &mut Map<String, Value>| -> bool {
+        let Some(Value::Array(dirs)) = record.get_mut("directories") else { return false };
+        let before = dirs.clone();
+        dirs.retain_mut(|d| {
+            let Some(path) = d.as_str() else { return false };
+            let old = old_root.filter(|o| o.starts_with('/') && o.len() > 1);
+            match old.and_then(|o| super::disk::moved(path, o, root)) {
+                Some(new) => {
+                    said.push(format!("workspace folder {} moved to {}", safe(path), safe(&new)));
+                    *d = Value::String(new);
+                    true
+                }
+                None if trust => true,
+                None => {
+                    said.push(format!(
+                        "workspace folder {} dropped (outside the project; --trust-config keeps it)",
+                        safe(path)
+                    ));
+                    false
+                }
+            }
+        });
+        *dirs != before
+    };
+    let mut fix_record = |record: &mut Map<String, Value>| {
+        let mut changed = fix(record);
+        if let Some(Value::Object(set)) = record.get_mut("$set") {
+            changed |= fix(set);
+        }
+        changed
+    };
+    if let Ok(Value::Object(mut doc)) = serde_json::from_slice::<Value>(data) {
+        return fix_record(&mut doc).then(|| {
+            (serde_json::to_vec_pretty(&Value::Object(doc)).unwrap_or_else(|_| data.to_vec()), said)
+        });
+    }
+    let text = std::str::from_utf8(data).ok()?;
+    let mut changed = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let fixed = match serde_json::from_str::<Value>(body) {
+            Ok(Value::Object(mut record)) if body.contains("\"directories\"") => {
+                fix_record(&mut record).then(|| Value::Object(record).to_string())
+            }
+            _ => None,
+        };
+        match fixed {
+            Some(record) => {
+                changed = true;
+                out.push_str(&record);
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    changed.then(|| (out.into_bytes(), said))
+}
+
+/// The element's files with every chat's workspace folders made fit for `root`
+/// ([`workspace_dirs`]), and what changed.
+fn with_workspace_dirs(files: &[File], opts: &super::PlaceOptions, root: &str) -> (Vec<File>, Vec<String>) {
+    let mut lines = Vec::new();
+    let files = files
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            if let Some((data, said)) =
+                workspace_dirs(&f.data, opts.old_root.as_deref(), root, opts.trust_config)
+            {
+                f.data = data;
+                lines.extend(said.into_iter().map(|l| format!("  {l}")));
+            }
+            f
+        })
+        .collect();
+    (files, lines)
+}
+
 /// One file that travels: where it is, and its path inside the element (below `tmp/<id>/`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Carried {
@@ -803,6 +894,15 @@ impl super::Agent for Gemini {
         gemini_home(probe.var_os("GEMINI_CLI_HOME"), probe.home().as_deref())
     }
 
+    fn config_names(&self) -> &'static [super::ConfigName] {
+        use crate::policy::name;
+        const NAMES: &[super::ConfigName] = &[name(
+            ".gemini/",
+            "settings with MCP servers, hooks and tool discovery commands; commands; extensions",
+        )];
+        NAMES
+    }
+
     fn never_carried(&self) -> &'static [&'static str] {
         NEVER_CARRIED
     }
@@ -824,8 +924,9 @@ impl super::Agent for Gemini {
         home: &Path,
         root: &str,
         files: &[File],
-        _opts: &super::PlaceOptions,
+        opts: &super::PlaceOptions,
     ) -> anyhow::Result<super::Restored> {
+        let (_, grants) = with_workspace_dirs(files, opts, root);
         let target = plan_target(home, root)?;
         let how = if target.existing { "merged into the existing folder" } else { "a new folder" };
         let mut lines = vec![format!(
@@ -837,6 +938,7 @@ impl super::Agent for Gemini {
         for m in &target.fixed_markers {
             lines.push(format!("  marker {} would be set to the new path", safe(&m.to_string_lossy())));
         }
+        lines.extend(grants);
         Ok(super::Restored { lines, resume: None })
     }
 
@@ -847,6 +949,8 @@ impl super::Agent for Gemini {
         files: &[File],
         opts: &super::PlaceOptions,
     ) -> anyhow::Result<super::Restored> {
+        let (files, grants) = with_workspace_dirs(files, opts, root);
+        let files = &files[..];
         let placed = restore(home, root, files, opts.now)?;
         let mut lines = vec![format!(
             "Gemini CLI: {} conversations in {} ({} files written, {} kept as they were)",
@@ -864,6 +968,7 @@ impl super::Agent for Gemini {
                 placed.refreshed.len()
             ));
         }
+        lines.extend(grants);
         Ok(super::Restored { lines, resume: placed.resume_command() })
     }
 }

@@ -35,10 +35,23 @@ pub mod gemini;
 pub mod opencode;
 
 pub use crate::bundle::elements::File;
+pub use crate::policy::ConfigName;
+use crate::policy::{Owner, Policy};
 
 /// Every agent whose sessions travel in `bundles`, in the order the summary lists them.
 pub static AGENTS: &[&dyn Agent] =
     &[&codex::Codex, &droid::Droid, &gemini::Gemini, &opencode::OpenCode, &codeloops::Codeloops];
+
+/// The one table of what a restore never lays in a checkout from someone else's file:
+/// Claude Code's names, every [`AGENTS`] entry's, and the other tools'.
+pub fn policy() -> Policy {
+    let agents = AGENTS.iter().map(|a| Owner { tool: a.name(), names: a.config_names() });
+    Policy::new(
+        std::iter::once(Owner { tool: claude::DISPLAY_NAME, names: claude::CONFIG_NAMES })
+            .chain(agents)
+            .chain(crate::policy::OTHER_TOOLS.iter().copied()),
+    )
+}
 
 /// The names `--agents` accepts: Claude Code's and every [`AGENTS`] entry's.
 pub fn names() -> Vec<&'static str> {
@@ -71,6 +84,9 @@ pub struct PlaceOptions {
     pub old_root: Option<String>,
     /// Replace a session the receiver has with other content, keeping a backup.
     pub force: bool,
+    /// Keep what grants reach beyond the project (`--trust-config`), such as a chat's
+    /// workspace folders outside it.
+    pub trust_config: bool,
     pub now: SystemTime,
 }
 
@@ -104,6 +120,10 @@ pub trait Agent: Sync {
     /// What of that state never travels and is never installed (credentials, settings
     /// that can run commands, indexes), as names for docs and `--help`.
     fn never_carried(&self) -> &'static [&'static str];
+    /// The files and folders of a checkout it reads settings, hooks, plugins, commands,
+    /// MCP servers or permissions from: the policy table ([`policy`]) withholds them from
+    /// someone else's file. Never empty (a test checks it).
+    fn config_names(&self) -> &'static [ConfigName];
     /// The files of `root`'s sessions that may travel; `None` when it has none there.
     fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>>;
     /// The sessions in a list of element files, oldest first.
@@ -243,6 +263,7 @@ mod tests {
             assert!(ids.insert(a.id()), "{} twice", a.id());
             assert!(kinds.insert(a.kind()), "{} twice", a.kind());
             assert!(!a.never_carried().is_empty(), "{} says nothing of what never travels", a.id());
+            assert!(!a.config_names().is_empty(), "{} declares no config names for the policy", a.id());
             assert_eq!(by_kind(a.kind()).map(|b| b.id()), Some(a.id()));
         }
         assert!(!ids.contains(claude::NAME));

@@ -388,13 +388,16 @@ pub fn plan(data: &Path, files: &[File], force: bool) -> anyhow::Result<Vec<(Str
 }
 
 /// Runs `opencode import FILE` in `root` for one export and checks OpenCode's own
-/// confirmation, not only its exit code.
+/// confirmation, not only its exit code. It must run in `root`, since OpenCode binds the
+/// session to the project of its working directory; it runs there with the project's own
+/// configuration (`opencode.json`, `.opencode/` plugins) switched off, so nothing the
+/// checkout configures runs during a restore.
 fn import(opencode: &Path, root: &str, id: &str, export: &[u8]) -> anyhow::Result<()> {
     let dir = tempfile::Builder::new().prefix("lokust-opencode-").tempdir()?;
     let file = dir.path().join(format!("{id}.json"));
     fsutil::write_private_atomic(&file, |f| std::io::Write::write_all(f, export))?;
     let mut cmd = Command::new(opencode);
-    cmd.arg("import").arg(&file).current_dir(root);
+    cmd.arg("import").arg(&file).current_dir(root).env("OPENCODE_DISABLE_PROJECT_CONFIG", "true");
     let out =
         crate::exec::output(cmd, IMPORT_DEADLINE).with_context(|| format!("opencode import of {id}"))?;
     let said = String::from_utf8_lossy(&out);
@@ -422,6 +425,16 @@ impl super::Agent for OpenCode {
 
     fn home(&self, probe: &crate::probe::Probe) -> Option<PathBuf> {
         data_dir(probe.var_os("XDG_DATA_HOME"), probe.home().as_deref())
+    }
+
+    fn config_names(&self) -> &'static [super::ConfigName] {
+        use crate::policy::name;
+        const NAMES: &[super::ConfigName] = &[
+            name("opencode.json", "plugins, MCP servers, permissions"),
+            name("opencode.jsonc", "plugins, MCP servers, permissions"),
+            name(".opencode/", "plugins, agents, commands and tools it loads"),
+        ];
+        NAMES
     }
 
     fn never_carried(&self) -> &'static [&'static str] {

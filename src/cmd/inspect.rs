@@ -59,7 +59,7 @@ fn inspect_elements(s: &crate::lok::ShellLok, name: &str, out: &mut impl Write) 
             match crate::worktree::read_element(element, crate::restore::DEFAULT_MAX_SIZE) {
                 Ok(carried) => {
                     writeln!(out)?;
-                    for line in crate::worktree::describe(&carried.meta) {
+                    for line in carried.describe(Some(&crate::agent::policy()))? {
                         writeln!(out, "{line}")?;
                     }
                 }

@@ -47,6 +47,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         // clap requires both without --latest.
         (args.file.clone().unwrap_or_default(), args.to.clone().unwrap_or_default())
     };
+    crate::shell::refuse_literal_tilde(&to)?;
     let opts = RestoreOptions {
         to,
         claude_dir,
@@ -93,7 +94,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
             )
         }
     })?;
-    let elements_ok = restore_elements(&probe, &outcome, &opts, args.clone, &mut human)
+    let elements = restore_elements(&probe, &outcome, &opts, args.clone, &mut human)
         .and_then(|ok| if outcome.dry_run { Ok(ok) } else { print_next(&outcome, &mut human).map(|()| ok) })
         .with_context(|| format!("could not write the report to {stream}"))?;
     human.flush().ok();
@@ -106,8 +107,13 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
             .and_then(|()| out.flush())
             .context("could not write the script to standard output")?;
     }
-    if !elements_ok {
-        return Ok(exit::ERROR);
+    match elements {
+        Elements::Interrupted => {
+            eprintln!("lokust: interrupted; what is listed above was restored, the rest of the file was not");
+            return Ok(exit::INTERRUPTED);
+        }
+        Elements::SomeRefused => return Ok(exit::ERROR),
+        Elements::AllDone => {}
     }
     let refused = outcome.refused().count();
     if refused > 0 && !outcome.dry_run {
@@ -120,16 +126,23 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
+/// How the elements of `bundles` went.
+enum Elements {
+    AllDone,
+    SomeRefused,
+    /// A signal stopped the restore between two elements.
+    Interrupted,
+}
+
 /// Applies each element of `bundles` this lokust knows, each on its own: one refused
-/// does not undo the rest. Says what was done (or, in a dry run, would be) and returns
-/// whether every element was applied.
+/// does not undo the rest. Says what was done (or, in a dry run, would be).
 fn restore_elements(
     probe: &Probe,
     outcome: &RestoreOutcome,
     opts: &RestoreOptions,
     args_clone: bool,
     w: &mut dyn Write,
-) -> io::Result<bool> {
+) -> io::Result<Elements> {
     use restore::elements::{self, Outcome};
     let options = elements::Options {
         dry_run: outcome.dry_run,
@@ -142,10 +155,10 @@ fn restore_elements(
         Ok(done) => done,
         Err(e) => {
             exit::warn(&format!("{e}; the further payloads were not restored"));
-            return Ok(false);
+            return Ok(Elements::SomeRefused);
         }
     };
-    let mut all_ok = true;
+    let mut all = Elements::AllDone;
     for element in done {
         match element {
             Outcome::Done(done) => {
@@ -159,15 +172,16 @@ fn restore_elements(
                 }
             }
             Outcome::Refused(message) => {
-                all_ok = false;
+                all = Elements::SomeRefused;
                 exit::warn(&message);
             }
+            Outcome::Interrupted => return Ok(Elements::Interrupted),
             Outcome::Unknown(kind) => {
                 exit::warn(&format!("this lokust does not know bundles of kind {kind:?}; left out"))
             }
         }
     }
-    Ok(all_ok)
+    Ok(all)
 }
 
 /// `--latest` on a snapshot without a bundle (a live file, most often): nothing to

@@ -114,10 +114,17 @@ fn export_to(
 }
 
 pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
+    crate::interrupt::install_signal_handlers();
     let probe = Probe::from_process().context("could not read the working directory")?;
     let server = server(cli, &probe);
     let opts = ImportOptions {
-        to: args.to.clone(),
+        to: match &args.to {
+            Some(to) => {
+                crate::shell::refuse_literal_tilde(to)?;
+                Some(to.clone())
+            }
+            None => None,
+        },
         session: args.session.clone(),
         deadline: exec::default_deadline(),
     };

@@ -513,7 +513,7 @@ pub(crate) mod tests {
     /// line of the secrets corpus, in every view, alone and in a transcript record, the
     /// gated redactor writes what the ungated one writes. The comparison on real code
     /// (the Python standard library, the cargo registry, 240 MB) and on the transcripts of
-    /// `shared/fixtures-real` found no difference either when the gates were written.
+    /// `fixtures/real` found no difference either when the gates were written.
     #[test]
     fn gates_change_no_output() {
         let mut lines: Vec<String> = include_str!("../../fixtures/redaction/corpus.jsonl")

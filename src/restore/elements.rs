@@ -21,6 +21,8 @@ pub enum Outcome {
     Refused(String),
     /// A kind this lokust does not know: left out.
     Unknown(String),
+    /// Ctrl-C (or TERM, HUP) came before this element: it and the rest were not touched.
+    Interrupted,
 }
 
 /// How to restore the elements.
@@ -45,7 +47,16 @@ pub fn restore_all(
     opts: Options,
 ) -> anyhow::Result<Vec<Outcome>> {
     let elements = crate::bundle::elements::elements(&lok.extra)?;
-    Ok(elements.into_iter().map(|element| restore_one(probe, element, project_dir, opts)).collect())
+    let mut done = Vec::new();
+    for element in elements {
+        // Each element is whole or untouched; a signal stops the restore between two.
+        if crate::interrupt::interrupted() {
+            done.push(Outcome::Interrupted);
+            break;
+        }
+        done.push(restore_one(probe, element, project_dir, opts));
+    }
+    Ok(done)
 }
 
 fn restore_one(probe: &Probe, element: &Map<String, Value>, project_dir: &Path, opts: Options) -> Outcome {
@@ -76,10 +87,8 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
     if worktree::Carried::needs_clone(dir) && !opts.clone {
         // Not a refusal: nothing is there to protect. Say how to get the code, then the work.
         lines.push(format!(
-            "git work: {} has no checkout to lay the carried work on ({} unpushed commits, {} changed or new files)",
+            "git work: {} has no checkout to lay the carried work on",
             safe(&dir.to_string_lossy()),
-            carried.meta.commits.len(),
-            carried.meta.files.len()
         ));
         lines.push(format!(
             "  run `{}` and restore again, or restore with --clone",
@@ -90,7 +99,7 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
     let apply = worktree::ApplyOptions {
         force: opts.force,
         clone: opts.clone,
-        trust_config: opts.trust_config,
+        withhold: (!opts.trust_config).then(agent::policy),
         deadline: None,
     };
     let plan = carried.plan(dir, &apply)?;
@@ -122,8 +131,12 @@ fn restore_agent(
     let files = agent::files(agent, element, opts.max_size)?;
     let home = agent.home(probe).with_context(|| format!("no home for {} (set HOME)", agent.name()))?;
     let root = project_dir.to_str().context("the target path is not valid UTF-8")?;
-    let place =
-        PlaceOptions { old_root: agent::old_root(element), force: opts.force, now: SystemTime::now() };
+    let place = PlaceOptions {
+        old_root: agent::old_root(element),
+        force: opts.force,
+        trust_config: opts.trust_config,
+        now: SystemTime::now(),
+    };
     if opts.dry_run {
         agent.plan(&home, root, &files, &place)
     } else {

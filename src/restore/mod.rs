@@ -251,7 +251,8 @@ fn carries_elements(lok: &ShellLok) -> bool {
     lok.extra.get("bundles").and_then(Value::as_array).is_some_and(|list| !list.is_empty())
 }
 
-fn check_bundle_header(kind: &str, format: &str, name: &str) -> anyhow::Result<()> {
+/// Refuses a bundle of a kind or format this lokust does not restore.
+pub fn check_bundle_header(kind: &str, format: &str, name: &str) -> anyhow::Result<()> {
     if kind != bundle::KIND {
         return Err(not_restorable(format!(
             "{name}: bundle.kind is {:?}; this lokust restores {:?}",

@@ -160,6 +160,22 @@ impl age::Callbacks for Prompter {
     }
 }
 
+/// A private key others can read is no longer private; ssh refuses such a key, lokust
+/// says so and goes on.
+fn warn_if_open_to_others(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        crate::exit::warn(&format!(
+            "the identity file {} can be read by others (mode {:o}); run: chmod 600 {}",
+            path.display(),
+            meta.permissions().mode() & 0o777,
+            crate::shell::posix_quote(&path.to_string_lossy(), crate::shell::Quote::WhenNeeded)
+        ));
+    }
+}
+
 /// Loads identity files: the ones given, else the usual places that exist.
 pub fn load(given: &[PathBuf], defaults: &[PathBuf], prompts: bool) -> anyhow::Result<Identities> {
     let prompter = Prompter { silent: !prompts, ..Prompter::default() };
@@ -182,6 +198,7 @@ pub fn load(given: &[PathBuf], defaults: &[PathBuf], prompts: bool) -> anyhow::R
 fn load_file(path: &Path, prompter: &Prompter, ids: &mut Identities) -> anyhow::Result<()> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("could not read the identity file {}", path.display()))?;
+    warn_if_open_to_others(path);
     let text = String::from_utf8_lossy(&bytes);
     if text.contains("AGE-SECRET-KEY-1") {
         let mut n = 0;

@@ -450,6 +450,13 @@ pub fn open_any<R: Read + Send + 'static>(
              (if it is a plain .lok, rename it without .age)"
         );
     }
+    if !keys.given.is_empty() {
+        // Asking for a key says the user expects their own sealed file; a plain one could
+        // come from anyone.
+        crate::exit::warn(&format!(
+            "{name} is not sealed: -i was not needed, and nothing shows who wrote it"
+        ));
+    }
     Ok((false, Box::new(r)))
 }
 

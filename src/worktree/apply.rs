@@ -13,6 +13,20 @@ use anyhow::{Context, Result, anyhow, bail};
 use tempfile::TempDir;
 
 use super::{Meta, entry, git, paths};
+use crate::policy::{Match, Policy};
+
+/// What the tracked part of a payload lays on a checkout.
+struct Laid {
+    changes: Vec<LaidPath>,
+    /// Commits the carried head adds to what the checkout had.
+    commits: usize,
+}
+
+/// A path the tracked part adds, changes or removes; a link's target when it lays one.
+struct LaidPath {
+    path: String,
+    link: Option<String>,
+}
 
 /// A payload read and checked, held in a private (0700) temp folder.
 pub struct Carried {
@@ -191,23 +205,43 @@ pub struct ApplyOptions {
     pub force: bool,
     /// Clone the snapshot's remote into an absent or empty DIR first.
     pub clone: bool,
-    /// Also lay files that configure what an agent or an editor runs (`--trust-config`).
-    pub trust_config: bool,
+    /// What is not laid: files that configure what an agent or an editor runs. `None`
+    /// lays everything (`--trust-config`).
+    pub withhold: Option<Policy>,
     pub deadline: Option<Duration>,
 }
 
 /// One thing the restore does, in order; `--dry-run` prints them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
-    Clone { remote: String },
+    Clone {
+        remote: String,
+    },
     Stash,
-    BackupBranch { branch: String, at: String },
-    MoveAside { path: String },
-    Fetch { commits: usize },
-    Checkout { branch: Option<String>, head: String },
-    Index { files: usize },
-    WorkTree { files: usize },
-    Untracked { files: usize },
+    BackupBranch {
+        branch: String,
+        at: String,
+    },
+    MoveAside {
+        path: String,
+    },
+    /// How many commits the carried bundle adds, when the checkout can tell.
+    Fetch {
+        commits: Option<usize>,
+    },
+    Checkout {
+        branch: Option<String>,
+        head: String,
+    },
+    Index {
+        files: usize,
+    },
+    WorkTree {
+        files: usize,
+    },
+    Untracked {
+        files: usize,
+    },
 }
 
 impl fmt::Display for Step {
@@ -219,7 +253,8 @@ impl fmt::Display for Step {
                 write!(f, "keep commit {} on a new branch {branch}", short(at))
             }
             Step::MoveAside { path } => write!(f, "move {path} aside to {path}.lokust-saved"),
-            Step::Fetch { commits } => write!(f, "fetch {commits} unpushed commit{}", plural(*commits)),
+            Step::Fetch { commits: Some(n) } => write!(f, "fetch {n} unpushed commit{}", plural(*n)),
+            Step::Fetch { commits: None } => write!(f, "fetch the carried unpushed commits"),
             Step::Checkout { branch: Some(b), head } => write!(f, "check out branch {b} at {}", short(head)),
             Step::Checkout { branch: None, head } => write!(f, "check out {} (detached)", short(head)),
             Step::Index { files } => write!(f, "stage {files} change{}", plural(*files)),
@@ -253,10 +288,6 @@ pub struct Applied {
 impl Carried {
     fn deadline(opts: &ApplyOptions) -> Duration {
         opts.deadline.unwrap_or(Duration::from_secs(600))
-    }
-
-    fn count(&self, state: &str) -> usize {
-        self.meta.files.iter().filter(|f| f.state == state).count()
     }
 
     /// Whether `dir` has no checkout yet (missing or empty): the work needs a clone first.
@@ -372,12 +403,22 @@ impl Carried {
                 }
             }
         }
+        // What the tracked part lays is read from the payload itself, laid on the checkout
+        // in a scratch index; with a clone still to come, apply does the same after it.
+        self.refuse_withheld(Vec::new(), opts)?;
+        let commits = if Self::needs_clone(dir) {
+            None
+        } else {
+            let laid = self.laid(dir, d)?;
+            self.check_laid(&laid, opts)?;
+            Some(laid.commits)
+        };
         if self.has_commits {
-            steps.push(Step::Fetch { commits: self.meta.commits.len() });
+            steps.push(Step::Fetch { commits });
         }
         steps.push(Step::Checkout { branch: self.meta.branch.clone(), head: self.meta.head.clone() });
-        steps.push(Step::Index { files: self.count("staged") });
-        steps.push(Step::WorkTree { files: self.count("unstaged") });
+        steps.push(Step::Index { files: self.patch_paths(entry::INDEX, d)?.len() });
+        steps.push(Step::WorkTree { files: self.patch_paths(entry::WORKTREE, d)?.len() });
         steps.push(Step::Untracked { files: self.untracked.len() });
         Ok(Plan { dir: dir.to_path_buf(), steps })
     }
@@ -418,20 +459,8 @@ impl Carried {
                 crate::exec::output(c, d).with_context(|| format!("git clone {remote}"))?;
             }
         }
-        if self.has_commits {
-            self.fetch(dir, d)?;
-        }
-        if !git::ok(dir, &["cat-file", "-e", &format!("{}^{{commit}}", self.meta.head)], d) {
-            bail!(
-                "{} does not have the carried HEAD {} after the fetch",
-                dir.display(),
-                short(&self.meta.head)
-            );
-        }
-        if !opts.trust_config {
-            self.refuse_executable_config(dir, d)?;
-        }
-        self.check_patches(dir, d)?;
+        let laid = self.laid(dir, d)?;
+        self.check_laid(&laid, opts)?;
         self.check_untracked_parents(dir)?;
         // The checkout may have changed since the plan: without a stash step it must still be
         // clean, or checking out could carry someone's fresh edit into the carried state.
@@ -475,9 +504,17 @@ impl Carried {
         Ok(applied)
     }
 
-    /// Applies both patches to a scratch index of the carried head: a patch that does not fit
-    /// is found before anything in the checkout changes.
-    fn check_patches(&self, dir: &Path, d: Duration) -> Result<()> {
+    /// What the tracked part will lay on `dir`, read from the payload: the carried head
+    /// with both patches applied in a scratch index (a patch that does not fit, or that git
+    /// cannot read, is refused here, before the checkout changes), against the checkout's
+    /// own HEAD. The paths come from git's reading of the payload, never from `meta.json`.
+    fn laid(&self, dir: &Path, d: Duration) -> Result<Laid> {
+        if self.has_commits {
+            self.fetch(dir, d)?;
+        }
+        if !git::ok(dir, &["cat-file", "-e", &format!("{}^{{commit}}", self.meta.head)], d) {
+            bail!("{} does not have the carried HEAD {}", dir.display(), short(&self.meta.head));
+        }
         let index = self.dir.path().join("scratch-index");
         let run = |args: &[&std::ffi::OsStr]| {
             let mut c = git::cmd(dir);
@@ -494,53 +531,115 @@ impl Carried {
                     })?;
             }
         }
-        Ok(())
+        let tree = String::from_utf8_lossy(&run(&["write-tree".as_ref()])?).trim().to_string();
+        const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+        let own = git::text(dir, &["rev-parse", "-q", "--verify", "HEAD^{tree}"], d)
+            .unwrap_or_else(|_| EMPTY_TREE.to_string());
+        let raw = git::run(dir, &["diff-tree", "-r", "-z", "--no-renames", &own, &tree], d)?;
+        let mut changes = Vec::new();
+        let mut fields = raw.split(|b| *b == 0).filter(|f| !f.is_empty());
+        while let (Some(head), Some(path)) = (fields.next(), fields.next()) {
+            // `:oldmode newmode oldid newid status`
+            let head = String::from_utf8_lossy(head);
+            let parts: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
+            let path = String::from_utf8(path.to_vec())
+                .map_err(|_| anyhow!("the carried work names a path that is not UTF-8"))?;
+            let (mode, id) =
+                (parts.get(1).copied().unwrap_or_default(), parts.get(3).copied().unwrap_or_default());
+            let link = (mode == "120000")
+                .then(|| git::run(dir, &["cat-file", "blob", id], d))
+                .transpose()?
+                .map(|t| String::from_utf8_lossy(&t).into_owned());
+            changes.push(LaidPath { path, link });
+        }
+        let commits = match (&self.meta.base, self.has_commits) {
+            (_, false) => 0,
+            (Some(base), true) => {
+                git::text(dir, &["rev-list", "--count", &format!("{base}..{}", self.meta.head)], d)?
+                    .parse()
+                    .unwrap_or(0)
+            }
+            (None, true) => {
+                git::text(dir, &["rev-list", "--count", &self.meta.head], d)?.parse().unwrap_or(0)
+            }
+        };
+        Ok(Laid { changes, commits })
     }
 
-    /// Refuses, before anything is laid, work that adds or changes a file an agent or an
-    /// editor runs commands from (`.claude/`, `.mcp.json`, `.envrc`…): someone else's file
-    /// must not plant a hook or an MCP server in a checkout the user already trusts.
-    fn refuse_executable_config(&self, dir: &Path, d: Duration) -> Result<()> {
-        let mut paths: Vec<String> = self
-            .meta
-            .files
-            .iter()
-            .flat_map(|f| f.path.split(" -> ").map(str::to_string).collect::<Vec<_>>())
-            .collect();
-        if self.has_commits {
-            let range = match &self.meta.base {
-                Some(base) => vec![
-                    "diff".to_string(),
-                    "--name-only".into(),
-                    "-z".into(),
-                    base.clone(),
-                    self.meta.head.clone(),
-                ],
-                None => vec![
-                    "ls-tree".to_string(),
-                    "-r".into(),
-                    "-z".into(),
-                    "--name-only".into(),
-                    self.meta.head.clone(),
-                ],
-            };
-            paths.extend(git::split_z(&git::run(dir, &range, d)?));
+    /// Refuses tracked work that lays a path out of the checkout or into `.git`, a link
+    /// pointing out, or (unless trusted) a file the policy withholds: commits and patches
+    /// cannot be laid in part.
+    fn check_laid(&self, laid: &Laid, opts: &ApplyOptions) -> Result<()> {
+        let safe = |s: &str| crate::sanitize::for_terminal(s).into_owned();
+        let mut withheld = Vec::new();
+        for change in &laid.changes {
+            if let Some(why) = paths::refuse_path(&change.path) {
+                bail!("the carried work has {why}: {}", safe(&change.path));
+            }
+            if let Some(target) = &change.link
+                && let Some(why) = paths::refuse_link(&change.path, target)
+            {
+                bail!("the carried work has {why}: {} -> {}", safe(&change.path), safe(target));
+            }
+            withheld.push(&change.path);
         }
-        let mut found: Vec<String> = paths.into_iter().filter(|p| is_executable_config(p)).collect();
+        self.refuse_withheld(withheld, opts)
+    }
+
+    /// Refuses the whole git work when it lays, tracked (`tracked`) or untracked, a file
+    /// the policy withholds: nothing of it is laid, so no part of the same file can use
+    /// what was left.
+    fn refuse_withheld(&self, tracked: Vec<&String>, opts: &ApplyOptions) -> Result<()> {
+        let Some(policy) = &opts.withhold else { return Ok(()) };
+        let untracked = self.untracked.iter().map(|(rel, _)| rel);
+        let mut found: Vec<String> = tracked
+            .into_iter()
+            .chain(untracked)
+            .filter_map(|p| {
+                let m: Match = policy.matches(p)?;
+                Some(format!("{} ({})", crate::sanitize::for_terminal(p), m.tool))
+            })
+            .collect();
         found.sort();
         found.dedup();
         if !found.is_empty() {
             bail!(
-                "the carried work changes files that can run commands or grant permissions ({}); nothing was laid \
-                 (look at them with lokust-shell inspect; --trust-config lays them)",
-                found
-                    .iter()
-                    .map(|p| crate::sanitize::for_terminal(p).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "the carried work changes files that can run commands or grant permissions: {}; nothing of the git \
+                 work was laid (look at them with lokust-shell inspect; --trust-config lays them)",
+                found.join(", ")
             );
         }
         Ok(())
+    }
+
+    /// The paths a carried patch writes, as `git apply` reads it (any prefix, renames).
+    fn patch_paths(&self, name: &str, d: Duration) -> Result<Vec<String>> {
+        let patch = self.dir.path().join(name);
+        if !fs::metadata(&patch).map(|m| m.len() > 0).unwrap_or(false) {
+            return Ok(Vec::new());
+        }
+        let mut c = git::cmd(self.dir.path());
+        c.args(["apply", "--numstat", "-z"]).arg(&patch);
+        let out = crate::exec::output(c, d)
+            .with_context(|| format!("the carried {name} is not a patch git reads"))?;
+        // `added\tdeleted\tpath\0`, or for a rename `added\tdeleted\t\0from\0to\0`.
+        let mut paths = Vec::new();
+        let mut fields = out.split(|b| *b == 0);
+        while let Some(field) = fields.next() {
+            if field.is_empty() {
+                continue;
+            }
+            let text = String::from_utf8_lossy(field);
+            match text.splitn(3, '\t').nth(2) {
+                Some("") => {
+                    fields.next();
+                    paths.extend(fields.next().map(|p| String::from_utf8_lossy(p).into_owned()));
+                }
+                Some(path) => paths.push(path.to_string()),
+                None => bail!("the carried {name} is not a patch git reads"),
+            }
+        }
+        Ok(paths)
     }
 
     fn apply_patch(&self, dir: &Path, name: &str, extra: &[&str], d: Duration) -> Result<()> {
@@ -614,20 +713,54 @@ impl Carried {
     }
 }
 
+impl Carried {
+    /// What `inspect` shows: the files as the payload itself writes them (the patches as
+    /// git reads them, the untracked entries of the tar), marking what `policy` withholds;
+    /// the commits as the sender listed them, since counting them needs the checkout.
+    pub fn describe(&self, policy: Option<&Policy>) -> Result<Vec<String>> {
+        let clean = |s: &str| crate::sanitize::for_terminal(s).into_owned();
+        let meta = &self.meta;
+        let mut lines = vec![format!(
+            "git work on {} at {}{}",
+            meta.branch.as_deref().map_or("a detached HEAD".to_string(), clean),
+            short(&meta.head),
+            meta.remote.as_deref().map_or(String::new(), |r| format!(" (remote {})", clean(r)))
+        )];
+        if self.has_commits {
+            lines.push(format!(
+                "  {} unpushed commit{} (as the sender lists them; a restore counts them from the commits)",
+                meta.commits.len(),
+                plural(meta.commits.len())
+            ));
+            for c in &meta.commits {
+                lines.push(format!("    {} {}", short(&c.id), clean(&c.subject)));
+            }
+        }
+        let d = Duration::from_secs(60);
+        let mut files: Vec<(&str, String)> = Vec::new();
+        files.extend(self.patch_paths(entry::INDEX, d)?.into_iter().map(|p| ("staged", p)));
+        files.extend(self.patch_paths(entry::WORKTREE, d)?.into_iter().map(|p| ("unstaged", p)));
+        files.extend(self.untracked.iter().map(|(rel, _)| ("untracked", rel.clone())));
+        lines.push(format!("  {} file{}", files.len(), plural(files.len())));
+        for (state, path) in &files {
+            let mark = policy
+                .and_then(|p| p.matches(path))
+                .map_or(String::new(), |m| format!("  [withheld: {} runs or grants from it]", m.tool));
+            lines.push(format!("    {state:<9} {}{mark}", clean(path)));
+        }
+        if !meta.left_out.is_empty() {
+            lines.push(format!("  left out: {}", meta.left_out.len()));
+            for l in &meta.left_out {
+                lines.push(format!("    {}: {}", clean(&l.path), clean(&l.why)));
+            }
+        }
+        Ok(lines)
+    }
+}
+
 /// Whether `rel` is one of the paths `git status -z` listed (it goes into the stash).
 fn dirty_path(status: &[u8], rel: &str) -> bool {
     git::split_z(status).iter().any(|e| e.get(3..) == Some(rel))
-}
-
-/// Files of a checkout that an agent or an editor runs commands from, or that grant an
-/// agent permissions: project settings with hooks, MCP servers, allowed tools, tasks.
-fn is_executable_config(path: &str) -> bool {
-    const FOLDERS: &[&str] =
-        &[".claude/", ".gemini/", ".codex/", ".opencode/", ".factory/", ".vscode/", ".devcontainer/"];
-    const FILES: &[&str] = &[".mcp.json", "opencode.json", ".envrc"];
-    let path = path.trim_start_matches("./");
-    FOLDERS.iter().any(|f| path.starts_with(f) || path.contains(&format!("/{f}")))
-        || FILES.iter().any(|f| path == *f || path.ends_with(&format!("/{f}")))
 }
 
 /// A remote lokust will hand to `git clone`: no option, no transport helper (`ext::`).

@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
-use super::{Capture, Carried, KIND, Meta, read_tar};
+use super::{Capture, Carried, KIND, read_tar};
 
 pub const FORMAT: &str = "tar.gz+base64";
 
@@ -82,38 +82,6 @@ impl<R: Read> Read for ErrorAtLimit<R> {
         }
         Ok(n)
     }
-}
-
-/// What `inspect` shows of the element: commits with subjects, files with their state, and
-/// what was left out and why.
-pub fn describe(meta: &Meta) -> Vec<String> {
-    let clean = |s: &str| crate::sanitize::for_terminal(s).into_owned();
-    let mut lines = vec![format!(
-        "git work on {} at {}{}",
-        meta.branch.as_deref().map_or("a detached HEAD".to_string(), clean),
-        &meta.head[..meta.head.len().min(12)],
-        meta.remote.as_deref().map_or(String::new(), |r| format!(" (remote {})", clean(r)))
-    )];
-    lines.push(format!(
-        "  {} unpushed commit{}",
-        meta.commits.len(),
-        if meta.commits.len() == 1 { "" } else { "s" }
-    ));
-    for c in &meta.commits {
-        lines.push(format!("    {} {}", &c.id[..c.id.len().min(12)], clean(&c.subject)));
-    }
-    lines.push(format!("  {} file{}", meta.files.len(), if meta.files.len() == 1 { "" } else { "s" }));
-    for f in &meta.files {
-        let change = f.change.as_deref().map_or(String::new(), |c| format!(" {c}"));
-        lines.push(format!("    {:<9}{change:<2} {}", f.state, clean(&f.path)));
-    }
-    if !meta.left_out.is_empty() {
-        lines.push(format!("  left out: {}", meta.left_out.len()));
-        for l in &meta.left_out {
-            lines.push(format!("    {}: {}", clean(&l.path), clean(&l.why)));
-        }
-    }
-    lines
 }
 
 impl crate::bundle::StreamedElement for Capture {

@@ -21,7 +21,7 @@ mod paths;
 
 pub use apply::{Applied, ApplyOptions, Carried, Plan, Step, read_tar};
 pub use capture::{Capture, CaptureOptions, capture};
-pub use element::{ElementStats, Pending, describe, read_element, write_element};
+pub use element::{ElementStats, Pending, read_element, write_element};
 
 use serde::{Deserialize, Serialize};
 

@@ -6,6 +6,7 @@
 
 pub mod archive;
 pub mod claude;
+pub mod element;
 pub mod gemini;
 pub mod standin;
 pub mod work;
