@@ -25,6 +25,8 @@ mod redact_transcript;
 mod redact_fuzz;
 // A corpus apart from the rules: credential files and shell families, every view.
 mod redact_scored;
+// A corpus written without reading the rules, with a held-out part: recall and clean text.
+mod redact_unlisted;
 // lokust-shell-snapshot --bundle: the Claude Code project inside the .lok, redacted.
 mod bundle;
 // lokust-shell-restore: paths rewritten, extras placed, merges, hostile input, interruptions.

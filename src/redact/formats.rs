@@ -18,6 +18,27 @@ pub(crate) fn aws_prompt(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
+lazy_re!(AWS_KEY_ID, r"\b(?:AKIA|ASIA)[A-Z2-7]{16}\b");
+lazy_re!(BASE64_40, r"(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)");
+
+/// The secret beside an AWS access key id: the id names its neighbour, as a CSV download
+/// (`User,Access key ID,Secret access key`) or a pasted pair writes them, with no keyword.
+/// A neighbour is 40 characters of the key's alphabet with a capital, a small letter and a
+/// digit, so a commit id (hex) or a word is never taken for one.
+pub(crate) fn partner(line: &[u8], out: &mut Vec<Span>) {
+    if !AWS_KEY_ID.is_match(line) {
+        return;
+    }
+    for c in BASE64_40.captures_iter(line) {
+        let m = c.get(1).unwrap();
+        let v = m.as_bytes();
+        let mixed = v.iter().any(u8::is_ascii_uppercase) && v.iter().any(u8::is_ascii_lowercase);
+        if mixed && v.iter().any(u8::is_ascii_digit) {
+            out.push(Span { start: m.start(), end: m.end(), rule: "aws-secret-beside-id" });
+        }
+    }
+}
+
 lazy_re!(NETRC, r"\bmachine[ \t]+\S+.*?\bpassword[ \t]+([^\s'\x22]+)");
 
 // `.netrc` allows an entry over several lines, so a line can be only `password X`, or

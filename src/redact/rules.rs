@@ -39,6 +39,9 @@ pub enum Engine {
     Pem,
     /// `AWS Secret Access Key [None]: …` as `aws configure` prints it.
     AwsPrompt,
+    /// A key's partner: the secret that sits beside a provider's public id on one line
+    /// (an AWS access key id and its secret in a CSV row or a pasted pair).
+    Partner,
     /// `.netrc`: `machine … login … password X`.
     Netrc,
     /// PHP's `define('DB_PASSWORD', 'x')`.
@@ -995,6 +998,18 @@ pub static RULES: &[Rule] = &[
         gate: Gate::Any,
         positives: &["AWS Secret Access Key [None]: ⟦‹b40›⟧"],
         negatives: &["AWS Secret Access Key [None]: ", "AWS Secret Access Key [****************abcd]: "],
+    },
+    Rule {
+        id: "aws-secret-beside-id",
+        what: "an AWS secret access key beside its access key id on one line (a CSV download, a pasted pair), with no name",
+        keywords: &["AKIA", "ASIA"],
+        matcher: Matcher::Context(Engine::Partner),
+        gate: Gate::WordStart,
+        positives: &["AKIA‹B16›,⟦‹b40›⟧", "ci-deploy,AKIA‹B16›,⟦‹b40›⟧,Active", "AKIA‹B16› ⟦‹b40›⟧"],
+        negatives: &[
+            "AKIAIOSFODNN7EXAMPLE,0123456789abcdef0123456789abcdef01234567",
+            "see AKIA keys in the console",
+        ],
     },
     Rule {
         id: "netrc",

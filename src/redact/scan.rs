@@ -319,7 +319,7 @@ type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords:
 /// a reader runs once when any of its engines woke.
-const READERS: [(&[Engine], Reader); 14] = [
+const READERS: [(&[Engine], Reader); 15] = [
     (&[Engine::Colon], colon),
     (&[Engine::Colon], super::expansion::spans),
     // Guzzle's `['Authorization' => 'Bearer …']` wakes the header's rule alone.
@@ -330,6 +330,7 @@ const READERS: [(&[Engine], Reader); 14] = [
     (&[Engine::Cookie], cookie),
     (&[Engine::Pem], pem_inline),
     (&[Engine::AwsPrompt], aws_prompt),
+    (&[Engine::Partner], super::formats::partner),
     (&[Engine::Netrc], netrc),
     (&[Engine::PhpDefine], php_define),
     (&[Engine::Prose], prose),

@@ -757,6 +757,7 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
         || is_code_literal(v)
         || is_constant_name(v)
         || is_header_name(v)
+        || is_version_spec(v)
     {
         return false;
     }
@@ -770,6 +771,8 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
                 || v.iter().any(u8::is_ascii_whitespace)
                 // `focusUiEnabled`, `React::DevTools::defaultTab`: a name in code, not a token.
                 || (is_code_identifier(v) && is_made_of_words(v))
+                // `defaultToConfig2`, `!!config.withCredentials`: a variable, not a token.
+                || is_code_reference(v)
                 || v.windows(2).any(|w| w == b"::")
                 || v.windows(3).any(|w| w == b"://")
                 || is_wordy(v)
@@ -778,6 +781,95 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
                 || DIGEST_PREFIXES.iter().any(|p| v.starts_with(p)))
         }
     }
+}
+
+/// A package's version or version range, as manifests and lockfiles write one under the
+/// package's name (`"minipass": "^7.1.2"`, `pgpass: 1.0.5`, `>=2.0.0 <3`, `1.x`,
+/// `~1.2.3-beta.1`, `npm:string-width@^4.2.0`, `workspace:^`): whatever the name beside it
+/// says, a version is not a credential.
+pub(crate) fn is_version_spec(v: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(v) else { return false };
+    if let Some(rest) = text.strip_prefix("workspace:") {
+        return matches!(rest, "*" | "^" | "~") || is_version_spec(rest.as_bytes());
+    }
+    if let Some(rest) = text.strip_prefix("npm:") {
+        return rest
+            .rsplit_once('@')
+            .is_some_and(|(name, range)| !name.is_empty() && is_version_spec(range.as_bytes()));
+    }
+    let mut any = false;
+    for alternative in text.split("||") {
+        let words: Vec<&str> = alternative.split_whitespace().filter(|w| *w != "-").collect();
+        if words.is_empty() {
+            return false;
+        }
+        for word in words {
+            if !is_one_version(word) {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
+}
+
+/// One comparator of a range: an optional operator, then `1`, `1.2`, `1.2.3` (any part may
+/// be `x` or `*` after the first), and an optional `-prerelease` or `+build` of dotted
+/// alphanumerics.
+fn is_one_version(word: &str) -> bool {
+    let bare = word.trim_start_matches(['^', '~', '>', '<', '=']);
+    let had_operator = bare.len() != word.len();
+    let bare = bare.strip_prefix('v').unwrap_or(bare);
+    let (core, tail) = match bare.find(['-', '+']) {
+        Some(at) => (&bare[..at], Some(&bare[at + 1..])),
+        None => (bare, None),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    let number = |p: &str| !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit());
+    let wildcard = |p: &str| matches!(p, "x" | "X" | "*");
+    (1..=4).contains(&parts.len())
+        && number(parts[0])
+        && parts[1..].iter().all(|p| number(p) || wildcard(p))
+        // A bare number is a PIN as much as a version: a version has a dot or an operator.
+        && (parts.len() > 1 || had_operator)
+        && tail.is_none_or(|tail| {
+            tail.split(['.', '-', '+']).all(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric()))
+        })
+}
+
+/// A variable or a field read in code where a value goes: identifiers joined by `.` of
+/// which one is written as code writes names (`_config`, `withCredentials`, `$opts`),
+/// perhaps negated (`!!x.y`) or called (`getToken()`); or one camel-case identifier of
+/// words with one digit after it (`defaultToConfig2`). A password of words
+/// (`nectar.falcon.velvet41`, `lantern_cobalt_raven76`) has none of these shapes.
+fn is_code_reference(v: &[u8]) -> bool {
+    let v = v.strip_suffix(b";").unwrap_or(v);
+    let called = v.ends_with(b"()");
+    let v = v.strip_suffix(b"()").unwrap_or(v);
+    let bare = &v[v.iter().take_while(|b| **b == b'!').count()..];
+    let negated = bare.len() != v.len();
+    let code_name = |p: &[u8]| {
+        p.first().is_some_and(|b| matches!(b, b'_' | b'$'))
+            || (p.iter().skip(1).any(u8::is_ascii_uppercase) && p.iter().any(u8::is_ascii_lowercase))
+    };
+    let word_part = |p: &[u8]| {
+        let (letters, digits) = p.split_at(p.iter().rposition(|b| !b.is_ascii_digit()).map_or(0, |e| e + 1));
+        let core: Vec<u8> = letters.iter().copied().filter(|b| !matches!(b, b'_' | b'$')).collect();
+        !core.is_empty()
+            && letters.iter().all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$'))
+            && (core.len() < 3 || is_made_of_words(&core))
+            && digits.len() <= 1
+    };
+    let parts: Vec<&[u8]> = bare.split(|b| *b == b'.').collect();
+    if !parts.iter().all(|p| word_part(p)) {
+        return false;
+    }
+    let joined = parts.len() > 1 && parts.iter().any(|p| code_name(p));
+    let numbered = parts.len() == 1
+        && bare.last().is_some_and(u8::is_ascii_digit)
+        && !bare.contains(&b'_')
+        && code_name(bare);
+    negated || called || joined || numbered
 }
 
 /// What a framework's schema says of a password field, not a password: a validation rule
@@ -946,5 +1038,50 @@ mod tests {
         // Letters only, mixed case, one long run of consonants: a token, not a name.
         assert!(should_redact(Class::Secret, b"UdEzgeLbxjePHpfcgwtX"));
         assert!(!should_redact(Class::Secret, b"strncpyWrapper"));
+    }
+
+    /// A version under a name that reads like a secret's (`minipass`, `pgpass`) is a
+    /// version whatever the class; a number alone is still a PIN.
+    #[test]
+    fn versions_are_not_secrets() {
+        for v in [
+            "^7.1.2",
+            "1.0.5",
+            "~1.2.3-beta.1",
+            ">=2.0.0 <3",
+            "1.x",
+            "^1.2 || ^2",
+            "v2.3.4",
+            "1.0.0+build.5",
+            "npm:string-width@^4.2.0",
+            "workspace:^",
+            "2.0.0 - 3.1.4",
+        ] {
+            assert!(!should_redact(Class::Password, v.as_bytes()), "{v}");
+            assert!(is_version_spec(v.as_bytes()), "{v}");
+        }
+        for v in ["1234", "hunter2", "^hunter", "1.2.3.4.5", "1.2.3-", "7.1.2abc", "1.2.3 hunter2"] {
+            assert!(!is_version_spec(v.as_bytes()), "{v}");
+        }
+        assert!(should_redact(Class::Password, b"1234"));
+    }
+
+    /// A variable read where a value goes is not a token; a password of words is.
+    #[test]
+    fn code_references_are_not_tokens_but_passwords_of_words_are() {
+        for v in
+            ["defaultToConfig2", "!!_config.withCredentials", "config.apiKey", "getToken()", "$opts.secret;"]
+        {
+            assert!(!should_redact(Class::Secret, v.as_bytes()), "{v}");
+        }
+        for v in [
+            "lantern_cobalt_raven_juniper76",
+            "nectar.falcon.velvet.sequoia41",
+            "Kestrel.Velvet1120",
+            "Zx9Kq2Lm8Np4Rt6Vw1Yb",
+            "UdEzgeLbxjePHpfcgwtX.k9",
+        ] {
+            assert!(should_redact(Class::Secret, v.as_bytes()), "{v}");
+        }
     }
 }
