@@ -47,7 +47,11 @@ pub const OTHER_TOOLS: &[Owner] = &[
             name("mise.toml", "mise runs its hooks and tasks, and sources env files, on cd"),
             name(".mise.toml", "mise runs its hooks and tasks, and sources env files, on cd"),
             name("mise.local.toml", "mise runs its hooks and tasks, and sources env files, on cd"),
+            name(".mise.local.toml", "mise runs its hooks and tasks, and sources env files, on cd"),
             name(".mise/", "mise's project config and tasks"),
+            name("mise/config.toml", "mise's project config and tasks"),
+            name(".config/mise/", "mise's project config and tasks"),
+            name(".config/mise.toml", "mise's project config and tasks"),
             name(".autoenv.zsh", "zsh-autoenv sources it on cd"),
             name(".autoenv_leave.zsh", "zsh-autoenv sources it on leaving"),
         ],
@@ -72,6 +76,13 @@ pub const OTHER_TOOLS: &[Owner] = &[
         ],
     },
     Owner {
+        tool: "git and its helpers",
+        names: &[
+            name(".gitmodules", "submodule URLs git fetches with submodule.recurse"),
+            name(".lfsconfig", "the Git LFS endpoint git-lfs sends credentials to"),
+        ],
+    },
+    Owner {
         tool: "other coding agents",
         names: &[
             name(".cursor/", "Cursor MCP servers, hooks and rules"),
@@ -81,6 +92,10 @@ pub const OTHER_TOOLS: &[Owner] = &[
             name(".kiro/", "Kiro hooks that run commands on file events"),
             name(".roo/", "Roo Code MCP servers and modes"),
             name(".aider.conf.yml", "aider's lint-cmd and test-cmd run after each edit"),
+            name(
+                ".env",
+                "aider reads AIDER_LINT_CMD and AIDER_TEST_CMD from it, Gemini CLI its API settings",
+            ),
             name(".github/copilot/", "GitHub Copilot CLI repository settings, hooks and MCP servers"),
             name(".github/hooks/", "GitHub Copilot hooks"),
         ],
@@ -126,8 +141,7 @@ impl Policy {
 
     /// The entry `rel` (a path relative to a checkout, `/`-separated) falls under, if any.
     pub fn matches(&self, rel: &str) -> Option<Match> {
-        let parts: Vec<String> =
-            rel.split('/').filter(|c| !c.is_empty() && *c != ".").map(|c| c.to_ascii_lowercase()).collect();
+        let parts: Vec<String> = rel.split('/').filter(|c| !c.is_empty() && *c != ".").map(fold).collect();
         self.owners.iter().find_map(|owner| {
             owner
                 .names
@@ -136,6 +150,13 @@ impl Policy {
                 .map(|n| Match { tool: owner.tool, name: *n })
         })
     }
+}
+
+/// A name as a case-insensitive file system compares it, for the ASCII names of the
+/// table: lower case, and the two letters Unicode folds onto ASCII ones (the long s onto
+/// `s`; the Kelvin sign already lowers to `k`).
+fn fold(name: &str) -> String {
+    name.chars().flat_map(char::to_lowercase).map(|c| if c == '\u{17f}' { 's' } else { c }).collect()
 }
 
 /// Whether a path's lower-cased components hold `pattern` (see [`ConfigName::pattern`]).
@@ -185,6 +206,10 @@ mod tests {
             "team.code-workspace",
             ".github/copilot/settings.json",
             ".GitHub/Hooks/x.json",
+            ".mcp.j\u{17f}on",
+            ".\u{212a}iro/hooks/x",
+            ".config/mise/config.toml",
+            ".env",
         ] {
             assert!(p.matches(hit).is_some(), "{hit}");
         }

@@ -57,6 +57,9 @@ fn config_laid_as_an_untracked_entry_is_found_in_the_payload_in_any_case() {
         ".envrc",
         ".gemini/settings.json",
         ".factory/settings.json",
+        ".env",
+        ".config/mise/config.toml",
+        "x/.mcp.j\u{17f}on",
     ]
     .iter()
     .enumerate()
@@ -258,4 +261,116 @@ fn a_quoted_tilde_is_refused_with_the_path_it_meant() {
     let a = env.cmd("lokust-shell-restore").arg(&lok).args(["--to", "~/x"]).assert().code(2);
     assert!(stderr(&a).contains(&format!("{}/x", env.home.display())), "{}", stderr(&a));
     assert!(!env.cwd.join("~").exists());
+}
+
+/// A link made a name for the top (`d -> .`) lets `d/d/../../x` climb out while it reads
+/// as staying in: `..` after a name is refused, untracked or committed.
+#[test]
+fn a_chain_of_links_cannot_climb_out() {
+    let env = TestEnv::new();
+    let (origin, _, lok) = carried(&env);
+    let hostile = rewrite(&lok, "git-worktree", "chain.lok", |entries| {
+        entries.push(Entry {
+            name: "untracked/d".into(),
+            data: Vec::new(),
+            link: Some(".".into()),
+            mode: 0o777,
+        });
+        let up = format!("{}{}etc/passwd", "d/".repeat(12), "../".repeat(12));
+        entries.push(Entry {
+            name: "untracked/NOTES.md".into(),
+            data: Vec::new(),
+            link: Some(up),
+            mode: 0o777,
+        });
+    });
+    let target = fresh_clone(&env, &origin, "t");
+    let before = state(&target);
+    let err = stderr(&restore(&env, &hostile, &target, &["--trust-config"]).code(2));
+    assert!(err.contains("NOTES.md") && err.contains("after a name"), "{err}");
+    assert_eq!(state(&target), before);
+    assert!(fs::symlink_metadata(target.join("NOTES.md")).is_err());
+
+    // The same two links in a carried commit.
+    let root = env.root.path().join("second");
+    fs::create_dir_all(&root).unwrap();
+    let (origin, work) = scenario(&root);
+    let _ = fs::remove_file(work.join("deploy.env"));
+    std::os::unix::fs::symlink(".", work.join("d")).unwrap();
+    std::os::unix::fs::symlink(
+        format!("{}{}etc/passwd", "d/".repeat(12), "../".repeat(12)),
+        work.join("NOTES.md"),
+    )
+    .unwrap();
+    git(&work, &["add", "d", "NOTES.md"]);
+    git(&work, &["commit", "-qm", "links"]);
+    make_project(&env, &work);
+    let (lok, _) = snapshot(&env, &work, &[]);
+    let target = fresh_clone(&env, &origin, "t2");
+    let before = state(&target);
+    let err = stderr(&restore(&env, &lok, &target, &["--trust-config"]).code(2));
+    assert!(err.contains("NOTES.md"), "{err}");
+    assert_eq!(state(&target), before);
+}
+
+/// Files git ignores are invisible to the clean check, and `git checkout` overwrites or
+/// deletes them where the carried tree writes: they are in the way like untracked files.
+#[test]
+fn ignored_files_in_the_way_of_carried_commits_are_kept_unless_forced() {
+    let env = TestEnv::new();
+    let (origin, work) = scenario(env.root.path());
+    let _ = fs::remove_file(work.join("deploy.env"));
+    write(&work, "x.log", b"the sender's\n");
+    write(&work, "y.log", b"the sender's\n");
+    git(&work, &["add", "-f", "x.log", "y.log"]);
+    git(&work, &["commit", "-qm", "logs"]);
+    make_project(&env, &work);
+    let (lok, _) = snapshot(&env, &work, &[]);
+    let target = fresh_clone(&env, &origin, "t");
+    write(&target, "x.log", b"the receiver's own\n");
+    write(&target, "y.log/keep", b"precious\n");
+    let err = stderr(&restore(&env, &lok, &target, &[]).code(2));
+    assert!(err.contains("x.log") && err.contains("--force"), "{err}");
+    assert_eq!(fs::read(target.join("x.log")).unwrap(), b"the receiver's own\n");
+    assert_eq!(fs::read(target.join("y.log/keep")).unwrap(), b"precious\n");
+    let out = stdout(&restore(&env, &lok, &target, &["--force"]).success());
+    assert!(out.contains("x.log.lokust-saved") && out.contains("y.log.lokust-saved"), "{out}");
+    assert_eq!(fs::read(target.join("x.log.lokust-saved")).unwrap(), b"the receiver's own\n");
+    assert_eq!(fs::read(target.join("y.log.lokust-saved/keep")).unwrap(), b"precious\n");
+    assert_eq!(fs::read(target.join("x.log")).unwrap(), b"the sender's\n");
+}
+
+/// A workspace folder under an escaped key, or below the project only on paper, is
+/// judged as the parsed chat says, not as its raw text reads.
+#[test]
+fn gemini_workspace_folders_are_judged_from_the_parsed_chat() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    fs::create_dir_all(&project).unwrap();
+    let real = fs::canonicalize(&project).unwrap();
+    let gh = env.home.join(".gemini");
+    crate::util::gemini::make_chat(&gh, &project, "5e55-e5c", "hello");
+    let chat = crate::util::files_below(&gh.join("tmp/proj/chats")).remove(0);
+    let mut text = fs::read_to_string(&chat).unwrap();
+    text.push_str(&format!(
+        "{{\"$set\":{{\"director\\u0069es\":[\"/etc\",\"{}/../../../../home\"]}}}}\n",
+        real.display()
+    ));
+    fs::write(&chat, text).unwrap();
+    make_project(&env, &project);
+    let (lok, _) = snapshot(&env, &project, &[]);
+    fs::remove_dir_all(&gh).unwrap();
+    let to = env.root.path().join("new");
+    let out = stdout(&restore(&env, &lok, &to, &[]).success());
+    assert!(out.contains("/etc") && out.contains("dropped"), "{out}");
+    let restored: String = crate::util::files_below(&gh.join("tmp"))
+        .iter()
+        .filter(|p| p.to_string_lossy().contains("/chats/"))
+        .map(|p| fs::read_to_string(p).unwrap())
+        .collect();
+    for line in restored.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let dirs = &record["$set"]["directories"];
+        assert!(dirs.is_null() || dirs.as_array().is_some_and(Vec::is_empty), "{line}");
+    }
 }

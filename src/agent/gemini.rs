@@ -263,7 +263,9 @@ pub fn workspace_dirs(
         dirs.retain_mut(|d| {
             let Some(path) = d.as_str() else { return false };
             let old = old_root.filter(|o| o.starts_with('/') && o.len() > 1);
-            match old.and_then(|o| super::disk::moved(path, o, root)) {
+            // Below the project on paper only: `<old>/../../home` climbs out when resolved.
+            let plain = path.starts_with('/') && !path.split('/').any(|c| c == "." || c == "..");
+            match old.filter(|_| plain).and_then(|o| super::disk::moved(path, o, root)) {
                 Some(new) => {
                     said.push(format!("workspace folder {} moved to {}", safe(path), safe(&new)));
                     *d = Value::String(new);
@@ -298,8 +300,9 @@ pub fn workspace_dirs(
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let body = line.trim_end_matches('\n');
+        // Every record is parsed: a key can be written with escapes (`director\u0069es`).
         let fixed = match serde_json::from_str::<Value>(body) {
-            Ok(Value::Object(mut record)) if body.contains("\"directories\"") => {
+            Ok(Value::Object(mut record)) => {
                 fix_record(&mut record).then(|| Value::Object(record).to_string())
             }
             _ => None,

@@ -54,7 +54,13 @@ pub fn restore_all(
             done.push(Outcome::Interrupted);
             break;
         }
-        done.push(restore_one(probe, element, project_dir, opts));
+        let outcome = restore_one(probe, element, project_dir, opts);
+        // A signal that killed a git or an agent CLI mid-way surfaces as its failure.
+        if matches!(outcome, Outcome::Refused(_)) && crate::interrupt::interrupted() {
+            done.push(Outcome::Interrupted);
+            break;
+        }
+        done.push(outcome);
     }
     Ok(done)
 }

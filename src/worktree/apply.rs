@@ -26,6 +26,7 @@ struct Laid {
 struct LaidPath {
     path: String,
     link: Option<String>,
+    removed: bool,
 }
 
 /// A payload read and checked, held in a private (0700) temp folder.
@@ -411,6 +412,16 @@ impl Carried {
         } else {
             let laid = self.laid(dir, d)?;
             self.check_laid(&laid, opts)?;
+            for path in ignored_in_the_way(dir, &laid, d)? {
+                if !opts.force {
+                    bail!(
+                        "{} is in the way of the carried work, and git ignores it, so checking out would \
+                         overwrite or delete it (pass --force to move it aside)",
+                        dir.join(&path).display()
+                    );
+                }
+                steps.insert(0, Step::MoveAside { path });
+            }
             Some(laid.commits)
         };
         if self.has_commits {
@@ -550,7 +561,8 @@ impl Carried {
                 .then(|| git::run(dir, &["cat-file", "blob", id], d))
                 .transpose()?
                 .map(|t| String::from_utf8_lossy(&t).into_owned());
-            changes.push(LaidPath { path, link });
+            let removed = parts.get(4).is_some_and(|s| s.starts_with('D'));
+            changes.push(LaidPath { path, link, removed });
         }
         let commits = match (&self.meta.base, self.has_commits) {
             (_, false) => 0,
@@ -756,6 +768,41 @@ impl Carried {
         }
         Ok(lines)
     }
+}
+
+/// What the checkout holds that git does not track (so `git status` is silent about it:
+/// ignored files) where the carried tree writes a file or a folder: `git checkout` would
+/// overwrite or delete it.
+fn ignored_in_the_way(dir: &Path, laid: &Laid, d: Duration) -> Result<Vec<String>> {
+    let tracked: BTreeSet<String> =
+        git::split_z(&git::run(dir, &["ls-files", "-z"], d)?).into_iter().collect();
+    let tracked_dirs: BTreeSet<&str> =
+        tracked.iter().flat_map(|p| p.match_indices('/').map(move |(at, _)| &p[..at])).collect();
+    let mut found = BTreeSet::new();
+    for change in laid.changes.iter().filter(|c| !c.removed) {
+        let mut at = 0;
+        loop {
+            let end = change.path[at..].find('/').map_or(change.path.len(), |i| at + i);
+            let prefix = &change.path[..end];
+            let last = end == change.path.len();
+            if !tracked.contains(prefix) && !tracked_dirs.contains(prefix) {
+                match fs::symlink_metadata(dir.join(prefix)) {
+                    // A real folder of ignored files: the checkout writes beside them.
+                    Ok(md) if md.is_dir() && !last => {}
+                    Ok(_) => {
+                        found.insert(prefix.to_string());
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            if last {
+                break;
+            }
+            at = end + 1;
+        }
+    }
+    Ok(found.into_iter().collect())
 }
 
 /// Whether `rel` is one of the paths `git status -z` listed (it goes into the stash).

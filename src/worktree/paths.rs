@@ -29,7 +29,9 @@ pub fn refuse_path(rel: &str) -> Option<&'static str> {
 }
 
 /// Why a symlink at `rel` pointing at `target` may not be made, or `None`: the target must
-/// be relative and, resolved from the link's folder, stay inside the checkout.
+/// be relative and, resolved from the link's folder, stay inside the checkout. `..` may
+/// only lead the target: after a name it would climb from wherever that name leads, and a
+/// carried link (`d -> .`) can make `d/d/../../..` climb out while it reads as staying in.
 pub fn refuse_link(rel: &str, target: &str) -> Option<&'static str> {
     if target.is_empty() || target.contains('\0') {
         return Some("a link with an empty target");
@@ -38,13 +40,16 @@ pub fn refuse_link(rel: &str, target: &str) -> Option<&'static str> {
         return Some("a link to an absolute path");
     }
     let mut depth: i64 = Path::new(rel).components().count() as i64 - 1;
+    let mut named = false;
     for c in Path::new(target).components() {
         match c {
+            Component::ParentDir if named => return Some("a link that climbs with '..' after a name"),
             Component::ParentDir => depth -= 1,
             Component::Normal(name) => {
                 if name.to_string_lossy().eq_ignore_ascii_case(".git") {
                     return Some("a link into .git");
                 }
+                named = true;
                 depth += 1
             }
             Component::CurDir => {}
@@ -82,5 +87,10 @@ mod tests {
         assert!(refuse_link("l", "/etc/passwd").is_some());
         assert!(refuse_link("l", ".git/config").is_some());
         assert!(refuse_link("a/l", "b/../../../x").is_some());
+        // `d -> .` makes every `d/` the top again: `..` after a name is refused.
+        assert_eq!(refuse_link("d", "."), None);
+        assert!(refuse_link("AGENTS.md", "d/d/d/../../../etc/passwd").is_some());
+        assert!(refuse_link("l", "b/../c").is_some());
+        assert_eq!(refuse_link("a/b/l", "../../c/d"), None);
     }
 }
