@@ -190,6 +190,22 @@ pub struct InspectArgs {
     #[arg(long)]
     pub history: bool,
 
+    /// Read one conversation of any agent in the file, without restoring anything
+    ///
+    /// Who said what, which tool ran with what input and what it returned, one block per
+    /// event, long texts cut. The file may be someone else's: every character passes the
+    /// redactor and the escaping of control characters, so a conversation cannot set the
+    /// terminal's title, write the clipboard or move the cursor. With --json: one event
+    /// per line in the normalized schema (id, kind, timestamp, role, text, toolName,
+    /// toolInput, toolOutput, messageID, parentID, model, plus agent and sessionID;
+    /// schema/session-event.schema.json). Sealed files open as for restore.
+    #[arg(long, value_name = "ID", conflicts_with = "transcripts")]
+    pub transcript: Option<String>,
+
+    /// Read every conversation in the file, as --transcript reads one.
+    #[arg(long)]
+    pub transcripts: bool,
+
     #[command(flatten)]
     pub keys: crate::seal::args::KeyArgs,
 }
@@ -631,13 +647,9 @@ pub fn man_pages() -> Vec<(String, clap::Command)> {
 #[derive(Debug, Clone, Args)]
 pub struct CarryArgs {
     /// With --bundle: carry only these agents' sessions (claude,codex,droid,gemini,…)
-    ///
-    /// A comma-separated list from claude (Claude Code), codex (Codex CLI), droid (Factory
-    /// Droid), gemini (Gemini CLI), opencode (OpenCode) and codeloops (its session logs). By
-    /// default every agent with sessions for the directory goes in, each redacted like
-    /// the transcripts.
     #[arg(
         long,
+        long_help = agents_long_help(),
         value_name = "LIST",
         value_delimiter = ',',
         requires = "bundle",
@@ -666,6 +678,18 @@ pub struct CarryArgs {
         hide_short_help = true
     )]
     pub max_worktree: u64,
+}
+
+/// `--agents`'s long help, its list read from the agent registry.
+fn agents_long_help() -> String {
+    let claude = format!("{} ({})", crate::agent::claude::NAME, crate::agent::claude::DISPLAY_NAME);
+    let others: Vec<String> =
+        crate::agent::AGENTS.iter().map(|a| format!("{} ({})", a.id(), a.name())).collect();
+    format!(
+        "With --bundle: carry only these agents' sessions\n\nA comma-separated list from {claude}, {}. \
+         By default every agent with sessions for the directory goes in, each redacted like the transcripts.",
+        others.join(", ")
+    )
 }
 
 /// The names `--agents` accepts, from the agents lokust knows.

@@ -7,7 +7,7 @@
 //! - Leaves: [`lok`] the format's types and schema · [`probe`] the environment, clock and
 //!   cwd as read once · [`exec`] subprocesses with deadlines · [`fsutil`] private, atomic
 //!   writes · [`sanitize`] text from a file made safe for a terminal · [`human`] sizes,
-//!   times and counts as people read them · [`clock`] time since the epoch · [`interrupt`] the Ctrl-C flag · [`shell`] zsh,
+//!   times and counts as people read them · [`clock`] time since the epoch · [`interrupt`] the Ctrl-C flag · [`policy`] the one table of names that run or grant · [`shell`] zsh,
 //!   bash, fish and quoting · [`exit`] exit statuses and the one error printer.
 //! - Readers: [`capture`] one module per section of a snapshot (env, history, terminal,
 //!   multiplexer, git, Claude Code) · [`redact`] the redactor every text passes through
@@ -16,7 +16,7 @@
 //!   reads the embedded project archives and the `bundles` elements · [`worktree`] the
 //!   git work not yet pushed.
 //! - [`agent`] the `Agent` trait and one module per coding agent whose sessions move with
-//!   a project (Claude Code, Codex, Droid, Gemini CLI, OpenCode, codeloops): **a new agent goes here**.
+//!   a project (Claude Code, Codex, Copilot CLI, Droid, Gemini CLI, OpenCode, codeloops): **a new agent goes here**.
 //! - [`restore`] puts a bundle back on disk: plan (what `--dry-run` prints), then apply.
 //! - Presentation: [`summary`] what a `.lok` holds, for people · [`hook`] the prompt
 //!   hooks' live snapshots · [`latest`] the newest snapshot on this machine · [`tmux`]

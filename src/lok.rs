@@ -412,9 +412,8 @@ pub fn display_name(path: &Path) -> String {
 #[derive(JsonSchema)]
 #[allow(dead_code)] // only ever used to derive the schema
 pub struct BundleElement {
-    /// `codex-sessions`, `gemini-project`, `opencode-sessions`, `droid-sessions`,
-    /// `codeloops-sessions` or `git-worktree`; a reader leaves out a kind it does not know,
-    /// with a warning.
+    /// An agent's kind (docs/format.md lists each, read from the agent registry) or
+    /// `git-worktree`; a reader leaves out a kind it does not know, with a warning.
     kind: String,
     /// `tar.gz+base64`.
     format: String,

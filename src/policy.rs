@@ -96,8 +96,6 @@ pub const OTHER_TOOLS: &[Owner] = &[
                 ".env",
                 "aider reads AIDER_LINT_CMD and AIDER_TEST_CMD from it, Gemini CLI its API settings",
             ),
-            name(".github/copilot/", "GitHub Copilot CLI repository settings, hooks and MCP servers"),
-            name(".github/hooks/", "GitHub Copilot hooks"),
         ],
     },
 ];
@@ -204,8 +202,6 @@ mod tests {
             ".envrc",
             "a/b/.VSCode/tasks.json",
             "team.code-workspace",
-            ".github/copilot/settings.json",
-            ".GitHub/Hooks/x.json",
             ".mcp.j\u{17f}on",
             ".\u{212a}iro/hooks/x",
             ".config/mise/config.toml",

@@ -106,3 +106,14 @@ fn security_md_shows_the_policy_table_the_code_applies() {
     }
     assert_eq!(&text[from..to], want, "SECURITY.md's policy table is stale; run with LOKUST_BLESS=1");
 }
+
+/// docs/format.md names every kind the agent registry writes, so a new agent cannot ship
+/// an undocumented element.
+#[test]
+fn the_format_document_names_every_agents_kind() {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/format.md")).unwrap();
+    for agent in lokust::agent::AGENTS {
+        let kind = format!("`{}`", agent.kind());
+        assert!(text.matches(&kind).count() >= 2, "docs/format.md lists and describes no {kind}");
+    }
+}

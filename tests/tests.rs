@@ -11,6 +11,8 @@ mod format;
 mod snapshot;
 // lokust-shell inspect on both variants and on the real sessions in fixtures/real.
 mod inspect;
+// inspect --transcript: every agent's conversation as normalized events, escaped and redacted.
+mod inspect_transcript;
 // --help, man pages and completions stay in step with the clap definitions.
 mod docs;
 // lokust-tmux: a key pressed by a real client exports the pane; import brings it back.
@@ -45,6 +47,8 @@ mod codex_cli;
 mod droid_cli;
 // The real OpenCode resumes a moved session against a local chat-completions stand-in.
 mod opencode_cli;
+// The real GitHub Copilot CLI resumes moved sessions against a local chat-completions stand-in.
+mod copilot_cli;
 // codeloops session logs, from its format document (no binary is reachable).
 mod codeloops;
 // A stranger's .lok against the placement policy: payload-read paths, links, grants.

@@ -149,6 +149,49 @@ pub fn left_out_line(withheld: &[Withheld]) -> String {
     )
 }
 
+/// A Claude Code transcript (`<id>.jsonl`) as normalized events: what was said, the tools
+/// called and what they returned, summaries and system notes.
+pub fn events(session: &str, data: &[u8]) -> Vec<super::event::Event> {
+    use super::event::{Event, Kind, from_blocks, json_lines, str_of, text_of};
+    let mut out = Vec::new();
+    for record in json_lines(data) {
+        let base = Event {
+            id: str_of(&record, "/uuid").unwrap_or_default().to_string(),
+            timestamp: str_of(&record, "/timestamp").map(str::to_string),
+            parent_id: str_of(&record, "/parentUuid").map(str::to_string),
+            message_id: str_of(&record, "/message/id").map(str::to_string),
+            model: str_of(&record, "/message/model").map(str::to_string),
+            ..Event::new(Kind::Meta)
+        };
+        match str_of(&record, "/type") {
+            Some(role @ ("user" | "assistant")) => {
+                let role = str_of(&record, "/message/role").unwrap_or(role);
+                let content = record.pointer("/message/content").unwrap_or(&Value::Null);
+                let mut found =
+                    from_blocks(role, content, &Event { role: Some(role.into()), ..base.clone() });
+                // Several blocks of one record share its uuid: the first keeps it.
+                for (n, e) in found.iter_mut().enumerate().skip(1) {
+                    e.id = format!("{}#{n}", e.id);
+                }
+                out.extend(found);
+            }
+            Some("summary") => out.push(Event {
+                text: Some(text_of(&record["summary"])),
+                role: Some("summary".into()),
+                ..base
+            }),
+            Some("system") => {
+                let text = text_of(record.get("content").unwrap_or(&Value::Null));
+                if !text.trim().is_empty() {
+                    out.push(Event { text: Some(text), role: Some("system".into()), ..base });
+                }
+            }
+            _ => {}
+        }
+    }
+    super::event::number(session, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -328,6 +328,10 @@ impl super::Agent for Codeloops {
         carried_files(home, root)
     }
 
+    fn events(&self, files: &[File], session: &str) -> Vec<super::event::Event> {
+        events(files, session)
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -388,6 +392,46 @@ impl super::Agent for Codeloops {
 
 fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     crate::sanitize::for_terminal(s)
+}
+
+/// A log as normalized events: the task as the user's, each iteration's actor output and
+/// critic decision, and how it ended.
+pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
+    use super::event::{Event, Kind, json_lines, str_of, text_of};
+    let Some(file) = files.iter().find(|f| f.rel == format!("{session}.jsonl")) else { return Vec::new() };
+    let mut out = Vec::new();
+    for record in json_lines(&file.data) {
+        let at = str_of(&record, "/timestamp");
+        match str_of(&record, "/type") {
+            Some("session_start") => {
+                out.push(Event::text(Kind::User, text_of(&record["prompt"])).at(at).role("user"))
+            }
+            Some("iteration") => {
+                let actor = text_of(&record["actor_output"]);
+                out.push(Event {
+                    model: str_of(&record, "/actor_model").map(str::to_string),
+                    ..Event::text(Kind::Assistant, actor).at(at).role("actor")
+                });
+                let decision = str_of(&record, "/critic_decision").unwrap_or_default();
+                let feedback = text_of(&record["feedback"]);
+                let said = if feedback.is_empty() {
+                    decision.to_string()
+                } else {
+                    format!("{decision}: {feedback}")
+                };
+                if !said.is_empty() {
+                    out.push(Event::text(Kind::Assistant, said).at(at).role("critic"));
+                }
+            }
+            Some("session_end") => {
+                let outcome = str_of(&record, "/outcome").unwrap_or("ended");
+                let summary = text_of(&record["summary"]);
+                out.push(Event::text(Kind::Meta, format!("{outcome}: {summary}")).at(at).role("system"));
+            }
+            _ => {}
+        }
+    }
+    super::event::number(session, out)
 }
 
 #[cfg(test)]

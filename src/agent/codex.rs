@@ -638,6 +638,10 @@ impl super::Agent for Codex {
         carried_files(home, root)
     }
 
+    fn events(&self, files: &[File], session: &str) -> Vec<super::event::Event> {
+        events(files, session)
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -731,6 +735,74 @@ fn describe(plan: &[Placement]) -> Vec<String> {
 
 fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     crate::sanitize::for_terminal(s)
+}
+
+/// A rollout as normalized events: its messages (the developer's and the system's as
+/// meta), function calls and their outputs; the event stream's copies of the messages
+/// only when the rollout has no message items (older formats).
+pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
+    use super::event::{Event, Kind, json_lines, str_of, text_of};
+    let Some(file) = files
+        .iter()
+        .find(|f| parse_name(f.rel.rsplit('/').next().unwrap_or_default()).is_some_and(|n| n.id == session))
+    else {
+        return Vec::new();
+    };
+    let mut items = Vec::new();
+    let mut stream = Vec::new();
+    for record in json_lines(&file.data) {
+        let at = str_of(&record, "/timestamp");
+        let p = &record["payload"];
+        let ty = str_of(p, "/type");
+        match (str_of(&record, "/type"), ty) {
+            (Some("response_item"), Some("message")) => {
+                let role = str_of(p, "/role").unwrap_or("assistant");
+                let kind = match role {
+                    "user" => Kind::User,
+                    "assistant" => Kind::Assistant,
+                    _ => Kind::Meta,
+                };
+                items.push(Event::text(kind, text_of(&p["content"])).at(at).role(role));
+            }
+            (Some("response_item"), Some("function_call" | "custom_tool_call" | "local_shell_call")) => {
+                let input =
+                    p.get("arguments").or_else(|| p.get("input")).or_else(|| p.get("action")).cloned();
+                let input = match input {
+                    Some(Value::String(s)) => serde_json::from_str(&s).ok().or(Some(Value::String(s))),
+                    other => other,
+                };
+                items.push(Event {
+                    tool_name: str_of(p, "/name").or(ty).map(str::to_string),
+                    tool_input: input,
+                    message_id: str_of(p, "/call_id").map(str::to_string),
+                    ..Event::new(Kind::ToolCall).at(at).role("assistant")
+                });
+            }
+            (Some("response_item"), Some("function_call_output" | "custom_tool_call_output")) => {
+                items.push(Event {
+                    tool_output: Some(text_of(&p["output"])),
+                    message_id: str_of(p, "/call_id").map(str::to_string),
+                    ..Event::new(Kind::ToolResult).at(at).role("tool")
+                });
+            }
+            (Some("event_msg"), Some("user_message")) => {
+                stream.push(Event::text(Kind::User, text_of(&p["message"])).at(at).role("user"))
+            }
+            (Some("event_msg"), Some("agent_message")) => {
+                stream.push(Event::text(Kind::Assistant, text_of(&p["message"])).at(at).role("assistant"))
+            }
+            (Some("event_msg"), Some("error")) => {
+                items.push(Event::text(Kind::Error, text_of(&p["message"])).at(at))
+            }
+            _ => {}
+        }
+    }
+    let spoken = items.iter().any(|e| matches!(e.kind, Kind::User | Kind::Assistant));
+    if !spoken {
+        items.extend(stream);
+        items.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
+    }
+    super::event::number(session, items)
 }
 
 #[cfg(test)]

@@ -476,6 +476,10 @@ impl super::Agent for Droid {
         carried_files(home, root)
     }
 
+    fn events(&self, files: &[File], session: &str) -> Vec<super::event::Event> {
+        events(files, session)
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -547,6 +551,31 @@ impl super::Agent for Droid {
 
 fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     crate::sanitize::for_terminal(s)
+}
+
+/// A transcript as normalized events: its messages' text, tool calls and results.
+pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
+    use super::event::{Event, Kind, from_blocks, json_lines, str_of};
+    let Some(file) = files.iter().find(|f| f.rel == format!("{session}.jsonl")) else { return Vec::new() };
+    let mut out = Vec::new();
+    for record in json_lines(&file.data) {
+        if str_of(&record, "/type") != Some("message") {
+            continue;
+        }
+        let role = str_of(&record, "/message/role").unwrap_or("user");
+        let base = Event {
+            id: str_of(&record, "/id").unwrap_or_default().to_string(),
+            parent_id: str_of(&record, "/parentId").map(str::to_string),
+            role: Some(role.to_string()),
+            ..Event::new(Kind::Meta).at(str_of(&record, "/timestamp"))
+        };
+        let mut found = from_blocks(role, &record["message"]["content"], &base);
+        for (n, e) in found.iter_mut().enumerate().skip(1) {
+            e.id = format!("{}#{n}", e.id);
+        }
+        out.extend(found);
+    }
+    super::event::number(session, out)
 }
 
 #[cfg(test)]

@@ -914,6 +914,10 @@ impl super::Agent for Gemini {
         carried_files(home, root)
     }
 
+    fn events(&self, files: &[File], session: &str) -> Vec<super::event::Event> {
+        events(files, session)
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -978,6 +982,73 @@ impl super::Agent for Gemini {
 
 fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     crate::sanitize::for_terminal(s)
+}
+
+/// A session's chats as normalized events: user and model turns, each tool call with its
+/// result, and the CLI's notes (`info`, `error`, `warning`).
+pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
+    use super::event::{Event, Kind, json_lines, str_of, text_of};
+    let mut out = Vec::new();
+    for f in files.iter().filter(|f| f.rel.split('/').count() == 2) {
+        if parse_chat(&f.data).and_then(|c| c.session_id).as_deref() != Some(session) {
+            continue;
+        }
+        let messages: Vec<Value> = match serde_json::from_slice::<Value>(&f.data) {
+            Ok(doc) => doc.get("messages").and_then(Value::as_array).cloned().unwrap_or_default(),
+            Err(_) => {
+                json_lines(&f.data).filter(|r| r.get("type").is_some() && r.get("id").is_some()).collect()
+            }
+        };
+        for m in &messages {
+            let at = str_of(m, "/timestamp");
+            let base = Event {
+                id: str_of(m, "/id").unwrap_or_default().to_string(),
+                model: str_of(m, "/model").map(str::to_string),
+                ..Event::new(Kind::Meta).at(at)
+            };
+            let (kind, role) = match str_of(m, "/type") {
+                Some("user") => (Kind::User, "user"),
+                Some("gemini") => (Kind::Assistant, "assistant"),
+                Some("error") => (Kind::Error, "system"),
+                _ => (Kind::Meta, "system"),
+            };
+            let text = text_of(m.get("content").unwrap_or(&Value::Null));
+            if !text.trim().is_empty() {
+                out.push(Event { kind, text: Some(text), role: Some(role.into()), ..base.clone() });
+            }
+            for call in m.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+                let call_id = str_of(call, "/id").map(str::to_string);
+                out.push(Event {
+                    id: String::new(),
+                    kind: Kind::ToolCall,
+                    role: Some("assistant".into()),
+                    tool_name: str_of(call, "/name").map(str::to_string),
+                    tool_input: call.get("args").cloned(),
+                    message_id: call_id.clone(),
+                    ..base.clone()
+                });
+                let result = call
+                    .get("resultDisplay")
+                    .filter(|r| !r.is_null())
+                    .or_else(|| call.get("result"))
+                    .map(text_of)
+                    .unwrap_or_default();
+                out.push(Event {
+                    id: String::new(),
+                    kind: if str_of(call, "/status") == Some("error") {
+                        Kind::Error
+                    } else {
+                        Kind::ToolResult
+                    },
+                    role: Some("tool".into()),
+                    tool_output: Some(result),
+                    message_id: call_id,
+                    ..base.clone()
+                });
+            }
+        }
+    }
+    super::event::number(session, out)
 }
 
 #[cfg(test)]

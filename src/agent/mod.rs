@@ -29,8 +29,10 @@ use crate::redact::Report;
 pub mod claude;
 pub mod codeloops;
 pub mod codex;
+pub mod copilot;
 pub mod disk;
 pub mod droid;
+pub mod event;
 pub mod gemini;
 pub mod opencode;
 
@@ -39,8 +41,14 @@ pub use crate::policy::ConfigName;
 use crate::policy::{Owner, Policy};
 
 /// Every agent whose sessions travel in `bundles`, in the order the summary lists them.
-pub static AGENTS: &[&dyn Agent] =
-    &[&codex::Codex, &droid::Droid, &gemini::Gemini, &opencode::OpenCode, &codeloops::Codeloops];
+pub static AGENTS: &[&dyn Agent] = &[
+    &codex::Codex,
+    &droid::Droid,
+    &gemini::Gemini,
+    &opencode::OpenCode,
+    &codeloops::Codeloops,
+    &copilot::Copilot,
+];
 
 /// The one table of what a restore never lays in a checkout from someone else's file:
 /// Claude Code's names, every [`AGENTS`] entry's, and the other tools'.
@@ -128,6 +136,9 @@ pub trait Agent: Sync {
     fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>>;
     /// The sessions in a list of element files, oldest first.
     fn sessions(&self, files: &[File]) -> Vec<Session>;
+    /// One session of the element as normalized events, for `inspect --transcript`;
+    /// empty when the element holds no such session.
+    fn events(&self, files: &[File], session: &str) -> Vec<event::Event>;
     /// Refuses the whole element unless every file is one the agent allows, and reads.
     fn validate(&self, files: &[File]) -> anyhow::Result<()>;
     /// What [`Agent::restore`] would do, written nowhere (`--dry-run`).
@@ -268,5 +279,19 @@ mod tests {
         }
         assert!(!ids.contains(claude::NAME));
         assert!(by_kind("no-such-kind").is_none());
+    }
+
+    /// The whole table holds every agent's names, matched in any case.
+    #[test]
+    fn the_policy_holds_every_agents_names() {
+        let policy = policy();
+        for a in AGENTS {
+            for n in a.config_names() {
+                let sample = n.pattern.trim_start_matches('*').to_ascii_uppercase();
+                let sample = if n.pattern.ends_with('/') { format!("{sample}x") } else { sample };
+                assert_eq!(policy.matches(&sample).map(|m| m.tool), Some(a.name()), "{}", n.pattern);
+            }
+        }
+        assert!(policy.matches(".GitHub/Hooks/x.json").is_some());
     }
 }

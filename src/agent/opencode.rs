@@ -445,6 +445,10 @@ impl super::Agent for OpenCode {
         carried_files(home, root)
     }
 
+    fn events(&self, files: &[File], session: &str) -> Vec<super::event::Event> {
+        events(files, session)
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -552,6 +556,76 @@ fn pending(data: &Path) -> PathBuf {
 
 fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     crate::sanitize::for_terminal(s)
+}
+
+/// An export as normalized events: each message's text parts, tool parts as a call and
+/// its result, and errors.
+pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
+    use super::event::{Event, Kind, str_of, text_of};
+    let Some(doc) = files
+        .iter()
+        .find(|f| f.rel == format!("{session}.json"))
+        .and_then(|f| serde_json::from_slice::<Value>(&f.data).ok())
+    else {
+        return Vec::new();
+    };
+    let time = |v: Option<&Value>| {
+        v.and_then(Value::as_u64).map(|ms| {
+            humantime::format_rfc3339_millis(SystemTime::UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+        })
+    };
+    let mut out = Vec::new();
+    for m in doc.get("messages").and_then(Value::as_array).into_iter().flatten() {
+        let info = &m["info"];
+        let role = str_of(info, "/role").unwrap_or("assistant");
+        let base = Event {
+            timestamp: time(info.pointer("/time/created")),
+            role: Some(role.to_string()),
+            message_id: str_of(info, "/id").map(str::to_string),
+            parent_id: str_of(info, "/parentID").map(str::to_string),
+            model: str_of(info, "/modelID").map(str::to_string),
+            ..Event::new(Kind::Meta)
+        };
+        let own = if role == "user" { Kind::User } else { Kind::Assistant };
+        for part in m.get("parts").and_then(Value::as_array).into_iter().flatten() {
+            let id = str_of(part, "/id").unwrap_or_default().to_string();
+            match str_of(part, "/type") {
+                Some("text") => {
+                    let text = str_of(part, "/text").unwrap_or_default();
+                    if !text.trim().is_empty() {
+                        out.push(Event { id, kind: own, text: Some(text.to_string()), ..base.clone() });
+                    }
+                }
+                Some("tool") => {
+                    let state = &part["state"];
+                    out.push(Event {
+                        id: id.clone(),
+                        kind: Kind::ToolCall,
+                        tool_name: str_of(part, "/tool").map(str::to_string),
+                        tool_input: state.get("input").cloned(),
+                        ..base.clone()
+                    });
+                    let failed = str_of(state, "/status") == Some("error");
+                    let output = state.get("output").or_else(|| state.get("error"));
+                    if let Some(output) = output {
+                        out.push(Event {
+                            id: format!("{id}#result"),
+                            kind: if failed { Kind::Error } else { Kind::ToolResult },
+                            role: Some("tool".into()),
+                            tool_name: str_of(part, "/tool").map(str::to_string),
+                            tool_output: Some(text_of(output)),
+                            ..base.clone()
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(error) = info.get("error").filter(|e| !e.is_null()) {
+            out.push(Event { kind: Kind::Error, text: Some(text_of(error)), ..base.clone() });
+        }
+    }
+    super::event::number(session, out)
 }
 
 #[cfg(test)]

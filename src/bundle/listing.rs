@@ -78,6 +78,33 @@ pub fn list_bundle(data: &mut dyn Read, declared: Option<u64>) -> anyhow::Result
     Ok(BundleListing { sessions: out, config_entry })
 }
 
+/// The conversations of a bundle as their bytes, `<id>.jsonl` at the top of the slot,
+/// read without extracting anything: all of them, or the one named `only`. A conversation
+/// over `max_each` bytes is refused rather than held in memory.
+pub fn transcripts(
+    data: &mut dyn Read,
+    declared: Option<u64>,
+    only: Option<&str>,
+    max_each: u64,
+) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let budget = Budget { declared, ceiling: LISTING_CEILING };
+    unpack::unpack(data, budget, &mut |entry| {
+        let Some(id) = top_level_transcript(&entry.rel) else { return Ok(()) };
+        if only.is_some_and(|o| o != id) {
+            return Ok(());
+        }
+        if entry.size > max_each {
+            anyhow::bail!("conversation {id} is over {max_each} bytes");
+        }
+        let mut bytes = Vec::with_capacity(entry.size as usize);
+        entry.reader.read_to_end(&mut bytes)?;
+        out.push((id, bytes));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// `<id>.jsonl` at the top of the slot.
 pub fn top_level_transcript(rel: &Path) -> Option<String> {
     let mut comps = rel.components();

@@ -34,7 +34,7 @@ mod write;
 pub use gz::ParallelGz;
 pub use write::{StreamedElement, write_lok};
 
-pub use listing::{BundleListing, SessionInfo, list_bundle, top_level_transcript};
+pub use listing::{BundleListing, SessionInfo, list_bundle, top_level_transcript, transcripts};
 
 use crate::capture::claude;
 use crate::lok::ShellLok;

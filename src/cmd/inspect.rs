@@ -19,6 +19,23 @@ pub fn run(args: &InspectArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         (None, _) => latest::find_for_user(&probe)?,
     };
     let lok = crate::seal::read_lok(&file, &keys)?;
+    if args.transcript.is_some() || args.transcripts {
+        let Lok::Shell(s) = &lok else {
+            anyhow::bail!(
+                "{} is a coordination session; it holds no conversation",
+                crate::lok::display_name(&file)
+            );
+        };
+        super::transcript::run(
+            s,
+            &crate::lok::display_name(&file),
+            args.transcript.as_deref(),
+            args.json,
+            out,
+        )?;
+        out.flush()?;
+        return Ok(crate::exit::SUCCESS);
+    }
     if args.json {
         lok.write_to(&mut *out).context("could not write the JSON")?;
     } else {

@@ -7,3 +7,4 @@ pub mod redact;
 pub mod restore;
 pub mod snapshot;
 pub mod tmux;
+pub mod transcript;

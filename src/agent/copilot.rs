@@ -1,0 +1,722 @@
+//! GitHub Copilot CLI sessions of one project: found by the folder each one records, moved
+//! with it, and placed whole or not at all.
+//!
+//! Copilot CLI 1.0.x (verified on 1.0.102) keeps a session as a folder
+//! `$COPILOT_HOME/session-state/<uuid>/` (else `~/.copilot`): `events.jsonl` (one event per
+//! line, the first a `session.start`), `workspace.yaml` (`cwd`, `git_root`, name, times)
+//! and artifacts (`plan.md`, `checkpoints/`, `files/`, `research/`). `--resume=<id>` finds
+//! the folder by id and changes into `workspace.yaml`'s `cwd` when that exists, so a moved
+//! session must have its `cwd` and `git_root` moved too, or it silently works at the old
+//! path. The cross-project store (`session-store.db`), sign-in (`config.json`), settings,
+//! MCP and permission files never travel; neither do lock files or `/rewind` snapshots,
+//! whose paths are hex-encoded.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::disk::{
+    Step, complete_lines, is_plain_absolute, is_under, is_uuid, moved, read_bounded, set_aside, time_of,
+};
+use super::{File, Session};
+use crate::fsutil;
+
+/// The kind of this payload in the `.lok`'s `bundles` array.
+pub const KIND: &str = "copilot-sessions";
+
+/// What of the Copilot home never travels: every project's prompts, sign-in and tokens,
+/// settings that run hooks, MCP servers and their OAuth state, saved approvals, history,
+/// logs, plugins; and of a session its locks and `/rewind` snapshots.
+pub const NEVER_CARRIED: &[&str] = &[
+    "session-store.db",
+    "config.json",
+    "settings.json",
+    "mcp-config.json",
+    "mcp-oauth-config*",
+    "permissions-config*",
+    "lsp-config*",
+    "hooks/",
+    "copilot-instructions.md",
+    "installed-plugins/",
+    "command-history-state.json",
+    "logs/",
+    "session-state/<id>/*.lock",
+    "session-state/<id>/rewind-file-snapshots/",
+];
+
+/// One session file larger than this is refused.
+pub const MAX_FILE: u64 = 512 << 20;
+const EVENTS: &str = "events.jsonl";
+const WORKSPACE: &str = "workspace.yaml";
+/// What of a session folder travels: these files, and files below these folders.
+const FILES: &[&str] = &[EVENTS, WORKSPACE, "plan.md"];
+const FOLDERS: &[&str] = &["checkpoints", "files", "research"];
+
+/// `$COPILOT_HOME` when set and not empty (the home itself), else `~/.copilot`.
+pub fn copilot_home(copilot_home: Option<&OsStr>, home: Option<&Path>) -> Option<PathBuf> {
+    match copilot_home {
+        Some(h) if !h.is_empty() => Some(PathBuf::from(h)),
+        _ => home.map(|h| h.join(".copilot")),
+    }
+}
+
+/// What `events.jsonl` says of its session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Events {
+    pub id: String,
+    pub cwd: Option<String>,
+    pub first_prompt: Option<String>,
+    pub turns: usize,
+    pub last_time: Option<String>,
+}
+
+/// Reads a transcript: line 1 must be a `session.start` naming its session; later lines
+/// that do not read are skipped. `None` when it is not one.
+pub fn parse_events(data: &[u8]) -> Option<Events> {
+    let mut lines = data.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let first: Value = serde_json::from_slice(lines.next()?).ok()?;
+    if first.get("type").and_then(Value::as_str) != Some("session.start") {
+        return None;
+    }
+    let data = first.get("data")?;
+    let mut out = Events {
+        id: data.get("sessionId").and_then(Value::as_str)?.to_string(),
+        cwd: data.pointer("/context/cwd").and_then(Value::as_str).map(str::to_string),
+        last_time: first.get("timestamp").and_then(Value::as_str).map(str::to_string),
+        ..Events::default()
+    };
+    for line in lines {
+        let Ok(event) = serde_json::from_slice::<Value>(line) else { continue };
+        if let Some(t) = event.get("timestamp").and_then(Value::as_str) {
+            out.last_time = Some(t.to_string());
+        }
+        match event.get("type").and_then(Value::as_str) {
+            Some("user.message") => {
+                out.turns += 1;
+                if out.first_prompt.is_none() {
+                    out.first_prompt =
+                        event.pointer("/data/content").and_then(Value::as_str).map(str::to_string);
+                }
+            }
+            Some("assistant.message") => out.turns += 1,
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// The top-level `key: value` pairs of `workspace.yaml` as the CLI writes them: plain
+/// scalars, or JSON-style double-quoted ones.
+pub fn workspace_fields(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            Some((key.trim().to_string(), scalar(value.trim())?))
+        })
+        .collect()
+}
+
+fn scalar(v: &str) -> Option<String> {
+    if v.starts_with('"') {
+        serde_json::from_str::<String>(v).ok()
+    } else if let Some(inner) = v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
+        Some(inner.replace("''", "'"))
+    } else {
+        Some(v.to_string())
+    }
+}
+
+/// `workspace.yaml` with `cwd` and `git_root` moved from `old` to `new` (written as
+/// double-quoted scalars, which the CLI reads); every other line kept.
+pub fn move_workspace(text: &str, old: &str, new: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let moved_line = ["cwd", "git_root"].iter().find_map(|key| {
+            let value = body.strip_prefix(key)?.strip_prefix(':')?;
+            let path = moved(&scalar(value.trim())?, old, new)?;
+            Some(format!("{key}: {}", serde_json::to_string(&path).ok()?))
+        });
+        match moved_line {
+            Some(l) => {
+                out.push_str(&l);
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `text` with every path at or below `old` moved to `new`: the old path must stand as a
+/// path of its own (not inside a longer name) and end there or go on with `/`.
+fn move_in_text(text: &str, old: &str, new: &str) -> Option<String> {
+    if !text.contains(old) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(at) = rest.find(old) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + old.len()..].chars().next();
+        let own = before.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
+            && after.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')));
+        out.push_str(&rest[..at]);
+        out.push_str(if own { new } else { old });
+        changed |= own;
+        rest = &rest[at + old.len()..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+fn move_strings(value: &mut Value, old: &str, new: &str) -> bool {
+    match value {
+        Value::String(s) => match move_in_text(s, old, new) {
+            Some(m) => {
+                *s = m;
+                true
+            }
+            None => false,
+        },
+        Value::Array(list) => list.iter_mut().fold(false, |c, v| move_strings(v, old, new) | c),
+        Value::Object(map) => map.values_mut().fold(false, |c, v| move_strings(v, old, new) | c),
+        _ => false,
+    }
+}
+
+/// The transcript with the old path moved in every string of every event; lines with
+/// nothing to move keep their bytes, every line stays one JSON value.
+pub fn move_events(data: &[u8], old: &str, new: &str) -> Vec<u8> {
+    let needle = serde_json::to_string(old).unwrap_or_default();
+    let needle = needle.trim_matches('"').as_bytes().to_vec();
+    let mut out = Vec::with_capacity(data.len() + 1024);
+    for line in data.split_inclusive(|b| *b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        if memchr::memmem::find(body, &needle).is_some()
+            && let Ok(mut event) = serde_json::from_slice::<Value>(body)
+            && move_strings(&mut event, old, new)
+        {
+            out.extend_from_slice(event.to_string().as_bytes());
+            out.extend_from_slice(&line[body.len()..]);
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// Where a session ran: `workspace.yaml`'s `cwd` and `git_root`, else the start event's.
+fn recorded_dirs(workspace: Option<&[u8]>, events: &Events) -> (Option<String>, Option<String>) {
+    let fields = workspace.map(|w| workspace_fields(&String::from_utf8_lossy(w))).unwrap_or_default();
+    (fields.get("cwd").cloned().or_else(|| events.cwd.clone()), fields.get("git_root").cloned())
+}
+
+/// Whether `rel` (inside a session folder) is a file that travels.
+fn travels(rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let plain = parts.iter().all(|p| !p.is_empty() && *p != "." && *p != ".." && !p.ends_with(".lock"));
+    plain
+        && parts.len() <= 8
+        && (parts.len() == 1 && FILES.contains(&parts[0]) || parts.len() > 1 && FOLDERS.contains(&parts[0]))
+}
+
+/// The regular files of one session folder that travel, as paths relative to it; links
+/// are never followed.
+fn session_files(folder: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(folder.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let Some(name) = e.file_name().to_str().map(str::to_string) else { continue };
+            let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+            match fs::symlink_metadata(e.path()) {
+                Ok(m) if m.is_dir() && rel.split('/').count() < 8 => stack.push((e.path(), rel)),
+                Ok(m) if m.is_file() && travels(&rel) => out.push(rel),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The sessions whose folder is `root` or below it (or whose repository root is), each
+/// folder's travelling files unredacted; `None` when Copilot has none there.
+pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+    let state = home.join("session-state");
+    let Ok(entries) = fs::read_dir(&state) else { return Ok(None) };
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter(|e| fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_dir()))
+        .filter_map(|e| e.file_name().to_str().filter(|n| is_uuid(n)).map(str::to_string))
+        .collect();
+    ids.sort();
+    let mut files = Vec::new();
+    for id in ids {
+        let folder = state.join(&id);
+        let events = match read_bounded(&folder.join(EVENTS), MAX_FILE) {
+            Ok(d) => complete_lines(d),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("could not read {}", folder.display())),
+        };
+        let Some(parsed) = parse_events(&events) else { continue };
+        let workspace = read_bounded(&folder.join(WORKSPACE), 1 << 20).ok();
+        let (cwd, git_root) = recorded_dirs(workspace.as_deref(), &parsed);
+        let ours = cwd.as_deref().is_some_and(|c| is_under(c, root))
+            || git_root.as_deref().is_some_and(|g| is_under(g, root));
+        if parsed.id != id || !ours || parsed.turns == 0 {
+            continue;
+        }
+        for rel in session_files(&folder) {
+            let data = match rel.as_str() {
+                EVENTS => events.clone(),
+                _ => read_bounded(&folder.join(&rel), MAX_FILE)
+                    .with_context(|| format!("could not read {}/{rel}", folder.display()))?,
+            };
+            files.push(File { rel: format!("{id}/{rel}"), data });
+        }
+    }
+    Ok((!files.is_empty()).then_some(files))
+}
+
+/// The sessions in a list of element files, oldest first.
+pub fn summarize(files: &[File]) -> Vec<Session> {
+    let mut out: Vec<Session> = files
+        .iter()
+        .filter(|f| f.rel.ends_with(&format!("/{EVENTS}")) && f.rel.matches('/').count() == 1)
+        .filter_map(|f| {
+            let e = parse_events(&f.data)?;
+            let prefix = format!("{}/", e.id);
+            Some(Session {
+                files: files.iter().filter(|g| g.rel.starts_with(&prefix)).map(|g| g.rel.clone()).collect(),
+                id: e.id,
+                first_prompt: e.first_prompt,
+                turns: e.turns,
+                last_updated: e.last_time,
+                outcome: None,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.last_updated.cmp(&b.last_updated).then(a.id.cmp(&b.id)));
+    out
+}
+
+/// Refuses the element whole unless every file is `<uuid>/<a file that travels>`, each
+/// session has an `events.jsonl` that starts its own session, and a `workspace.yaml`
+/// beside it names that session and a plain absolute folder.
+pub fn validate(files: &[File]) -> anyhow::Result<()> {
+    let mut names = BTreeSet::new();
+    let mut sessions = BTreeSet::new();
+    let mut with_events = BTreeSet::new();
+    for f in files {
+        let Some((id, rel)) = f.rel.split_once('/').filter(|(id, rel)| is_uuid(id) && travels(rel)) else {
+            bail!("{:?} is not <uuid>/ and a file of a session folder that travels", f.rel);
+        };
+        if !names.insert(f.rel.as_str()) {
+            bail!("{} appears twice", f.rel);
+        }
+        if f.data.len() as u64 > MAX_FILE {
+            bail!("{} is larger than {MAX_FILE} bytes", f.rel);
+        }
+        sessions.insert(id);
+        match rel {
+            EVENTS => {
+                let e = parse_events(&f.data)
+                    .with_context(|| format!("{} is not a Copilot transcript", f.rel))?;
+                if e.id != id {
+                    bail!("{}: its session.start names session {}", f.rel, e.id);
+                }
+                with_events.insert(id);
+            }
+            WORKSPACE => {
+                let fields = workspace_fields(&String::from_utf8_lossy(&f.data));
+                if fields.get("id").is_some_and(|i| i != id) {
+                    bail!("{}: it names another session", f.rel);
+                }
+                for key in ["cwd", "git_root"] {
+                    if let Some(dir) = fields.get(key).filter(|d| !is_plain_absolute(d)) {
+                        bail!("{}: its {key} {dir:?} is not a plain absolute path", f.rel);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = sessions.difference(&with_events).next() {
+        bail!("session {id} has no {EVENTS}");
+    }
+    Ok(())
+}
+
+/// One session's place on the receiver.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub id: String,
+    pub folder: PathBuf,
+    /// The session's files moved for the new path, relative to its folder.
+    pub files: Vec<(String, Vec<u8>)>,
+    pub step: Step,
+    pub mtime: Option<SystemTime>,
+}
+
+/// Where each session of a validated element goes for `root`, reading the receiver and
+/// writing nothing. A session the receiver has (any file of its folder differing) is kept
+/// unless `force`.
+pub fn plan(
+    home: &Path,
+    root: &str,
+    old_root: Option<&str>,
+    files: &[File],
+    force: bool,
+    now: SystemTime,
+) -> anyhow::Result<Vec<Placement>> {
+    validate(files)?;
+    let old = old_root.filter(|o| is_plain_absolute(o) && *o != "/");
+    let mut by_id: BTreeMap<&str, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+    for f in files {
+        let (id, rel) = f.rel.split_once('/').unwrap_or_default();
+        let data = match (old, rel) {
+            (Some(old), EVENTS) => move_events(&f.data, old, root),
+            (Some(old), WORKSPACE) => {
+                move_workspace(&String::from_utf8_lossy(&f.data), old, root).into_bytes()
+            }
+            _ => f.data.clone(),
+        };
+        by_id.entry(id).or_default().push((rel.to_string(), data));
+    }
+    let mut out = Vec::new();
+    for (id, files) in by_id {
+        let folder = home.join("session-state").join(id);
+        let step = match fs::symlink_metadata(&folder) {
+            Err(_) => Step::Write,
+            Ok(_) if files.iter().all(|(rel, data)| fs::read(folder.join(rel)).is_ok_and(|b| &b == data)) => {
+                Step::Same
+            }
+            Ok(_) if force => Step::Replace(vec![folder.clone()]),
+            Ok(_) => Step::Keep(vec![folder.clone()]),
+        };
+        let events =
+            files.iter().find(|(rel, _)| rel == EVENTS).map(|(_, d)| d.as_slice()).unwrap_or_default();
+        let mtime = parse_events(events).and_then(|e| e.last_time).and_then(|t| time_of(&t, now));
+        out.push(Placement { id: id.to_string(), folder, files, step, mtime });
+    }
+    Ok(out)
+}
+
+/// What a restore did.
+#[derive(Debug, Default)]
+pub struct Placed {
+    pub written: Vec<String>,
+    pub same: usize,
+    pub kept: Vec<String>,
+    pub backups: Vec<PathBuf>,
+    pub newest: Option<String>,
+}
+
+/// Places a plan: each session is made whole in a private folder beside its place, then
+/// renamed into it, so the CLI sees it complete or not at all; a folder the receiver has
+/// is never written into.
+pub fn apply(home: &Path, plan: &[Placement], now: SystemTime) -> anyhow::Result<Placed> {
+    let state = home.join("session-state");
+    let mut placed = Placed::default();
+    for p in plan {
+        match &p.step {
+            Step::Same => {
+                placed.same += 1;
+                continue;
+            }
+            Step::Keep(_) => {
+                placed.kept.push(p.id.clone());
+                continue;
+            }
+            Step::Write | Step::Replace(_) => {}
+        }
+        fsutil::create_private_dir(&state)
+            .with_context(|| format!("could not create {}", state.display()))?;
+        let staging = tempfile::Builder::new().prefix(".lokust-").tempdir_in(&state)?;
+        for (rel, data) in &p.files {
+            let dest = staging.path().join(rel);
+            if let Some(parent) = dest.parent() {
+                fsutil::create_private_dir(parent)?;
+            }
+            let when = (rel == EVENTS).then_some(p.mtime).flatten();
+            super::disk::write_new(&dest, data, when).with_context(|| format!("could not write {rel}"))?;
+        }
+        if let Step::Replace(theirs) = &p.step {
+            for path in theirs {
+                placed.backups.push(set_aside(path, now)?);
+            }
+        }
+        // A folder that appeared meanwhile is the receiver's: kept, nothing written into it.
+        if fs::symlink_metadata(&p.folder).is_ok() {
+            placed.kept.push(p.id.clone());
+            continue;
+        }
+        let staged = staging.keep();
+        if let Err(e) = fs::rename(&staged, &p.folder) {
+            let _ = fs::remove_dir_all(&staged);
+            return Err(e).with_context(|| format!("could not place {}", p.folder.display()));
+        }
+        placed.written.push(p.id.clone());
+    }
+    placed.newest = plan
+        .iter()
+        .filter(|p| !matches!(p.step, Step::Keep(_)))
+        .max_by_key(|p| (p.mtime, p.id.clone()))
+        .map(|p| p.id.clone());
+    Ok(placed)
+}
+
+/// GitHub Copilot CLI as an [`Agent`](super::Agent).
+pub struct Copilot;
+
+impl super::Agent for Copilot {
+    fn id(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn name(&self) -> &'static str {
+        "GitHub Copilot CLI"
+    }
+
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn home(&self, probe: &crate::probe::Probe) -> Option<PathBuf> {
+        copilot_home(probe.var_os("COPILOT_HOME"), probe.home().as_deref())
+    }
+
+    fn config_names(&self) -> &'static [super::ConfigName] {
+        use crate::policy::name;
+        const NAMES: &[super::ConfigName] = &[
+            name(".github/copilot/", "repository settings, hooks and MCP servers"),
+            name(".github/hooks/", "hooks it runs on session events"),
+        ];
+        NAMES
+    }
+
+    fn never_carried(&self) -> &'static [&'static str] {
+        NEVER_CARRIED
+    }
+
+    fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
+        carried_files(home, root)
+    }
+
+    fn events(&self, files: &[File], session: &str) -> Vec<super::event::Event> {
+        events(files, session)
+    }
+
+    fn sessions(&self, files: &[File]) -> Vec<Session> {
+        summarize(files)
+    }
+
+    fn validate(&self, files: &[File]) -> anyhow::Result<()> {
+        validate(files)
+    }
+
+    fn plan(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
+        let mut lines = vec![format!(
+            "GitHub Copilot CLI: {} would be placed for the new path",
+            crate::human::count(plan.len() as u64, "session")
+        )];
+        for p in &plan {
+            let folder = safe(&p.folder.to_string_lossy()).into_owned();
+            lines.push(match &p.step {
+                Step::Write => format!("  {} → {folder}", p.id),
+                Step::Same => format!("  {} is already there", p.id),
+                Step::Keep(_) => {
+                    format!("  {} differs from the receiver's own: kept (--force replaces it)", p.id)
+                }
+                Step::Replace(_) => {
+                    format!("  {} → {folder}; the receiver's folder would be set aside", p.id)
+                }
+            });
+        }
+        Ok(super::Restored { lines, resume: None })
+    }
+
+    fn restore(
+        &self,
+        home: &Path,
+        root: &str,
+        files: &[File],
+        opts: &super::PlaceOptions,
+    ) -> anyhow::Result<super::Restored> {
+        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
+        let placed = apply(home, &plan, opts.now)?;
+        let mut lines = vec![format!(
+            "GitHub Copilot CLI: {} in {} ({} written, {} already there, {} kept as they were)",
+            crate::human::count(plan.len() as u64, "session"),
+            safe(&home.join("session-state").to_string_lossy()),
+            placed.written.len(),
+            placed.same,
+            placed.kept.len()
+        )];
+        for id in &placed.kept {
+            lines.push(format!(
+                "  kept the receiver's own {id}, which differs (--force replaces it, keeping a backup)"
+            ));
+        }
+        for b in &placed.backups {
+            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
+        }
+        Ok(super::Restored { lines, resume: placed.newest.map(|id| format!("copilot --resume={id}")) })
+    }
+}
+
+fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::sanitize::for_terminal(s)
+}
+
+/// A transcript as normalized events: prompts, answers, tool runs and their results.
+pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
+    use super::event::{Event, Kind, json_lines, str_of, text_of};
+    let Some(file) = files.iter().find(|f| f.rel == format!("{session}/{EVENTS}")) else { return Vec::new() };
+    let mut out = Vec::new();
+    for record in json_lines(&file.data) {
+        let d = &record["data"];
+        let base = Event {
+            id: str_of(&record, "/id").unwrap_or_default().to_string(),
+            parent_id: str_of(&record, "/parentId").map(str::to_string),
+            ..Event::new(Kind::Meta).at(str_of(&record, "/timestamp"))
+        };
+        match str_of(&record, "/type") {
+            Some("user.message") => out.push(Event {
+                kind: Kind::User,
+                role: Some("user".into()),
+                text: Some(text_of(&d["content"])),
+                ..base
+            }),
+            Some("assistant.message") => {
+                let text = text_of(&d["content"]);
+                if !text.trim().is_empty() {
+                    out.push(Event {
+                        kind: Kind::Assistant,
+                        role: Some("assistant".into()),
+                        text: Some(text),
+                        message_id: str_of(d, "/messageId").map(str::to_string),
+                        ..base
+                    });
+                }
+            }
+            Some("tool.execution_start") => out.push(Event {
+                kind: Kind::ToolCall,
+                role: Some("assistant".into()),
+                tool_name: str_of(d, "/toolName").map(str::to_string),
+                tool_input: d.get("arguments").cloned(),
+                message_id: str_of(d, "/toolCallId").map(str::to_string),
+                ..base
+            }),
+            Some("tool.execution_complete") => out.push(Event {
+                kind: if d.get("success").and_then(Value::as_bool) == Some(false) {
+                    Kind::Error
+                } else {
+                    Kind::ToolResult
+                },
+                role: Some("tool".into()),
+                tool_output: Some(text_of(
+                    d.pointer("/result/content").or_else(|| d.get("result")).unwrap_or(&Value::Null),
+                )),
+                message_id: str_of(d, "/toolCallId").map(str::to_string),
+                ..base
+            }),
+            Some("session.error") => {
+                out.push(Event { kind: Kind::Error, text: Some(text_of(&d["message"])), ..base })
+            }
+            _ => {}
+        }
+    }
+    super::event::number(session, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "0b5e1f3c-2a4d-4e6f-8a9b-1c2d3e4f5a6b";
+
+    fn events(cwd: &str) -> Vec<u8> {
+        let lines = [
+            serde_json::json!({"type": "session.start", "id": "1d4c0a52-5b2e-4c55-9d0e-0a1b2c3d4e5f",
+                "timestamp": "2026-11-24T06:32:04.935Z", "parentId": null,
+                "data": {"sessionId": ID, "version": 1, "context": {"cwd": cwd, "gitRoot": cwd}}}),
+            serde_json::json!({"type": "user.message", "id": "2d4c0a52-5b2e-4c55-9d0e-0a1b2c3d4e5f",
+                "timestamp": "2026-11-24T06:32:05.000Z", "data": {"content": "remember HERON-4"}}),
+            serde_json::json!({"type": "assistant.message", "id": "3d4c0a52-5b2e-4c55-9d0e-0a1b2c3d4e5f",
+                "timestamp": "2026-11-24T06:32:06.000Z",
+                "data": {"content": format!("read {cwd}/src/main.rs and {cwd}-other")}}),
+        ];
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes()
+    }
+
+    #[test]
+    fn a_move_rewrites_workspace_and_events_on_component_boundaries() {
+        let yaml = "id: x\ncwd: /old/p/sub\ngit_root: /old/p\nname: remember\nbranch: main\n";
+        let moved = move_workspace(yaml, "/old/p", "/new place/ü");
+        assert_eq!(
+            moved,
+            "id: x\ncwd: \"/new place/ü/sub\"\ngit_root: \"/new place/ü\"\nname: remember\nbranch: main\n"
+        );
+        let fields = workspace_fields(&moved);
+        assert_eq!(fields["cwd"], "/new place/ü/sub");
+        let e = String::from_utf8(move_events(&events("/old/p"), "/old/p", "/n")).unwrap();
+        assert!(e.contains("\"cwd\":\"/n\"") && e.contains("read /n/src/main.rs and /old/p-other"), "{e}");
+        for line in e.lines() {
+            serde_json::from_str::<Value>(line).unwrap();
+        }
+    }
+
+    #[test]
+    fn only_session_folders_travel() {
+        let ok = |rel: &str| File {
+            rel: rel.into(),
+            data: if rel.ends_with(EVENTS) { events("/p") } else { b"x".to_vec() },
+        };
+        assert!(validate(&[ok(&format!("{ID}/{EVENTS}")), ok(&format!("{ID}/files/a.txt"))]).is_ok());
+        for bad in [
+            "session-store.db".to_string(),
+            "config.json".into(),
+            format!("{ID}.jsonl"),
+            format!("{ID}/../config.json"),
+            format!("{ID}/rewind-file-snapshots/index.json"),
+            format!("{ID}/.workspace-fork.lock"),
+            format!("{ID}/hooks/x.sh"),
+            format!("not-a-uuid/{EVENTS}"),
+        ] {
+            assert!(validate(&[ok(&format!("{ID}/{EVENTS}")), ok(&bad)]).is_err(), "{bad}");
+        }
+        // Artifacts without a transcript, or a transcript of another session.
+        assert!(validate(&[ok(&format!("{ID}/plan.md"))]).is_err());
+        let other = "1b5e1f3c-2a4d-4e6f-8a9b-1c2d3e4f5a6b";
+        assert!(validate(&[File { rel: format!("{other}/{EVENTS}"), data: events("/p") }]).is_err());
+        let yaml = File { rel: format!("{ID}/{WORKSPACE}"), data: b"cwd: ../../etc\n".to_vec() };
+        assert!(validate(&[ok(&format!("{ID}/{EVENTS}")), yaml]).is_err());
+    }
+
+    #[test]
+    fn sessions_read_their_prompt_and_turns() {
+        let s = summarize(&[File { rel: format!("{ID}/{EVENTS}"), data: events("/p") }]);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].first_prompt.as_deref(), Some("remember HERON-4"));
+        assert_eq!(s[0].turns, 2);
+    }
+}
