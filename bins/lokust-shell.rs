@@ -16,5 +16,7 @@ fn main() -> ExitCode {
         ShellCommand::Redact(args) => cmd::redact::run(args),
         ShellCommand::Init(args) => cmd::init::run(args, &mut io::stdout().lock()),
         ShellCommand::Completions(args) => cmd::completions::run(args, &mut io::stdout().lock()),
+        ShellCommand::Find(args) => cmd::find::run(args, &mut io::stdout().lock()),
+        ShellCommand::Doctor(args) => cmd::doctor::run(args, &mut io::stdout().lock()),
     })
 }

@@ -33,7 +33,7 @@ Examples:
   lokust-shell-snapshot > s.lok                 capture to standard output
   lokust-shell-snapshot -o s.lok                capture to a file (0600, atomic)
   lokust-shell-snapshot --tmux work -o s.lok    describe the tmux session \"work\"
-  lokust-shell-snapshot --bundle > s.lok        with the Claude Code conversations
+  lokust-shell-snapshot --bundle > s.lok        with every agent's conversations
   ssh host lokust-shell-snapshot > s.lok        capture a remote shell
   lokust-shell-snapshot --bundle -r \"$(cat ~/.ssh/id_ed25519.pub)\" -o s.lok.age
                                                 sealed with age to an SSH key
@@ -58,8 +58,11 @@ Every text that goes into the file passes the redactor first. A section that can
 read (no git, a tmux server that is gone, an unreadable history) is left null with a \
 warning, and the snapshot still succeeds.
 
-With --bundle the Claude Code conversations of this directory go in too, redacted, so \
-lokust-shell-restore can bring them back at another path on another machine.
+With --bundle the conversations of this directory go in too, of every coding agent that \
+has some (Claude Code, Codex CLI, Gemini CLI, OpenCode, Factory Droid, GitHub Copilot CLI, \
+codeloops; --agents chooses), redacted, and the git work not pushed yet (unpushed commits, \
+staged and unstaged changes, untracked files), so lokust-shell-restore can bring them back \
+at another path on another machine.
 
 With --encrypt-to, --recipients-file or --passphrase the file is sealed: a standard age \
 file (https://age-encryption.org) that `age -d -i KEY` opens into the plain .lok, and that \
@@ -137,12 +140,14 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "SECS", hide_short_help = true, requires = "live")]
     pub interval: Option<u64>,
 
-    /// Embed this directory's Claude Code conversations.
+    /// Embed every agent's conversations of this directory, and the unpushed work.
     ///
-    /// The project slot goes in as tar.gz+base64, streamed, redacted line by line with
-    /// every transcript line kept valid JSON, together with what a move needs from
-    /// outside the slot (file history, todos, tasks, the project's prompt history and
-    /// its .claude.json entry). lokust-shell-restore puts it back at any path.
+    /// Claude Code's project slot goes in as tar.gz+base64, streamed, redacted line by
+    /// line with every transcript line kept valid JSON, together with what a move needs
+    /// from outside the slot (file history, todos, tasks, the project's prompt history and
+    /// its .claude.json entry). Every other agent's sessions of this directory (see
+    /// --agents) and the git work (see --no-worktree) go in beside it, redacted the same
+    /// way. lokust-shell-restore puts it all back at any path.
     #[arg(long)]
     pub bundle: bool,
 
@@ -211,14 +216,20 @@ pub struct InspectArgs {
 }
 
 const RESTORE_LONG: &str = "\
-Restore the Claude Code conversations bundled in a .lok (lokust-shell-snapshot --bundle) \
-so that `claude --resume` finds them at PATH, on this machine.
+Restore what a .lok carries (lokust-shell-snapshot --bundle) at PATH, on this machine: \
+the conversations of every agent in it, so that each agent's own resume finds them there \
+(claude --resume, codex resume, gemini --resume, opencode --session, droid --resume, \
+copilot --resume=ID; codeloops' logs where it keeps them), and the git work not pushed \
+yet, laid on the checkout at PATH.
 
 PATH is created when missing; the project's slot under $CLAUDE_CONFIG_DIR/projects (or \
 ~/.claude/projects) is computed from its real path exactly as Claude Code names it. Every \
 event's cwd and every absolute path below the old project directory is rewritten to PATH; \
 file history, todos, tasks, the project's prompt history and its .claude.json entry go where \
-Claude Code expects them; mtimes are shifted so the newest conversation is now.
+Claude Code expects them; mtimes are shifted so the newest conversation is now. Every other \
+agent's sessions are placed where that agent looks, each on its own, with their paths moved. \
+Nothing that can run a command or grant a permission is installed from the file unless \
+--trust-config (see SECURITY.md).
 
 Nothing is destroyed. The whole file is checked first, the bundle is extracted into a temp \
 dir beside the slot and only then renamed into place. An existing slot is merged file by file: \
@@ -240,7 +251,7 @@ short or changed is refused whole. A plain file named *.age is refused.
 --latest takes the newest snapshot on this machine instead: after a crash, \
 lokust-shell restore --latest says where the lost shell was and how to get back there.";
 
-/// Restore a bundled Claude Code project at a new path.
+/// Restore the conversations and git work of a .lok at a new path.
 #[derive(Debug, Clone, Args)]
 #[command(long_about = RESTORE_LONG, after_long_help = ENV_HELP)]
 pub struct RestoreArgs {
@@ -454,6 +465,48 @@ pub enum ShellCommand {
     Redact(RedactArgs),
     Init(InitArgs),
     Completions(CompletionsArgs),
+    Find(FindArgs),
+    Doctor(DoctorArgs),
+}
+
+/// Check that lokust is set up right on this machine.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = "\
+Check that lokust is set up right on this machine, one line per check: the binaries on \
+PATH and of one version; the prompt hook in the shell's startup file and firing (this \
+shell's live file is fresh); the state folder private; that you hold a key the sealing \
+variables seal to; tmux, its key binding and the sealing variables in its server; each \
+agent's home and CLI; stale Claude Code registry entries; conversations close to Claude \
+Code's cleanup; the git work --bundle would carry. Each problem has the line that fixes \
+it under it. Nothing is changed, and no key or secret is printed.
+
+Exit status: 0 unless a check failed (2), or with --strict a check warned (2).", after_long_help = ENV_HELP)]
+pub struct DoctorArgs {
+    /// Print the checks as JSON, for a bug report.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Fail on warnings too.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Find a conversation by its id in every agent's store on this machine.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = "\
+Find a conversation by its id in every agent's store on this machine (Claude Code, Codex \
+CLI with its archive, Gemini CLI, OpenCode's database opened read-only, Factory Droid, \
+GitHub Copilot CLI, codeloops), and print the agent, where it is kept, the project \
+directory recorded inside it, whether that directory exists here, and the line that \
+resumes it there. Nothing is written. Exit status 1 when no agent has it.", after_long_help = ENV_HELP)]
+pub struct FindArgs {
+    /// The conversation's id, as the agent prints it.
+    #[arg(value_name = "ID")]
+    pub id: String,
+
+    /// Print a JSON array of what was found instead.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Snapshot a terminal session into a portable .lok file, and restore it elsewhere.
@@ -463,7 +516,7 @@ pub enum ShellCommand {
     version,
     propagate_version = true,
     long_about = "lokust captures the state of a terminal session (directory, environment, \
-redacted history, git, tmux, Claude Code conversation) into one portable .lok file, so the \
+redacted history, git, tmux, every coding agent's conversations, the work not pushed) into one portable .lok file, so the \
 same work can be picked up on another machine at another path, without leaking a \
 credential.",
     after_long_help = ENV_HELP
@@ -506,7 +559,7 @@ pub struct ExportArgs {
     #[arg(short = 't', long = "target", value_name = "PANE")]
     pub target: Option<String>,
 
-    /// Embed the Claude Code project of the pane's directory.
+    /// Embed the conversations of every agent and the git work of the pane's directory.
     #[arg(long)]
     pub bundle: bool,
 
@@ -605,7 +658,7 @@ pub struct TmuxCli {
     pub command: TmuxCommand,
 }
 
-/// Restore a bundled Claude Code project at a new path.
+/// Restore the conversations and git work of a .lok at a new path.
 #[derive(Debug, Parser)]
 #[command(name = "lokust-shell-restore", version, long_about = RESTORE_LONG, after_long_help = ENV_HELP)]
 pub struct RestoreCli {

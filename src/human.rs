@@ -45,3 +45,8 @@ pub fn thousands(n: u64) -> String {
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
+
+/// [`count`] for a noun whose plural is not `s` added: `1 entry`, `3 entries`.
+pub fn count_as(n: u64, one: &str, many: &str) -> String {
+    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
+}

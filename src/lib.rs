@@ -19,7 +19,7 @@
 //!   a project (Claude Code, Codex, Copilot CLI, Droid, Gemini CLI, OpenCode, codeloops): **a new agent goes here**.
 //! - [`restore`] puts a bundle back on disk: plan (what `--dry-run` prints), then apply.
 //! - Presentation: [`summary`] what a `.lok` holds, for people · [`hook`] the prompt
-//!   hooks' live snapshots · [`latest`] the newest snapshot on this machine · [`tmux`]
+//!   hooks' live snapshots · [`doctor`] is lokust set up right here · [`latest`] the newest snapshot on this machine · [`tmux`]
 //!   export, import and the key binding.
 //! - The command line: [`cli`] the clap definitions · [`cmd`] one module per subcommand,
 //!   called by the thin binaries in `bins/`.
@@ -30,6 +30,7 @@ pub mod capture;
 pub mod cli;
 pub mod clock;
 pub mod cmd;
+pub mod doctor;
 pub mod exec;
 pub mod exit;
 pub mod fsutil;

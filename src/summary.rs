@@ -18,7 +18,12 @@ pub fn shell_contents<W: Write>(lok: &ShellLok, w: &mut W) -> io::Result<()> {
     writeln!(w, "  cwd:         {}", safe(&s.cwd))?;
     writeln!(w, "  user:        {}@{}", safe(&s.user), safe(&s.hostname))?;
     writeln!(w, "  shell:       {}", safe(&s.shell))?;
-    writeln!(w, "  history:     {} entries ({} redacted)", s.history_tail.len(), s.history_redacted_lines)?;
+    writeln!(
+        w,
+        "  history:     {} ({} redacted)",
+        crate::human::count_as(s.history_tail.len() as u64, "entry", "entries"),
+        s.history_redacted_lines
+    )?;
     writeln!(w, "  env:         {} kept, {} dropped", s.env.len(), s.env_dropped_count)?;
     let terminal = match &s.terminal {
         Some(t) => {
@@ -55,7 +60,12 @@ pub fn shell_contents<W: Write>(lok: &ShellLok, w: &mut W) -> io::Result<()> {
     writeln!(w, "  git:         {}", safe(&git))?;
     let claude = match &s.claude_code {
         Some(c) => {
-            format!("{} ({} sessions, {} memory files)", c.project_slot, c.sessions_logged, c.memory_files)
+            format!(
+                "{} ({}, {})",
+                c.project_slot,
+                crate::human::count(c.sessions_logged, "session"),
+                crate::human::count(c.memory_files, "memory file")
+            )
         }
         None => "none".into(),
     };
@@ -77,7 +87,12 @@ pub fn shell_contents<W: Write>(lok: &ShellLok, w: &mut W) -> io::Result<()> {
 
 /// The bundle line of the snapshot summary.
 pub fn bundle_line<W: Write>(b: &crate::bundle::BundleStats, w: &mut W) -> io::Result<()> {
-    writeln!(w, "  bundled:     {} conversations, {} files", b.sessions, b.files)
+    writeln!(
+        w,
+        "  bundled:     {}, {}",
+        crate::human::count(b.sessions, "conversation"),
+        crate::human::count(b.files, "file")
+    )
 }
 
 /// The git work carried, as the snapshot summary shows it.
@@ -95,7 +110,7 @@ pub fn worktree_line<W: Write>(m: &crate::worktree::Meta, w: &mut W) -> io::Resu
 /// One agent's conversations carried, as the snapshot summary shows them (`gemini:`).
 pub fn agent_line<W: Write>(id: &str, sessions: &[crate::agent::Session], w: &mut W) -> io::Result<()> {
     let label = format!("{id}:");
-    writeln!(w, "  {label:<12} {} conversations", sessions.len())
+    writeln!(w, "  {label:<12} {}", crate::human::count(sessions.len() as u64, "conversation"))
 }
 
 /// One agent's conversations in its element, as `inspect` lists them.
@@ -115,11 +130,17 @@ pub fn agent_sessions<W: Write>(
         let outcome = s.outcome.as_deref().map(|o| format!("  {}", safe(o))).unwrap_or_default();
         writeln!(w, "  {}  {:>5} {turn_word}  last {}{outcome}", safe(&s.id), s.turns, safe(when))?;
         if let Some(p) = &s.first_prompt {
-            let p: String = p.chars().take(70).collect();
-            writeln!(w, "      {}", safe(&p))?;
+            writeln!(w, "      {}", safe(&prompt_shown(p)))?;
         }
     }
     Ok(())
+}
+
+/// The start of a first prompt as the listings show it: redacted (the file may be someone
+/// else's, written without redaction), then cut.
+fn prompt_shown(p: &str) -> String {
+    let head: String = p.chars().take(400).collect();
+    crate::redact::redact(&head).chars().take(70).collect()
 }
 
 /// A bundle's conversations, as `inspect` lists them.
@@ -133,8 +154,7 @@ pub fn bundle_sessions<W: Write>(sessions: &[crate::bundle::SessionInfo], w: &mu
         let when = s.last_timestamp.as_deref().unwrap_or("-");
         writeln!(w, "  {}  {:>5} events  {:>9}  last {}", safe(&s.id), s.events, size(s.bytes), safe(when))?;
         if let Some(p) = &s.first_prompt {
-            let p: String = p.chars().take(70).collect();
-            writeln!(w, "      {}", safe(&p))?;
+            writeln!(w, "      {}", safe(&prompt_shown(p)))?;
         }
     }
     Ok(())

@@ -281,6 +281,28 @@ fn hostile_copilot_elements_are_refused_whole() {
             ]),
         ),
         ("the flat layout", raw_tar(&[raw(format!("{id}.jsonl").as_bytes(), b'0', events.as_bytes())])),
+        // A session that would resume in /etc, or in a `cwd` hidden in another YAML form.
+        (
+            "a folder outside the project",
+            raw_tar(&[
+                raw(ev.as_bytes(), b'0', events.as_bytes()),
+                raw(format!("{id}/workspace.yaml").leak().as_bytes(), b'0', b"cwd: /etc\n"),
+            ]),
+        ),
+        (
+            "a quoted key",
+            raw_tar(&[
+                raw(ev.as_bytes(), b'0', events.as_bytes()),
+                raw(format!("{id}/workspace.yaml").leak().as_bytes(), b'0', b"\"cwd\": /etc\n"),
+            ]),
+        ),
+        (
+            "an explicit key",
+            raw_tar(&[
+                raw(ev.as_bytes(), b'0', events.as_bytes()),
+                raw(format!("{id}/workspace.yaml").leak().as_bytes(), b'0', b"? cwd\n: /etc\n"),
+            ]),
+        ),
     ];
     for (what, tar) in cases {
         use base64::Engine;
@@ -300,6 +322,27 @@ fn hostile_copilot_elements_are_refused_whole() {
             .code(2);
         assert!(stderr(&a).contains("GitHub Copilot CLI conversations refused"), "{what}: {}", stderr(&a));
         assert!(!env.home.join(".copilot").exists(), "{what}: something was written");
+    }
+    // An element that does not say which project folder it came from.
+    {
+        use base64::Engine;
+        let tar = raw_tar(&[raw(ev.as_bytes(), b'0', events.as_bytes())]);
+        let data = base64::engine::general_purpose::STANDARD.encode(crate::util::archive::gzip(&tar));
+        let element = serde_json::json!({"kind": copilot::KIND, "format": "tar.gz+base64",
+            "uncompressed_bytes": tar.len(), "base64_bytes": data.len(), "data": data});
+        let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+        doc["bundles"] = serde_json::json!([element]);
+        let lok = env.root.path().join("nowhere.lok");
+        std::fs::write(&lok, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let a = env
+            .cmd("lokust-shell-restore")
+            .arg(&lok)
+            .arg("--to")
+            .arg(env.root.path().join("t"))
+            .assert()
+            .code(2);
+        assert!(stderr(&a).contains("does not say which project folder"), "{}", stderr(&a));
+        assert!(!env.home.join(".copilot").exists());
     }
     // An id the receiver has, with other content: kept.
     let mine = env.home.join(format!(".copilot/session-state/{id}"));

@@ -117,3 +117,60 @@ fn the_format_document_names_every_agents_kind() {
         assert!(text.matches(&kind).count() >= 2, "docs/format.md lists and describes no {kind}");
     }
 }
+
+/// The snapshot's and the restore's long help name every agent the registry holds, so the
+/// help cannot describe last month's tool.
+#[test]
+fn the_long_help_names_every_agent() {
+    let env = TestEnv::new();
+    for bin in ["lokust-shell-snapshot", "lokust-shell-restore"] {
+        let out = env.cmd(bin).arg("--help").assert().success();
+        let long = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        for agent in lokust::agent::AGENTS {
+            let cmd = agent.id();
+            assert!(
+                long.contains(agent.name()) || long.contains(cmd),
+                "{bin} --help does not name {}",
+                agent.name()
+            );
+        }
+    }
+}
+
+/// ARCHITECTURE.md and lib.rs stay true: every file or folder they name exists (relative
+/// to the repository or to `src/`), and every module of `src/` is named in both.
+#[test]
+fn the_architecture_names_what_exists_and_every_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let arch = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    for text in [&arch, &lib] {
+        for quoted in text.split('`').skip(1).step_by(2) {
+            let path_like = quoted.ends_with(".rs") || (quoted.ends_with('/') && !quoted.contains(' '));
+            if !path_like || quoted.contains('<') || quoted.contains('*') {
+                continue;
+            }
+            assert!(
+                root.join(quoted).exists() || root.join("src").join(quoted).exists(),
+                "{quoted} is named but does not exist"
+            );
+        }
+    }
+    for entry in std::fs::read_dir(root.join("src")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().trim_end_matches(".rs").to_string();
+        if name == "lib" {
+            continue;
+        }
+        assert!(
+            lib.contains(&format!("pub mod {name};")) && lib.contains(&format!("[`{name}`]"))
+                || lib.contains(&format!("`{name}`")),
+            "lib.rs does not describe {name}"
+        );
+        assert!(
+            arch.contains(&format!(" {name} "))
+                || arch.contains(&format!("{name}/"))
+                || arch.contains(&format!("· {name}")),
+            "ARCHITECTURE.md does not name {name}"
+        );
+    }
+}

@@ -167,7 +167,7 @@ fn snapshot(env: &TestEnv, home: &Home, project: &Path) -> PathBuf {
         cmd.current_dir(project).env("PWD", project).arg("--bundle").arg("-o").arg(&lok).assert().success();
     let summary = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(
-        summary.contains("gemini:      1 conversations") || summary.contains("gemini:      2 conversations"),
+        summary.contains("gemini:      1 conversation") || summary.contains("gemini:      2 conversations"),
         "{summary}"
     );
     lok
@@ -525,7 +525,7 @@ fn dry_run_names_the_gemini_folder_and_writes_nothing() {
     let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     let folder = home.gh().join("tmp/x/chats");
     assert!(
-        said.contains(&format!("1 conversations would go to {} (a new folder)", folder.display())),
+        said.contains(&format!("1 conversation would go to {} (a new folder)", folder.display())),
         "{said}"
     );
     let left: Vec<_> = std::fs::read_dir(home.gh()).unwrap().flatten().map(|e| e.file_name()).collect();
@@ -583,7 +583,7 @@ fn a_project_with_only_gemini_conversations_bundles_and_resumes() {
     std::fs::create_dir_all(&project).unwrap();
     let id = new_conversation(&bin, &api, &home, &project, "remember the word OTTER-7");
     let (lok, summary) = crate::util::claude::snapshot(&env, &project, &[]);
-    assert!(summary.contains("gemini:      1 conversations") && !summary.contains("bundled:"), "{summary}");
+    assert!(summary.contains("gemini:      1 conversation") && !summary.contains("bundled:"), "{summary}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&lok).unwrap()).unwrap();
     assert!(doc.get("bundle").is_none_or(serde_json::Value::is_null), "a Claude bundle out of nothing");
     assert_eq!(doc["bundles"][0]["kind"], "gemini-project");

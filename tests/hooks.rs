@@ -463,3 +463,31 @@ fn a_refresh_forked_earlier_but_run_later_does_not_undo_a_newer_one() {
     assert!(first.wait().unwrap().success());
     assert_eq!(read_live(&live).unwrap()["shell"]["cwd"], sub.to_str().unwrap(), "the older refresh won");
 }
+
+/// `lokust-shell doctor` run from a real interactive bash with the hook sees it firing.
+#[test]
+fn doctor_sees_the_hook_firing_in_a_real_shell() {
+    if !have("bash") || !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let s = session(&env, "bash");
+    let tmux = Tmux::start("doc", &env.cwd, &env.home, &s.command);
+    let t = "=doc:";
+    wait_screen(&tmux, t, "ready>");
+    let pid = tmux.run(&["display-message", "-p", "-t", t, "#{pane_pid}"]).trim().to_string();
+    let live = live_dir(&env).join(format!("{pid}.lok"));
+    wait_for(20, "the live file", || read_live(&live), || screen(&tmux, t));
+    let report = env.root.path().join("doctor.txt");
+    let line = format!(
+        "SHELL=/bin/bash '{}' doctor > '{}'; echo done-doctor",
+        bin("lokust-shell").display(),
+        report.display()
+    );
+    tmux.run(&["send-keys", "-t", t, "-l", &line]);
+    tmux.run(&["send-keys", "-t", t, "Enter"]);
+    wait_screen(&tmux, t, "\ndone-doctor\n");
+    let out = fs::read_to_string(&report).unwrap();
+    let hook = out.lines().find(|l| l.contains("prompt hook")).unwrap_or_else(|| panic!("{out}"));
+    assert!(hook.starts_with("✓ ") && hook.contains("firing"), "{out}");
+}

@@ -13,7 +13,7 @@ use crate::util::{TestEnv, fixtures, stdout};
 /// A secret left in a stranger's file, and escape sequences a transcript could carry: a
 /// clipboard write (OSC 52), a title, a screen clear.
 const TOKEN: &str = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
-const ESCAPES: &str = "\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;pwned\u{7}\u{1b}[2J";
+const ESCAPES: &str = "\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}2J\u{202e}";
 
 fn real(rel: &str) -> Vec<u8> {
     fs::read(fixtures().join("real").join(rel)).unwrap()
@@ -173,7 +173,10 @@ fn every_agents_conversation_reads_as_normalized_events_that_validate() {
         assert!(kinds.contains(kind), "no {kind} event: {kinds:?}");
     }
     assert!(!out.contains(TOKEN), "a secret in a stranger's transcript was printed");
-    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "a raw escape sequence was printed");
+    assert!(
+        !out.chars().any(|c| c.is_control() && c != '\n' || c == '\u{202e}'),
+        "a raw control or direction character was printed"
+    );
 }
 
 #[test]
@@ -222,4 +225,51 @@ fn an_unknown_conversation_is_an_error_that_names_those_there() {
         err.contains("holds no conversation nope") && err.contains("0b5e1f3c-2a4d-4e6f-8a9b-1c2d3e4f5a6b"),
         "{err}"
     );
+}
+
+/// Every field is redacted, ids and names too, and a refused element leaves the others
+/// readable.
+#[test]
+fn a_secret_in_any_field_is_redacted_and_a_refused_element_hides_nothing_else() {
+    let env = TestEnv::new();
+    let lok = stranger_file(&env);
+    let mut doc: serde_json::Value = serde_json::from_slice(&fs::read(&lok).unwrap()).unwrap();
+    let id = "0b5e1f3c-2a4d-4e6f-8a9b-1c2d3e4f5a6b";
+    let events = [
+        serde_json::json!({"type": "session.start", "id": TOKEN, "timestamp": TOKEN,
+            "data": {"sessionId": id, "context": {"cwd": "/old/p"}}}),
+        serde_json::json!({"type": "tool.execution_start", "id": "2d4c0a52-5b2e-4c55-9d0e-0a1b2c3d4e5f",
+            "parentId": TOKEN, "data": {"toolName": format!("GITHUB_TOKEN={TOKEN}"), "toolCallId": TOKEN, "arguments": {}}}),
+        serde_json::json!({"type": "user.message", "id": "3d4c0a52-5b2e-4c55-9d0e-0a1b2c3d4e5f", "data": {"content": "hi"}}),
+    ];
+    let data = events.iter().map(|e| format!("{e}\n")).collect::<String>().into_bytes();
+    let fields = serde_json::Map::from_iter([("project_dir".to_string(), serde_json::json!("/old/p"))]);
+    let copilot =
+        encode("copilot-sessions", &[File { rel: format!("{id}/events.jsonl"), data }], fields).unwrap();
+    let mut refused = copilot.clone();
+    refused["kind"] = "droid-sessions".into();
+    doc["bundles"] = serde_json::json!([copilot, refused]);
+    let path = env.root.path().join("fields.lok");
+    fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    for args in [&["--json"][..], &[][..]] {
+        let a = env
+            .cmd("lokust-shell")
+            .args(["inspect", "--transcript", id])
+            .args(args)
+            .arg(&path)
+            .assert()
+            .success();
+        let out = stdout(&a);
+        assert!(!out.contains(TOKEN) && out.contains("hi"), "{out}");
+        assert!(
+            crate::util::stderr(&a).contains("Factory Droid conversations are refused"),
+            "{}",
+            crate::util::stderr(&a)
+        );
+    }
+    // The Claude conversation is still there to read.
+    let json = stdout(
+        &env.cmd("lokust-shell").args(["inspect", "--transcripts", "--json"]).arg(&path).assert().success(),
+    );
+    assert!(json.contains("\"agent\":\"Claude Code\""));
 }

@@ -165,6 +165,16 @@ fn a_session_resumes_in_a_fresh_clone_at_a_path_with_a_dot_a_space_and_non_ascii
     git(&project, &["add", "README"]);
     git(&project, &["-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q", "-m", "first"]);
     let (id, _) = turn(&bin_dir, &api, &xdg, &project, &[], "remember the word TAPIR-9");
+    // Found in OpenCode's own database, opened read-only.
+    let found =
+        crate::util::stdout(&lokust(&env, &xdg, "lokust-shell", None).args(["find", &id]).assert().success());
+    let real = std::fs::canonicalize(&project).unwrap();
+    assert!(
+        found.starts_with(&format!("OpenCode: {id}"))
+            && found.contains(&format!("{} (exists)", real.display())),
+        "{found}"
+    );
+    assert!(found.contains(&format!("opencode --session {id}")), "{found}");
     let elsewhere = env.root.path().join("orig/proj-b");
     std::fs::create_dir_all(&elsewhere).unwrap();
     turn(&bin_dir, &api, &xdg, &elsewhere, &[], "another project: IBEX-2");
@@ -178,7 +188,7 @@ fn a_session_resumes_in_a_fresh_clone_at_a_path_with_a_dot_a_space_and_non_ascii
         .assert()
         .success();
     let summary = crate::util::stderr(&out);
-    assert!(summary.contains("opencode:    1 conversations"), "{summary}");
+    assert!(summary.contains("opencode:    1 conversation"), "{summary}");
     let raw = std::fs::read_to_string(&lok).unwrap();
     assert!(!raw.contains("OPENCODE-KEY-CANARY-3391"), "a provider key travelled");
     // What travels is what `opencode export` prints, read from the database by lokust.
@@ -217,7 +227,7 @@ fn a_session_resumes_in_a_fresh_clone_at_a_path_with_a_dot_a_space_and_non_ascii
             .success(),
     );
     assert!(
-        plan.contains("OpenCode: 1 sessions would be imported by") && plan.contains("import FILE"),
+        plan.contains("OpenCode: 1 session would be imported by") && plan.contains("import FILE"),
         "{plan}"
     );
     let said = crate::util::stdout(
@@ -229,7 +239,7 @@ fn a_session_resumes_in_a_fresh_clone_at_a_path_with_a_dot_a_space_and_non_ascii
             .success(),
     );
     assert!(
-        said.contains("OpenCode: 1 sessions imported") && said.contains(&format!("opencode --session {id}")),
+        said.contains("OpenCode: 1 session imported") && said.contains(&format!("opencode --session {id}")),
         "{said}"
     );
 
@@ -363,7 +373,7 @@ fn a_strangers_opencode_element_grants_nothing_and_cannot_reach_another_session(
             .assert()
             .success(),
     );
-    assert!(said.contains("OpenCode: 1 sessions imported"), "{said}");
+    assert!(said.contains("OpenCode: 1 session imported"), "{said}");
     let conn = rusqlite::Connection::open(xdg.data().join("opencode.db")).unwrap();
     let (permission, revert, directory): (Option<String>, Option<String>, String) = conn
         .query_row("SELECT permission, revert, directory FROM session WHERE id = ?1", [ses], |r| {
@@ -422,7 +432,7 @@ fn the_import_runs_nothing_the_checkout_configures() {
             .assert()
             .success(),
     );
-    assert!(said.contains("OpenCode: 1 sessions imported"), "{said}");
+    assert!(said.contains("OpenCode: 1 session imported"), "{said}");
     assert!(!marker.exists(), "the checkout's plugin ran during the restore");
     let conn = rusqlite::Connection::open(xdg.data().join("opencode.db")).unwrap();
     let directory: String =

@@ -13,6 +13,12 @@ mod snapshot;
 mod inspect;
 // inspect --transcript: every agent's conversation as normalized events, escaped and redacted.
 mod inspect_transcript;
+// cargo install yields the binaries; the package carries man pages, hooks and schemas.
+mod install;
+// lokust-shell doctor: checks, fixes, exit status, JSON without keys.
+mod doctor;
+// lokust-shell find: a conversation by its id in every agent's store.
+mod find;
 // --help, man pages and completions stay in step with the clap definitions.
 mod docs;
 // lokust-tmux: a key pressed by a real client exports the pane; import brings it back.

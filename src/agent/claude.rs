@@ -192,6 +192,29 @@ pub fn events(session: &str, data: &[u8]) -> Vec<super::event::Event> {
     super::event::number(session, out)
 }
 
+/// Conversation `id` in Claude Code's config folder: its transcript in whichever project
+/// slot holds it, and the `cwd` it records.
+pub fn find(config: &std::path::Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+    use std::io::BufRead;
+    if !super::disk::is_uuid(id) {
+        return Ok(None);
+    }
+    let Ok(slots) = std::fs::read_dir(config.join("projects")) else { return Ok(None) };
+    for slot in slots.flatten() {
+        let path = slot.path().join(format!("{id}.jsonl"));
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let file = std::fs::File::open(&path)?;
+        let dir =
+            std::io::BufReader::new(file).split(b'\n').map_while(Result::ok).take(1000).find_map(|line| {
+                serde_json::from_slice::<Value>(&line).ok()?.get("cwd")?.as_str().map(str::to_string)
+            });
+        return Ok(Some(super::Located { path, dir }));
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -332,6 +332,15 @@ impl super::Agent for Codeloops {
         events(files, session)
     }
 
+    fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+        find(home, id)
+    }
+
+    fn resume_command(&self, id: &str) -> Option<String> {
+        let _ = id;
+        None
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -432,6 +441,19 @@ pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
         }
     }
     super::event::number(session, out)
+}
+
+/// Log `id` in this data folder, and the folder its loop worked in.
+pub fn find(home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+    if id.contains('/') || id.starts_with('.') {
+        return Ok(None);
+    }
+    let path = home.join("sessions").join(format!("{id}.jsonl"));
+    if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    let data = read_bounded(&path, MAX_FILE).with_context(|| format!("could not read {}", path.display()))?;
+    Ok(Some(super::Located { dir: parse_log(&data).map(|l| l.working_dir), path }))
 }
 
 #[cfg(test)]

@@ -642,6 +642,14 @@ impl super::Agent for Codex {
         events(files, session)
     }
 
+    fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+        find(home, id)
+    }
+
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("codex resume {id}"))
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -659,8 +667,8 @@ impl super::Agent for Codex {
     ) -> anyhow::Result<super::Restored> {
         let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
         let mut lines = vec![format!(
-            "Codex CLI: {} conversations would go to {}",
-            plan.len(),
+            "Codex CLI: {} would go to {}",
+            crate::human::count(plan.len() as u64, "conversation"),
             safe(&home.join("sessions").to_string_lossy())
         )];
         lines.extend(describe(&plan));
@@ -677,8 +685,8 @@ impl super::Agent for Codex {
         let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
         let placed = apply(home, &plan, opts.now)?;
         let mut lines = vec![format!(
-            "Codex CLI: {} conversations in {} ({} written, {} already there, {} kept as they were)",
-            plan.len(),
+            "Codex CLI: {} in {} ({} written, {} already there, {} kept as they were)",
+            crate::human::count(plan.len() as u64, "conversation"),
             safe(&home.join("sessions").to_string_lossy()),
             placed.written.len(),
             placed.same,
@@ -803,6 +811,21 @@ pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
         items.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
     }
     super::event::number(session, items)
+}
+
+/// Conversation `id` in this home, active or archived, and the folder it worked in.
+pub fn find(home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+    let active = rollout_files(&home.join("sessions"));
+    let archived = rollout_files(&home.join("archived_sessions"));
+    for (path, name) in active.into_iter().chain(archived) {
+        if parse_name(&name).is_some_and(|n| n.id == id) {
+            let data = read_bounded(&path, MAX_FILE)
+                .with_context(|| format!("could not read {}", path.display()))?;
+            let dir = parse_rollout(&data).and_then(|r| r.cwds.into_iter().next());
+            return Ok(Some(super::Located { path, dir }));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::fs;
 use std::io;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -133,26 +134,89 @@ fn scalar(v: &str) -> Option<String> {
     }
 }
 
-/// `workspace.yaml` with `cwd` and `git_root` moved from `old` to `new` (written as
-/// double-quoted scalars, which the CLI reads); every other line kept.
-pub fn move_workspace(text: &str, old: &str, new: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 64);
-    for line in text.split_inclusive('\n') {
-        let body = line.trim_end_matches('\n');
-        let moved_line = ["cwd", "git_root"].iter().find_map(|key| {
-            let value = body.strip_prefix(key)?.strip_prefix(':')?;
-            let path = moved(&scalar(value.trim())?, old, new)?;
-            Some(format!("{key}: {}", serde_json::to_string(&path).ok()?))
-        });
-        match moved_line {
-            Some(l) => {
-                out.push_str(&l);
-                out.push_str(&line[body.len()..]);
-            }
-            None => out.push_str(line),
+/// The fields of `workspace.yaml` a restore writes; any other is dropped.
+const WORKSPACE_KEYS: &[&str] = &[
+    "id",
+    "cwd",
+    "git_root",
+    "repository",
+    "host_type",
+    "branch",
+    "client_name",
+    "name",
+    "user_named",
+    "summary_count",
+    "fork_count",
+    "created_at",
+    "updated_at",
+];
+
+/// Reads `workspace.yaml` only in the form the CLI writes it: `key: scalar` lines at the
+/// start of the line, each key once. Anything else (a quoted or explicit key, a block, a
+/// flow collection, an indented line) is refused, since a YAML reader could take it for a
+/// `cwd` this one did not see.
+pub fn strict_workspace(text: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
         }
+        let Some((key, value)) = line.split_once(": ").or_else(|| line.strip_suffix(':').map(|k| (k, "")))
+        else {
+            bail!(
+                "workspace.yaml has a line that is not `key: value`: {:?}",
+                crate::sanitize::for_terminal(line)
+            );
+        };
+        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+            bail!(
+                "workspace.yaml has a key Copilot does not write: {:?}",
+                crate::sanitize::for_terminal(key)
+            );
+        }
+        let value = value.trim();
+        if value.starts_with(['[', '{', '&', '*', '!', '|', '>', '?']) {
+            bail!("workspace.yaml's {key} is not a plain or quoted scalar");
+        }
+        let Some(value) = scalar(value) else { bail!("workspace.yaml's {key} is not a readable scalar") };
+        if out.iter().any(|(k, _)| k == key) {
+            bail!("workspace.yaml names {key} twice");
+        }
+        out.push((key.to_string(), value));
     }
-    out
+    Ok(out)
+}
+
+/// A fresh `workspace.yaml` for `new`, written by lokust from the carried one's known
+/// fields: `cwd` and `git_root` must lie in the old project folder and move with it, every
+/// value is written as a double-quoted scalar (numbers and booleans as they are).
+pub fn clean_workspace(text: &str, old: &str, new: &str) -> anyhow::Result<String> {
+    let mut out = String::new();
+    for (key, value) in strict_workspace(text)? {
+        if !WORKSPACE_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let value = if key == "cwd" || key == "git_root" {
+            if !is_plain_absolute(&value) {
+                bail!("workspace.yaml's {key} is not a plain absolute path");
+            }
+            moved(&value, old, new).with_context(|| {
+                format!(
+                    "workspace.yaml's {key} is outside the project's directory {}",
+                    crate::sanitize::for_terminal(old)
+                )
+            })?
+        } else {
+            value
+        };
+        let plain = value == "true"
+            || value == "false"
+            || (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()));
+        let written = if plain { value } else { serde_json::to_string(&value)? };
+        out.push_str(&format!("{key}: {written}\n"));
+    }
+    Ok(out)
 }
 
 /// `text` with every path at or below `old` moved to `new`: the old path must stand as a
@@ -339,13 +403,19 @@ pub fn validate(files: &[File]) -> anyhow::Result<()> {
                 with_events.insert(id);
             }
             WORKSPACE => {
-                let fields = workspace_fields(&String::from_utf8_lossy(&f.data));
-                if fields.get("id").is_some_and(|i| i != id) {
+                let text = std::str::from_utf8(&f.data).with_context(|| format!("{} is not UTF-8", f.rel))?;
+                let fields = strict_workspace(text).with_context(|| f.rel.clone())?;
+                let get = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+                if get("id").is_some_and(|i| i != id) {
                     bail!("{}: it names another session", f.rel);
                 }
                 for key in ["cwd", "git_root"] {
-                    if let Some(dir) = fields.get(key).filter(|d| !is_plain_absolute(d)) {
-                        bail!("{}: its {key} {dir:?} is not a plain absolute path", f.rel);
+                    if let Some(dir) = get(key).filter(|d| !is_plain_absolute(d)) {
+                        bail!(
+                            "{}: its {key} {:?} is not a plain absolute path",
+                            f.rel,
+                            crate::sanitize::for_terminal(dir)
+                        );
                     }
                 }
             }
@@ -381,15 +451,19 @@ pub fn plan(
     now: SystemTime,
 ) -> anyhow::Result<Vec<Placement>> {
     validate(files)?;
-    let old = old_root.filter(|o| is_plain_absolute(o) && *o != "/");
+    // The session resumes in its `cwd`: it must come from the project folder the element
+    // names, and go to `root`.
+    let old = old_root
+        .filter(|o| is_plain_absolute(o) && *o != "/")
+        .context("the element does not say which project folder it came from")?;
     let mut by_id: BTreeMap<&str, Vec<(String, Vec<u8>)>> = BTreeMap::new();
     for f in files {
         let (id, rel) = f.rel.split_once('/').unwrap_or_default();
-        let data = match (old, rel) {
-            (Some(old), EVENTS) => move_events(&f.data, old, root),
-            (Some(old), WORKSPACE) => {
-                move_workspace(&String::from_utf8_lossy(&f.data), old, root).into_bytes()
-            }
+        let data = match rel {
+            EVENTS => move_events(&f.data, old, root),
+            WORKSPACE => clean_workspace(&String::from_utf8_lossy(&f.data), old, root)
+                .with_context(|| format!("session {id}"))?
+                .into_bytes(),
             _ => f.data.clone(),
         };
         by_id.entry(id).or_default().push((rel.to_string(), data));
@@ -444,6 +518,7 @@ pub fn apply(home: &Path, plan: &[Placement], now: SystemTime) -> anyhow::Result
         fsutil::create_private_dir(&state)
             .with_context(|| format!("could not create {}", state.display()))?;
         let staging = tempfile::Builder::new().prefix(".lokust-").tempdir_in(&state)?;
+        fs::set_permissions(staging.path(), fs::Permissions::from_mode(0o700))?;
         for (rel, data) in &p.files {
             let dest = staging.path().join(rel);
             if let Some(parent) = dest.parent() {
@@ -516,6 +591,14 @@ impl super::Agent for Copilot {
 
     fn events(&self, files: &[File], session: &str) -> Vec<super::event::Event> {
         events(files, session)
+    }
+
+    fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+        find(home, id)
+    }
+
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("copilot --resume={id}"))
     }
 
     fn sessions(&self, files: &[File]) -> Vec<Session> {
@@ -648,6 +731,19 @@ pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
     super::event::number(session, out)
 }
 
+/// Session `id` in this home, and the folder it resumes in.
+pub fn find(home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+    if !is_uuid(id) {
+        return Ok(None);
+    }
+    let folder = home.join("session-state").join(id);
+    let Ok(events) = read_bounded(&folder.join(EVENTS), MAX_FILE) else { return Ok(None) };
+    let parsed = parse_events(&events).unwrap_or_default();
+    let workspace = read_bounded(&folder.join(WORKSPACE), 1 << 20).ok();
+    let (cwd, _) = recorded_dirs(workspace.as_deref(), &parsed);
+    Ok(Some(super::Located { path: folder, dir: cwd }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -670,11 +766,11 @@ mod tests {
 
     #[test]
     fn a_move_rewrites_workspace_and_events_on_component_boundaries() {
-        let yaml = "id: x\ncwd: /old/p/sub\ngit_root: /old/p\nname: remember\nbranch: main\n";
-        let moved = move_workspace(yaml, "/old/p", "/new place/ü");
+        let yaml = "id: x\ncwd: /old/p/sub\ngit_root: /old/p\nname: remember\nsummary_count: 2\nmc_task: z\n";
+        let moved = clean_workspace(yaml, "/old/p", "/new place/ü").unwrap();
         assert_eq!(
             moved,
-            "id: x\ncwd: \"/new place/ü/sub\"\ngit_root: \"/new place/ü\"\nname: remember\nbranch: main\n"
+            "id: \"x\"\ncwd: \"/new place/ü/sub\"\ngit_root: \"/new place/ü\"\nname: \"remember\"\nsummary_count: 2\n"
         );
         let fields = workspace_fields(&moved);
         assert_eq!(fields["cwd"], "/new place/ü/sub");
@@ -682,6 +778,25 @@ mod tests {
         assert!(e.contains("\"cwd\":\"/n\"") && e.contains("read /n/src/main.rs and /old/p-other"), "{e}");
         for line in e.lines() {
             serde_json::from_str::<Value>(line).unwrap();
+        }
+    }
+
+    /// A stranger's `workspace.yaml` cannot name a folder outside the project, nor hide a
+    /// `cwd` in a YAML form this reader would not see.
+    #[test]
+    fn a_workspace_outside_the_project_or_in_another_yaml_form_is_refused() {
+        for yaml in [
+            "cwd: /etc\n",
+            "cwd: /old/p/../../etc\n",
+            "git_root: /root\n",
+            "\"cwd\": /etc\n",
+            "? cwd\n: /etc\n",
+            "cwd: /old/p\ncwd: /etc\n",
+            "  cwd: /etc\n",
+            "cwd: [/etc]\n",
+            "cwd: relative\n",
+        ] {
+            assert!(clean_workspace(yaml, "/old/p", "/n").is_err(), "{yaml:?}");
         }
     }
 

@@ -480,6 +480,14 @@ impl super::Agent for Droid {
         events(files, session)
     }
 
+    fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+        find(home, id)
+    }
+
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("droid --resume {id}"))
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -496,8 +504,10 @@ impl super::Agent for Droid {
         opts: &super::PlaceOptions,
     ) -> anyhow::Result<super::Restored> {
         let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let mut lines =
-            vec![format!("Factory Droid: {} sessions would be placed for the new path", plan.len())];
+        let mut lines = vec![format!(
+            "Factory Droid: {} would be placed for the new path",
+            crate::human::count(plan.len() as u64, "session")
+        )];
         for p in &plan {
             let folder = safe(&p.folder.to_string_lossy()).into_owned();
             lines.push(match &p.step {
@@ -530,8 +540,8 @@ impl super::Agent for Droid {
         let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
         let placed = apply(&plan, opts.now)?;
         let mut lines = vec![format!(
-            "Factory Droid: {} sessions in {} ({} written, {} already there, {} kept as they were)",
-            plan.len(),
+            "Factory Droid: {} in {} ({} written, {} already there, {} kept as they were)",
+            crate::human::count(plan.len() as u64, "session"),
             safe(&home.join("sessions").to_string_lossy()),
             placed.written.len(),
             placed.same,
@@ -576,6 +586,19 @@ pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
         out.extend(found);
     }
     super::event::number(session, out)
+}
+
+/// Session `id` in this home, and the folder it worked in.
+pub fn find(home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+    for (path, found) in transcripts(&home.join("sessions")) {
+        if found == id {
+            let data = read_bounded(&path, MAX_FILE)
+                .with_context(|| format!("could not read {}", path.display()))?;
+            let dir = parse_transcript(&data).map(|t| t.cwd);
+            return Ok(Some(super::Located { path, dir }));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

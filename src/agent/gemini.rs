@@ -918,6 +918,14 @@ impl super::Agent for Gemini {
         events(files, session)
     }
 
+    fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+        find(home, id)
+    }
+
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("gemini --resume {id}"))
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -937,8 +945,8 @@ impl super::Agent for Gemini {
         let target = plan_target(home, root)?;
         let how = if target.existing { "merged into the existing folder" } else { "a new folder" };
         let mut lines = vec![format!(
-            "Gemini CLI: {} conversations would go to {} ({how}); projects.json would map {} to it",
-            summarize(files).len(),
+            "Gemini CLI: {} would go to {} ({how}); projects.json would map {} to it",
+            crate::human::count(summarize(files).len() as u64, "conversation"),
             safe(&home.join("tmp").join(&target.id).join("chats").to_string_lossy()),
             safe(root)
         )];
@@ -960,8 +968,8 @@ impl super::Agent for Gemini {
         let files = &files[..];
         let placed = restore(home, root, files, opts.now)?;
         let mut lines = vec![format!(
-            "Gemini CLI: {} conversations in {} ({} files written, {} kept as they were)",
-            summarize(files).len(),
+            "Gemini CLI: {} in {} ({} written, {} kept as they were)",
+            crate::human::count(summarize(files).len() as u64, "conversation"),
             safe(&placed.folder.join("chats").to_string_lossy()),
             placed.written.len(),
             placed.kept.len()
@@ -1049,6 +1057,25 @@ pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
         }
     }
     super::event::number(session, out)
+}
+
+/// Session `id` in this home: its chat file, and the project folder its marker names.
+pub fn find(gh: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+    let Ok(folders) = fs::read_dir(gh.join("tmp")) else { return Ok(None) };
+    for folder in folders.flatten().filter(|f| fs::symlink_metadata(f.path()).is_ok_and(|m| m.is_dir())) {
+        let Ok(chats) = fs::read_dir(folder.path().join("chats")) else { continue };
+        for chat in chats.flatten() {
+            let name = chat.file_name().to_string_lossy().into_owned();
+            if !is_chat_name(&name) || !fs::symlink_metadata(chat.path()).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let Ok(data) = fs::read(chat.path()) else { continue };
+            if parse_chat(&data).and_then(|c| c.session_id).as_deref() == Some(id) {
+                return Ok(Some(super::Located { path: chat.path(), dir: read_marker(&folder.path()) }));
+            }
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

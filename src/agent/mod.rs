@@ -85,6 +85,15 @@ pub struct Session {
     pub outcome: Option<String>,
 }
 
+/// Where the receiver's own store holds a conversation, as `lokust-shell find` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// The file or folder that holds it.
+    pub path: PathBuf,
+    /// The project directory recorded inside the conversation.
+    pub dir: Option<String>,
+}
+
 /// How a restore places an agent's files.
 #[derive(Debug, Clone)]
 pub struct PlaceOptions {
@@ -136,6 +145,12 @@ pub trait Agent: Sync {
     fn collect(&self, home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>>;
     /// The sessions in a list of element files, oldest first.
     fn sessions(&self, files: &[File]) -> Vec<Session>;
+    /// Where this machine's store (at `home`) holds conversation `id`, read-only;
+    /// `None` when it holds none of that id.
+    fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<Located>>;
+    /// The command that resumes conversation `id` in its directory; `None` when the agent
+    /// has no resume.
+    fn resume_command(&self, id: &str) -> Option<String>;
     /// One session of the element as normalized events, for `inspect --transcript`;
     /// empty when the element holds no such session.
     fn events(&self, files: &[File], session: &str) -> Vec<event::Event>;

@@ -449,6 +449,14 @@ impl super::Agent for OpenCode {
         events(files, session)
     }
 
+    fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+        find(home, id)
+    }
+
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("opencode --session {id}"))
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -472,7 +480,10 @@ impl super::Agent for OpenCode {
                 safe(&pending(home).to_string_lossy())
             ),
         };
-        let mut lines = vec![format!("OpenCode: {} sessions would be imported by {how}", plan.len())];
+        let mut lines = vec![format!(
+            "OpenCode: {} would be imported by {how}",
+            crate::human::count(plan.len() as u64, "session")
+        )];
         for (id, step) in &plan {
             if *step == Step::Keep {
                 lines.push(format!(
@@ -507,8 +518,8 @@ impl super::Agent for OpenCode {
             fsutil::create_private_dir(&dir)
                 .with_context(|| format!("could not create {}", dir.display()))?;
             lines.push(format!(
-                "OpenCode: not on PATH; {} sessions saved to import later, in {}:",
-                plan.len() - kept.len(),
+                "OpenCode: not on PATH; {} saved to import later, in {}:",
+                crate::human::count((plan.len() - kept.len()) as u64, "session"),
                 safe(root)
             ));
             for (id, step) in &plan {
@@ -529,16 +540,18 @@ impl super::Agent for OpenCode {
             }
             return Ok(super::Restored { lines, resume: None });
         };
-        let mut imported = 0;
+        let mut imported = 0u64;
         for (id, step) in &plan {
             if *step == Step::Import {
-                import(&opencode, root, id, &exports[id.as_str()])
-                    .with_context(|| format!("{imported} sessions were imported before this one"))?;
+                import(&opencode, root, id, &exports[id.as_str()]).with_context(|| {
+                    format!("{} imported before this one", crate::human::count(imported, "session"))
+                })?;
                 imported += 1;
             }
         }
         lines.push(format!(
-            "OpenCode: {imported} sessions imported for {} ({} kept as they were)",
+            "OpenCode: {} imported for {} ({} kept as they were)",
+            crate::human::count(imported, "session"),
             safe(root),
             kept.len()
         ));
@@ -626,6 +639,20 @@ pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
         }
     }
     super::event::number(session, out)
+}
+
+/// Session `id` in this data folder's database (opened read-only), and its directory.
+pub fn find(data: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+    let db = data.join("opencode.db");
+    if !db.is_file() {
+        return Ok(None);
+    }
+    let conn = open_read_only(&db)?;
+    let dir: Option<String> = conn
+        .query_row("SELECT directory FROM session WHERE id = ?1", [id], |r| r.get(0))
+        .optional()
+        .with_context(|| format!("could not read {}", db.display()))?;
+    Ok(dir.map(|dir| super::Located { path: db, dir: Some(dir) }))
 }
 
 #[cfg(test)]

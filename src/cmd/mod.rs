@@ -1,6 +1,8 @@
 //! One module per subcommand; the binaries only parse arguments and call these.
 
 pub mod completions;
+pub mod doctor;
+pub mod find;
 pub mod init;
 pub mod inspect;
 pub mod redact;

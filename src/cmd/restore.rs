@@ -201,7 +201,12 @@ fn where_was_i(lok: &ShellLok, print_shell: bool) -> anyhow::Result<u8> {
         }
     }
     if let Some(c) = &lok.shell.claude_code {
-        writeln!(w, "  claude code: {} conversations in {}", c.sessions_logged, safe(&c.project_path))?;
+        writeln!(
+            w,
+            "  claude code: {} in {}",
+            crate::human::count(c.sessions_logged, "conversation"),
+            safe(&c.project_path)
+        )?;
     }
     writeln!(w)?;
     writeln!(w, "Next:")?;

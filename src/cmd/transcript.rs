@@ -10,8 +10,9 @@ use serde_json::Value;
 use crate::agent::event::{self, Event};
 use crate::lok::ShellLok;
 
-/// A conversation larger than this is refused rather than held in memory.
-const MAX_CONVERSATION: u64 = 1 << 30;
+/// A conversation larger than this is refused rather than held in memory; so is an
+/// element that inflates past it.
+const MAX_CONVERSATION: u64 = 256 << 20;
 
 /// One conversation found in the file.
 struct Conversation {
@@ -20,8 +21,9 @@ struct Conversation {
     events: Vec<Event>,
 }
 
-/// Prints the conversation `only` (or every one) of `lok`; an unknown id is an error that
-/// lists the ids the file holds.
+/// Prints the conversation `only` (or every one) of `lok` as each is read, so only one is
+/// held at a time. An element that is refused is named on standard error and the others
+/// are still read; an id found nowhere is an error that lists the ids the file holds.
 pub fn run(
     lok: &ShellLok,
     name: &str,
@@ -29,55 +31,75 @@ pub fn run(
     json: bool,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let found = conversations(lok, name, only)?;
-    if found.is_empty() {
-        let ids: Vec<String> = conversations(lok, name, None)?.into_iter().map(|c| c.session).collect();
+    let color = !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut shown = 0;
+    let mut ids = Vec::new();
+    let refused = each_conversation(lok, name, |c| {
+        ids.push(c.session.clone());
+        if only.is_some_and(|o| o != c.session) {
+            return Ok(());
+        }
+        shown += 1;
+        if json { print_json(&c, out) } else { show(&c, color, out) }
+    })?;
+    for r in &refused {
+        crate::exit::warn(r);
+    }
+    if shown == 0 {
+        let held = if ids.is_empty() {
+            "none".to_string()
+        } else {
+            crate::sanitize::for_terminal(&ids.join(", ")).into_owned()
+        };
+        let also =
+            if refused.is_empty() { String::new() } else { " (and an element that was refused)".to_string() };
         match only {
             Some(id) => bail!(
-                "{name} holds no conversation {}; it holds: {}",
-                crate::sanitize::for_terminal(id),
-                if ids.is_empty() {
-                    "none".to_string()
-                } else {
-                    crate::sanitize::for_terminal(&ids.join(", ")).into_owned()
-                }
+                "{name} holds no conversation {}; it holds: {held}{also}",
+                crate::sanitize::for_terminal(id)
             ),
-            None => bail!("{name} holds no conversation"),
-        }
-    }
-    let color = !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    for c in &found {
-        if json {
-            for e in &c.events {
-                let mut v = serde_json::to_value(redacted(e))?;
-                if let Value::Object(map) = &mut v {
-                    map.insert("agent".into(), c.agent.into());
-                    map.insert("sessionID".into(), c.session.clone().into());
-                }
-                writeln!(out, "{v}")?;
-            }
-        } else {
-            show(c, color, out)?;
+            None => bail!("{name} holds no conversation{also}"),
         }
     }
     Ok(())
 }
 
-fn conversations(lok: &ShellLok, name: &str, only: Option<&str>) -> anyhow::Result<Vec<Conversation>> {
-    let mut out = Vec::new();
+fn print_json(c: &Conversation, out: &mut impl Write) -> anyhow::Result<()> {
+    for e in &c.events {
+        let mut v = serde_json::to_value(redacted(e))?;
+        if let Value::Object(map) = &mut v {
+            map.insert("agent".into(), c.agent.into());
+            map.insert("sessionID".into(), crate::redact::redact(&c.session).into_owned().into());
+        }
+        writeln!(out, "{}", crate::sanitize::json_for_terminal(&v.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Calls `visit` with each conversation of the file in turn; returns why elements were
+/// refused.
+fn each_conversation(
+    lok: &ShellLok,
+    name: &str,
+    mut visit: impl FnMut(Conversation) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<String>> {
+    let mut refused = Vec::new();
     if let Some(b) =
         lok.bundle.as_ref().filter(|b| b.kind == crate::bundle::KIND && b.format == crate::bundle::FORMAT)
     {
-        let found = crate::bundle::transcripts(
+        match crate::bundle::transcripts(
             &mut b.data.as_bytes(),
             Some(b.uncompressed_bytes),
-            only,
+            None,
             MAX_CONVERSATION,
-        )
-        .with_context(|| format!("could not read the bundle in {name}"))?;
-        for (id, bytes) in found {
-            let events = crate::agent::claude::events(&id, &bytes);
-            out.push(Conversation { agent: crate::agent::claude::DISPLAY_NAME, session: id, events });
+        ) {
+            Ok(found) => {
+                for (id, bytes) in found {
+                    let events = crate::agent::claude::events(&id, &bytes);
+                    visit(Conversation { agent: crate::agent::claude::DISPLAY_NAME, session: id, events })?;
+                }
+            }
+            Err(e) => refused.push(format!("{name}: the Claude Code conversations are refused: {e:#}")),
         }
     }
     let elements =
@@ -85,32 +107,41 @@ fn conversations(lok: &ShellLok, name: &str, only: Option<&str>) -> anyhow::Resu
     for element in elements {
         let Some(agent) = crate::agent::by_kind(&crate::bundle::elements::kind_of(element)) else { continue };
         // A hostile element shows as refused, as in the summary.
-        let files = crate::agent::files(agent, element, crate::restore::DEFAULT_MAX_SIZE)
-            .with_context(|| format!("{name}: the {} conversations are refused", agent.name()))?;
-        for s in agent.sessions(&files) {
-            if only.is_some_and(|o| o != s.id) {
+        let files = match crate::agent::files(agent, element, MAX_CONVERSATION) {
+            Ok(files) => files,
+            Err(e) => {
+                refused.push(format!("{name}: the {} conversations are refused: {e:#}", agent.name()));
                 continue;
             }
+        };
+        for s in agent.sessions(&files) {
             let events = agent.events(&files, &s.id);
-            out.push(Conversation { agent: agent.name(), session: s.id, events });
+            visit(Conversation { agent: agent.name(), session: s.id, events })?;
         }
     }
-    Ok(out)
+    Ok(refused)
 }
 
-/// The event with every text it carries through the redactor: the file may be someone
-/// else's, written by a lokust that redacted less.
+/// The event with every string it carries through the redactor: the file may be someone
+/// else's, written by a lokust that redacted less (or none).
 fn redacted(e: &Event) -> Event {
     let clean = |s: &Option<String>| s.as_deref().map(|t| crate::redact::redact(t).into_owned());
     Event {
+        id: crate::redact::redact(&e.id).into_owned(),
+        timestamp: clean(&e.timestamp),
+        role: clean(&e.role),
         text: clean(&e.text),
+        tool_name: clean(&e.tool_name),
         tool_output: clean(&e.tool_output),
         tool_input: e.tool_input.as_ref().map(|v| {
             let text = v.to_string();
             serde_json::from_str(&crate::redact::redact_json_line(&text, &mut Default::default()))
                 .unwrap_or_else(|_| v.clone())
         }),
-        ..e.clone()
+        message_id: clean(&e.message_id),
+        parent_id: clean(&e.parent_id),
+        model: clean(&e.model),
+        kind: e.kind,
     }
 }
 
@@ -121,14 +152,19 @@ const MAX_WIDTH: usize = 400;
 
 fn show(c: &Conversation, color: bool, out: &mut impl Write) -> anyhow::Result<()> {
     let paint = |code: &str, s: &str| if color { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() };
-    let safe = |s: &str| crate::sanitize::for_terminal(s).into_owned();
-    writeln!(
-        out,
-        "{}",
-        paint("1", &format!("{} conversation {} ({} events)", c.agent, safe(&c.session), c.events.len()))
-    )?;
+    // A short field is cut before it is redacted, so a hostile one costs nothing.
+    let field = |s: &str| {
+        let short: String = s.chars().take(MAX_WIDTH).collect();
+        crate::sanitize::for_terminal(&crate::redact::redact(&short)).into_owned()
+    };
+    let title = format!(
+        "{} conversation {} ({})",
+        c.agent,
+        field(&c.session),
+        crate::human::count(c.events.len() as u64, "event")
+    );
+    writeln!(out, "{}", paint("1", &title))?;
     for e in &c.events {
-        let e = redacted(e);
         let (label, code) = match e.kind {
             event::Kind::User => ("user", "1;32"),
             event::Kind::Assistant => ("assistant", "1;34"),
@@ -139,12 +175,12 @@ fn show(c: &Conversation, color: bool, out: &mut impl Write) -> anyhow::Result<(
         };
         let mut head = label.to_string();
         if let Some(role) = e.role.as_deref().filter(|r| !["user", "assistant", "tool"].contains(r)) {
-            head.push_str(&format!(" ({})", safe(role)));
+            head.push_str(&format!(" ({})", field(role)));
         }
         if let Some(tool) = &e.tool_name {
-            head.push_str(&format!(" {}", safe(tool)));
+            head.push_str(&format!(" {}", field(tool)));
         }
-        let when = e.timestamp.as_deref().map(|t| format!("  {}", safe(t))).unwrap_or_default();
+        let when = e.timestamp.as_deref().map(|t| format!("  {}", field(t))).unwrap_or_default();
         writeln!(out, "\n{}{}", paint(code, &head), paint("2", &when))?;
         let body = match e.kind {
             event::Kind::ToolCall => {
@@ -153,33 +189,34 @@ fn show(c: &Conversation, color: bool, out: &mut impl Write) -> anyhow::Result<(
             event::Kind::ToolResult => e.tool_output.clone(),
             _ => e.text.clone().or(e.tool_output.clone()),
         };
-        for line in cut(body.as_deref().unwrap_or_default()) {
-            writeln!(out, "  {}", safe(&line))?;
+        // Only what is shown is redacted, with some text after each cut line so that a
+        // secret across the cut is still recognised whole.
+        let (shown, more) = preview(body.as_deref().unwrap_or_default());
+        let shown = crate::redact::redact(&shown);
+        for line in shown.lines() {
+            let line = if line.chars().count() > MAX_WIDTH {
+                format!("{}…", line.chars().take(MAX_WIDTH).collect::<String>())
+            } else {
+                line.to_string()
+            };
+            writeln!(out, "  {}", crate::sanitize::for_terminal(&line))?;
+        }
+        if more > 0 {
+            writeln!(out, "  … {}", crate::human::count(more as u64, "more line"))?;
         }
     }
     writeln!(out)?;
     Ok(())
 }
 
-/// The lines of `text` as shown: the first [`MAX_LINES`], each cut at [`MAX_WIDTH`]
-/// characters, then how many more there were.
-fn cut(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.trim_start_matches(['\n', '\r']).trim_end().lines().collect();
-    let mut out: Vec<String> = lines
-        .iter()
-        .take(MAX_LINES)
-        .map(|l| {
-            if l.chars().count() > MAX_WIDTH {
-                format!("{}…", l.chars().take(MAX_WIDTH).collect::<String>())
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    if lines.len() > MAX_LINES {
-        out.push(format!("… {} more lines", lines.len() - MAX_LINES));
-    }
-    out
+/// The first [`MAX_LINES`] lines of `text`, each kept to [`MAX_WIDTH`] characters and a
+/// margin, and how many lines were left out.
+fn preview(text: &str) -> (String, usize) {
+    let text = text.trim_start_matches(['\n', '\r']).trim_end();
+    let mut lines = text.lines();
+    let kept: Vec<String> =
+        lines.by_ref().take(MAX_LINES).map(|l| l.chars().take(MAX_WIDTH + 256).collect()).collect();
+    (kept.join("\n"), lines.count())
 }
 
 #[cfg(test)]
@@ -189,9 +226,9 @@ mod tests {
     #[test]
     fn long_texts_are_cut_and_counted() {
         let text: String = (0..30).map(|n| format!("line {n}\n")).collect();
-        let shown = cut(&text);
-        assert_eq!(shown.len(), MAX_LINES + 1);
-        assert_eq!(shown.last().unwrap(), "… 18 more lines");
-        assert!(cut(&"x".repeat(1000))[0].ends_with('…'));
+        let (shown, more) = preview(&text);
+        assert_eq!(shown.lines().count(), MAX_LINES);
+        assert_eq!(more, 18);
+        assert_eq!(preview(&"x".repeat(10_000)).0.chars().count(), MAX_WIDTH + 256);
     }
 }

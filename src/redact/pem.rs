@@ -33,10 +33,18 @@ pub(crate) fn pem_body_line(line: &[u8]) -> bool {
 
 /// A whole block on one line, the body written with literal `\n` or spaces.
 pub(crate) fn pem_inline(line: &[u8], out: &mut Vec<Span>) {
-    for m in PEM_BEGIN.find_iter(line) {
-        let mut s = m.end();
-        let end = memchr::memmem::find(&line[s..], b"-----END").map(|e| s + e);
-        let limit = end.unwrap_or(line.len());
+    // Each header's body ends at the next END or the next header, found once for the whole
+    // line: a line of nothing but headers must not be read once per header.
+    let begins: Vec<(usize, usize)> = PEM_BEGIN.find_iter(line).map(|m| (m.start(), m.end())).collect();
+    if begins.is_empty() {
+        return;
+    }
+    let ends: Vec<usize> = memchr::memmem::find_iter(line, b"-----END").collect();
+    for (i, &(_, header_end)) in begins.iter().enumerate() {
+        let mut s = header_end;
+        let next_end = ends.get(ends.partition_point(|&e| e < s)).copied().unwrap_or(line.len());
+        let next_begin = begins.get(i + 1).map_or(line.len(), |b| b.0);
+        let limit = next_end.min(next_begin);
         // Skip the separator after the header: spaces, a literal `\n`, `\r\n`.
         loop {
             if line[s..limit].starts_with(b"\\n") || line[s..limit].starts_with(b"\\r") {
@@ -68,7 +76,7 @@ pub(crate) fn pem_inline(line: &[u8], out: &mut Vec<Span>) {
             }
             e -= if line[e - 1] == b'n' { 2 } else { 1 };
         }
-        if b64 >= 16 {
+        if b64 >= 16 && e > s {
             out.push(Span { start: s, end: e, rule: "private-key" });
         }
     }

@@ -1008,13 +1008,20 @@ impl<'a> Job<'a> {
             return;
         }
         if dry {
-            outcome.claude_json =
-                Some(format!("{} keys would be added to {}", install.len(), global.display()));
+            outcome.claude_json = Some(format!(
+                "{} would be added to {}",
+                crate::human::count(install.len() as u64, "key"),
+                global.display()
+            ));
             return;
         }
         match claude_config::merge(&global, &self.new_dir_str, install) {
             Ok(claude_config::Merged::Added { keys }) => {
-                outcome.claude_json = Some(format!("added to {} ({keys} keys)", global.display()))
+                outcome.claude_json = Some(format!(
+                    "added to {} ({})",
+                    global.display(),
+                    crate::human::count(keys as u64, "key")
+                ))
             }
             Ok(claude_config::Merged::KeptExisting) => {
                 outcome.claude_json = Some(format!("kept the existing entry in {}", global.display()))
