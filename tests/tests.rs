@@ -59,6 +59,8 @@ mod copilot_cli;
 mod codeloops;
 // A stranger's .lok against the placement policy: payload-read paths, links, grants.
 mod placement;
+// A property test of the placement policy: hostile elements of every kind stay in their roots.
+mod placement_fuzz;
 // Issue 14: unpushed commits, index, working tree and untracked files carried and laid back.
 mod worktree;
 // Issue 14 through the binaries: snapshot --bundle carries the work, restore lays it.

@@ -29,6 +29,9 @@ fn home_relative(probe: &Probe, path: &Path) -> String {
 /// Saves the pane and tells the tmux client where it went, or what failed: from a key
 /// binding, the status line is the only place anyone will look.
 pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
+    // Ctrl-C, TERM or HUP (the pane closing) stop a bundle between chunks and leave no
+    // half-written file, as for lokust-shell-snapshot.
+    crate::interrupt::install_signal_handlers();
     let probe = Probe::from_process().context("could not read the working directory")?;
     let server = server(cli, &probe);
     let deadline = exec::default_deadline();

@@ -410,7 +410,7 @@ impl Carried {
         let commits = if Self::needs_clone(dir) {
             None
         } else {
-            let laid = self.laid(dir, d)?;
+            let laid = self.laid(dir, &self.scratch_repo(dir, d)?, d)?;
             self.check_laid(&laid, opts)?;
             for path in ignored_in_the_way(dir, &laid, d)? {
                 if !opts.force {
@@ -438,10 +438,28 @@ impl Carried {
     /// carried commits' objects are fetched first (no ref moves), which changes nothing a
     /// person sees.
     fn reaches(&self, dir: &Path, commit: &str, d: Duration) -> bool {
-        if self.has_commits && self.fetch(dir, d).is_err() {
+        let Ok(repo) = self.scratch_repo(dir, d) else { return false };
+        if self.has_commits && self.fetch(&repo, d).is_err() {
             return false;
         }
-        git::ok(dir, &["merge-base", "--is-ancestor", commit, &self.meta.head], d)
+        git::ok(&repo, &["merge-base", "--is-ancestor", commit, &self.meta.head], d)
+    }
+
+    /// A bare repository in the payload's temp folder that reads the checkout's objects
+    /// through `alternates`: what a plan needs of the carried commits is fetched there, so
+    /// a plan (and `--dry-run`) writes nothing into the checkout, not even objects.
+    fn scratch_repo(&self, dir: &Path, d: Duration) -> Result<PathBuf> {
+        let repo = self.dir.path().join("scratch.git");
+        if !repo.join("objects/info").is_dir() {
+            let common = git::text(dir, &["rev-parse", "--git-common-dir"], d)?;
+            let objects = fs::canonicalize(dir.join(common).join("objects"))
+                .with_context(|| format!("{} has no object store", dir.display()))?;
+            let mut c = git::cmd(self.dir.path());
+            c.args(["init", "-q", "--bare"]).arg(&repo);
+            crate::exec::output(c, d)?;
+            fs::write(repo.join("objects/info/alternates"), format!("{}\n", objects.display()))?;
+        }
+        Ok(repo)
     }
 
     /// Fetches the carried commits' objects (no ref moves but FETCH_HEAD).
@@ -470,7 +488,7 @@ impl Carried {
                 crate::exec::output(c, d).with_context(|| format!("git clone {remote}"))?;
             }
         }
-        let laid = self.laid(dir, d)?;
+        let laid = self.laid(dir, dir, d)?;
         self.check_laid(&laid, opts)?;
         self.check_untracked_parents(dir)?;
         // The checkout may have changed since the plan: without a stash step it must still be
@@ -519,16 +537,18 @@ impl Carried {
     /// with both patches applied in a scratch index (a patch that does not fit, or that git
     /// cannot read, is refused here, before the checkout changes), against the checkout's
     /// own HEAD. The paths come from git's reading of the payload, never from `meta.json`.
-    fn laid(&self, dir: &Path, d: Duration) -> Result<Laid> {
+    /// `repo` holds the objects: the checkout itself when applying, the scratch
+    /// repository when planning.
+    fn laid(&self, dir: &Path, repo: &Path, d: Duration) -> Result<Laid> {
         if self.has_commits {
-            self.fetch(dir, d)?;
+            self.fetch(repo, d)?;
         }
-        if !git::ok(dir, &["cat-file", "-e", &format!("{}^{{commit}}", self.meta.head)], d) {
+        if !git::ok(repo, &["cat-file", "-e", &format!("{}^{{commit}}", self.meta.head)], d) {
             bail!("{} does not have the carried HEAD {}", dir.display(), short(&self.meta.head));
         }
         let index = self.dir.path().join("scratch-index");
         let run = |args: &[&std::ffi::OsStr]| {
-            let mut c = git::cmd(dir);
+            let mut c = git::cmd(repo);
             c.env("GIT_INDEX_FILE", &index).args(args);
             crate::exec::output(c, d)
         };
@@ -546,7 +566,7 @@ impl Carried {
         const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
         let own = git::text(dir, &["rev-parse", "-q", "--verify", "HEAD^{tree}"], d)
             .unwrap_or_else(|_| EMPTY_TREE.to_string());
-        let raw = git::run(dir, &["diff-tree", "-r", "-z", "--no-renames", &own, &tree], d)?;
+        let raw = git::run(repo, &["diff-tree", "-r", "-z", "--no-renames", &own, &tree], d)?;
         let mut changes = Vec::new();
         let mut fields = raw.split(|b| *b == 0).filter(|f| !f.is_empty());
         while let (Some(head), Some(path)) = (fields.next(), fields.next()) {
@@ -558,7 +578,7 @@ impl Carried {
             let (mode, id) =
                 (parts.get(1).copied().unwrap_or_default(), parts.get(3).copied().unwrap_or_default());
             let link = (mode == "120000")
-                .then(|| git::run(dir, &["cat-file", "blob", id], d))
+                .then(|| git::run(repo, &["cat-file", "blob", id], d))
                 .transpose()?
                 .map(|t| String::from_utf8_lossy(&t).into_owned());
             let removed = parts.get(4).is_some_and(|s| s.starts_with('D'));
@@ -567,12 +587,12 @@ impl Carried {
         let commits = match (&self.meta.base, self.has_commits) {
             (_, false) => 0,
             (Some(base), true) => {
-                git::text(dir, &["rev-list", "--count", &format!("{base}..{}", self.meta.head)], d)?
+                git::text(repo, &["rev-list", "--count", &format!("{base}..{}", self.meta.head)], d)?
                     .parse()
                     .unwrap_or(0)
             }
             (None, true) => {
-                git::text(dir, &["rev-list", "--count", &self.meta.head], d)?.parse().unwrap_or(0)
+                git::text(repo, &["rev-list", "--count", &self.meta.head], d)?.parse().unwrap_or(0)
             }
         };
         Ok(Laid { changes, commits })
