@@ -3,7 +3,9 @@
 //! CloudFormation parameters (`ParameterKey=DBPassword,ParameterValue=…`), Elastic
 //! Beanstalk option settings (`"OptionName": …, "Value": …`, `option_name:`), the
 //! Terraform Kubernetes provider's `env { name = … value = … }`, and a HAR file's or a
-//! Postman export's header entries (`{"name": "Authorization", "value": "Bearer …"}`).
+//! Postman export's header entries (`{"name": "Authorization", "value": "Bearer …"}`), a
+//! Postman environment's variables (`{"key": "API_SECRET", "value": …}`) and .NET's
+//! `<add key="SmtpPassword" value="…"/>`.
 //!
 //! On one line (a flow mapping, compact JSON, a CLI argument) the entry is read here
 //! whole. Over several lines, the naming key's line opens a [`Pair`], which the scanner
@@ -20,7 +22,8 @@ use super::value::{Class, Form, name_class_strict, should_redact};
 use super::yaml::blanks;
 
 /// Keys whose value names the entry.
-const NAMING: &[&[u8]] = &[b"name", b"Name", b"ParameterKey", b"OptionName", b"option_name"];
+/// Longest first: a key that ends another (`Key`, `ParameterKey`) must not be found in it.
+const NAMING: &[&[u8]] = &[b"ParameterKey", b"OptionName", b"option_name", b"name", b"Name", b"key", b"Key"];
 /// Keys whose value is the named thing's value (Azure Container Instances' `secureValue`
 /// is a secret whatever its name).
 const VALUE: &[&[u8]] = &[b"value", b"Value", b"ParameterValue", b"secureValue"];
@@ -76,6 +79,10 @@ struct Key {
 
 fn key_at(text: &[u8], at: usize, keys: &[&[u8]]) -> Option<Key> {
     let quote = quote_at(text, at);
+    // `Key` ends `ParameterKey`: a key is a name of its own.
+    if quote.is_none() && at > 0 && is_name_byte(text[at - 1]) {
+        return None;
+    }
     let from = at + quote.map_or(0, <[u8]>::len);
     let key = keys.iter().find(|k| text[from..].starts_with(k))?;
     let mut i = from + key.len();
@@ -621,7 +628,7 @@ pub(crate) fn names_a_secret(name: &[u8]) -> bool {
 /// Whether a JSON object's key names its entry (one of [`NAMING`], asked of every key of
 /// every record: a `match` on the length first).
 pub(crate) fn is_naming_key(key: &str) -> bool {
-    matches!(key, "name" | "Name" | "ParameterKey" | "OptionName" | "option_name")
+    matches!(key, "name" | "Name" | "key" | "Key" | "ParameterKey" | "OptionName" | "option_name")
 }
 
 /// Whether a JSON object's key holds its entry's value (one of [`VALUE`]).

@@ -15,11 +15,33 @@ fn is_b64_body(b: u8) -> bool {
 /// Does the PEM header at the end of this line open a block whose body follows on the
 /// next lines? Used by the line-by-line state machine.
 pub(crate) fn pem_opens_block(line: &[u8]) -> bool {
+    if putty_private_lines(line) {
+        return true;
+    }
     let Some(m) = PEM_BEGIN.find_iter(line).last() else {
         return false;
     };
     let rest = line[m.end()..].trim_ascii();
     rest.is_empty() || rest == b"\\" || (rest.len() == 1 && matches!(rest[0], b'"' | b'\''))
+}
+
+/// PuTTY's `.ppk` says how many lines of private key follow: `Private-Lines: 14`.
+fn putty_private_lines(line: &[u8]) -> bool {
+    line.trim_ascii().strip_prefix(b"Private-Lines:").is_some_and(|n| {
+        let n = n.trim_ascii();
+        !n.is_empty() && n.len() <= 4 && n.iter().all(u8::is_ascii_digit)
+    })
+}
+
+/// What may stand between a block's header and its body without ending it: the blank line
+/// and the armor headers of an OpenPGP block (RFC 4880: `Version:`, `Comment:`, `Hash:`,
+/// `Charset:`, `MessageID:`).
+pub(crate) fn pem_before_body(line: &[u8]) -> bool {
+    let t = line.trim_ascii();
+    t.is_empty()
+        || [&b"Version:"[..], b"Comment:", b"Hash:", b"Charset:", b"MessageID:"]
+            .iter()
+            .any(|h| t.starts_with(h))
 }
 
 /// A body line inside a PEM block: base64, or an RFC 1421 header (`Proc-Type: …`).

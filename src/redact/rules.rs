@@ -206,6 +206,18 @@ pub static RULES: &[Rule] = &[
         ["AKIAIOSFODNN7EXAMPLE", "ASIAN markets"]
     ),
     token!(
+        "password-hash",
+        "password hashes in crypt(3) formats (bcrypt, Apache MD5, SHA-crypt, yescrypt), as htpasswd and shadow files hold them",
+        ["$2y$", "$2b$", "$2a$", "$apr1$", "$6$", "$5$", "$1$", "$y$"],
+        r"\$(?:2[aby]\$\d{2}\$[./A-Za-z0-9]{53}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|[156]\$(?:rounds=\d{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}|y\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9]{43})",
+        [
+            "admin:⟦$2y$05$9wk5rJP7XYKwWzN49F7NUannX4gQpEZmysYnfQjCr17dr0mKT6/fU⟧",
+            "metrics:⟦$apr1$Kl73Aa1m$wFMip1BSE9ZBslEO06GSdL⟧",
+            "root:⟦$6$Zq8rT5wL$Xk2mQ9vR4tL8nB3zH6jF1dS5aG0pYeU2iO7wXkM3nB5vC8xZ1aS4dF7gH0jK3lQ6wE9rT2yU5iO8pA1sD4fG7h⟧:19000:0:99999:7:::"
+        ],
+        ["echo $1$ and $2", "awk '{print $1}'", "s/$1$/x/", "printf '%s' \"$6$\""]
+    ),
+    token!(
         "aws-session-token",
         "AWS STS session tokens",
         ["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdz"],

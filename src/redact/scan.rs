@@ -19,7 +19,7 @@ use super::heredoc::{self, Bodies, Body, FileSyntax, Form};
 use super::keywords::Keywords;
 use super::memo::Lines;
 use super::pair::{Pair, Step};
-use super::pem::{pem_body_line, pem_inline, pem_opens_block};
+use super::pem::{pem_before_body, pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
 use super::rules::{Engine, Matcher, RULES, Rule};
 use super::web::{cookie, header, url};
@@ -690,6 +690,10 @@ impl LineScanner {
         let body_len = body_len(line);
         let (view, body) = line[..body_len].split_at(cut);
         let eol = &line[body_len..];
+        if self.in_pem && self.pem_first && pem_before_body(body) {
+            out.extend_from_slice(line);
+            return true;
+        }
         if self.in_pem {
             let long_enough = !self.pem_first || body.trim_ascii().len() >= 16;
             if long_enough && pem_body_line(body) {
