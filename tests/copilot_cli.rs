@@ -15,11 +15,36 @@ fn copilot_bin() -> Option<PathBuf> {
     let bin =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/copilot/node_modules/.bin/copilot");
     if bin.exists() {
+        unpacked(&bin);
         return Some(bin);
     }
     assert!(std::env::var_os("CI").is_none(), "Copilot CLI is required in CI: run ./scripts/agent-clis");
     eprintln!("skipped: {} is not installed (./scripts/agent-clis installs it)", bin.display());
     None
+}
+
+/// The CLI unpacks its bundled app on its first real run: done once, before any test
+/// runs it, so that tests running side by side never unpack into the cache together.
+fn unpacked(bin: &Path) {
+    static ONCE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let home = tempfile::tempdir().unwrap();
+        let out = Command::new("timeout")
+            .arg("120")
+            .arg("env")
+            .arg("-i")
+            .arg(format!("HOME={}", home.path().display()))
+            .arg("PATH=/usr/local/bin:/usr/bin:/bin")
+            .arg("COPILOT_OFFLINE=true")
+            .arg("COPILOT_AUTO_UPDATE=false")
+            .arg(format!("COPILOT_PKG_CACHE_HOME={}", package_cache().display()))
+            .arg(bin)
+            .arg("--help")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run copilot --help");
+        assert!(out.status.success(), "copilot --help: {}", text(&out));
+    });
 }
 
 /// Where the CLI unpacks its bundled app: once for every test, not per HOME.
