@@ -44,6 +44,7 @@ mod quoting;
 mod rules;
 mod scan;
 mod shell;
+mod table;
 mod value;
 mod view;
 mod web;

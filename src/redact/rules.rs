@@ -521,12 +521,13 @@ pub static RULES: &[Rule] = &[
     ),
     Rule {
         id: "private-key",
-        what: "PEM private-key blocks: the body is replaced, the BEGIN/END lines kept",
-        keywords: &["PRIVATE KEY"],
+        what: "PEM, OpenPGP and PuTTY private keys: the body is replaced, the BEGIN/END lines kept",
+        keywords: &["PRIVATE KEY", "Private-Lines:"],
         matcher: Matcher::Context(Engine::Pem),
         gate: Gate::Any,
         positives: &[
             r"-----BEGIN RSA PRIVATE KEY-----\n⟦MII‹b60›\n‹b64›\n‹b20›==⟧\n-----END RSA PRIVATE KEY-----",
+            "Public-Lines: 1\nAAAAC3‹b58›\nPrivate-Lines: 1\n⟦AAAAIL‹b42›⟧\nPrivate-MAC: ‹h64›",
             r#"{"key": "-----BEGIN PRIVATE KEY-----\n⟦MIIE‹b60›\n‹b30›⟧\n-----END PRIVATE KEY-----\n"}"#,
             "-----BEGIN OPENSSH PRIVATE KEY----- ⟦b3BlbnNzaC1rZXktdjEAAAAA‹b60›⟧ -----END OPENSSH PRIVATE KEY-----",
         ],

@@ -423,6 +423,8 @@ pub(crate) struct LineScanner {
     forced: Vec<Span>,
     /// An entry whose naming key names a secret (`- name: DB_PASSWORD`), its value below.
     pair: Option<Pair>,
+    /// A Markdown table whose header names a secret: its rows' cells are judged by column.
+    table: Option<super::table::Table>,
     /// A key file a command shows (`cat ~/.pgpass`) whose lines follow, and how many
     /// have.
     shown: Option<(FileSyntax, usize)>,
@@ -489,6 +491,7 @@ impl LineScanner {
             || self.block.is_some()
             || !self.below.is_empty()
             || self.pair.is_some()
+            || self.table.is_some()
             || self.shown.is_some()
     }
 
@@ -756,6 +759,7 @@ impl LineScanner {
         let after = self.carry.len();
         let mut earlier = Vec::new();
         let mut spans = read(body, mask, self.reading, &self.carry, &mut earlier);
+        spans.extend(super::table::read(&mut self.table, body));
         spans.extend(body_spans(body, body_kind, self.reading));
         spans.append(&mut self.forced);
         for s in earlier {

@@ -1,0 +1,133 @@
+//! A secret whose name heads its column: a Markdown table (`| env | user | password |`,
+//! its `|---|` line, then rows) gives each cell the name of its column, and a cell is
+//! judged as that name's value would be. A diff's sign before a row is read past.
+
+use super::scan::Span;
+use super::value::{Class, Form, name_class, should_redact};
+
+/// A table whose header named a secret, as far as it has been read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Table {
+    /// What each column's name says its values are.
+    columns: Vec<Option<Class>>,
+    /// The `|---|` line was seen: rows follow.
+    confirmed: bool,
+}
+
+/// The cells of a table line as byte ranges of `body`, trimmed; `None` when the line is
+/// no table line.
+fn cells(body: &[u8]) -> Option<Vec<(usize, usize)>> {
+    let start = body.iter().position(|b| !matches!(b, b'+' | b'-' | b' ' | b'\t'))?;
+    if body[start] != b'|' || body.trim_ascii_end().last() != Some(&b'|') || body.len() > 4096 {
+        return None;
+    }
+    let end = body.len() - (body.len() - body.trim_ascii_end().len()) - 1;
+    let mut out = Vec::new();
+    let mut from = start + 1;
+    let mut i = from;
+    while i <= end {
+        let at_bar = i == end || (body[i] == b'|' && body[i - 1] != b'\\');
+        if at_bar {
+            let cell = &body[from..i];
+            let lead = cell.len() - cell.trim_ascii_start().len();
+            let trail = cell.len() - cell.trim_ascii_end().len();
+            out.push((from + lead, (i - trail).max(from + lead)));
+            from = i + 1;
+        }
+        i += 1;
+    }
+    (out.len() >= 2).then_some(out)
+}
+
+fn is_separator(cell: &[u8]) -> bool {
+    let dashes = cell.trim_ascii().trim_ascii_start();
+    let inner = dashes.strip_prefix(b":").unwrap_or(dashes);
+    let inner = inner.strip_suffix(b":").unwrap_or(inner);
+    inner.len() >= 3 && inner.iter().all(|b| *b == b'-')
+}
+
+/// Reads one line: opens a table at a header that names a secret, confirms it at its
+/// `|---|` line, ends it at a line that is no table line, and gives the spans of the cells
+/// of a row under a secret's column.
+pub(crate) fn read(table: &mut Option<Table>, body: &[u8]) -> Vec<Span> {
+    let Some(cells) = cells(body) else {
+        *table = None;
+        return Vec::new();
+    };
+    if let Some(t) = table {
+        if !t.confirmed {
+            if cells.iter().all(|(s, e)| is_separator(&body[*s..*e])) {
+                t.confirmed = true;
+                return Vec::new();
+            }
+            *table = None;
+        } else {
+            return cells
+                .iter()
+                .zip(&t.columns)
+                .filter_map(|((s, e), class)| {
+                    let class = (*class)?;
+                    (s < e && should_redact(class, &body[*s..*e])).then_some(Span {
+                        start: *s,
+                        end: *e,
+                        rule: "kv",
+                    })
+                })
+                .collect();
+        }
+    }
+    let columns: Vec<Option<Class>> = cells
+        .iter()
+        .map(|(s, e)| {
+            let name: Vec<u8> = body[*s..*e].iter().map(|b| if *b == b' ' { b'_' } else { *b }).collect();
+            name_class(&name, Form::Colon)
+        })
+        .collect();
+    if columns.iter().any(Option::is_some) {
+        *table = Some(Table { columns, confirmed: false });
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redacted(lines: &[&str]) -> Vec<String> {
+        let mut table = None;
+        let mut out = Vec::new();
+        for line in lines {
+            for s in read(&mut table, line.as_bytes()) {
+                out.push(line[s.start..s.end].to_string());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_column_named_as_a_secret_gives_its_cells_that_name() {
+        let got = redacted(&[
+            "| env | user | password |",
+            "|-----|------|:--------:|",
+            "| staging | svc_app | Fjord_Maple8497 |",
+            "+| prod | svc_app | Fjord=Pixel3131 |",
+            "| reporting | readonly | $DB_PASSWORD |",
+            "",
+            "| prod | svc_app | after-the-table1 |",
+        ]);
+        assert_eq!(got, ["Fjord_Maple8497", "Fjord=Pixel3131"]);
+        let keys = redacted(&[
+            "| Service | API key |",
+            "| --- | --- |",
+            "| Stripe | sk_test_4eC39HqLyjWDarjtT1zdp7dc |",
+        ]);
+        assert_eq!(keys, ["sk_test_4eC39HqLyjWDarjtT1zdp7dc"]);
+    }
+
+    #[test]
+    fn tables_without_a_secrets_column_and_prose_with_bars_are_left() {
+        assert!(redacted(&["| name | size |", "|---|---|", "| a | 1 |"]).is_empty());
+        assert!(redacted(&["| password |", "not a separator", "| hunter2 |"]).is_empty());
+        assert!(redacted(&["a | b | c"]).is_empty());
+    }
+}
