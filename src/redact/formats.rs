@@ -345,19 +345,28 @@ pub(crate) fn database(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
-lazy_re!(XML_ELEMENT, r"<([A-Za-z_][A-Za-z0-9_.:\-]*)>([^<>]{1,1024})</([A-Za-z_][A-Za-z0-9_.:\-]*)>");
+lazy_re!(
+    XML_ELEMENT,
+    r"<([A-Za-z_][A-Za-z0-9_.:\-]*)((?:\s[^<>]{0,512})?)>([^<>]{1,1024})</([A-Za-z_][A-Za-z0-9_.:\-]*)>"
+);
+lazy_re!(XML_NAME_ATTR, r#"\s(?:name|key)\s*=\s*["']([^"'<>]{1,128})["']"#);
 
 /// `<password>X</password>`: an element whose name names a secret, on one line.
 pub(crate) fn xml(line: &[u8], out: &mut Vec<Span>) {
     for c in XML_ELEMENT.captures_iter(line) {
-        let (open, value, close) = (c.get(1).unwrap(), c.get(2).unwrap(), c.get(3).unwrap());
+        let (open, attrs, value, close) =
+            (c.get(1).unwrap(), c.get(2).unwrap(), c.get(3).unwrap(), c.get(4).unwrap());
         if open.as_bytes() != close.as_bytes() {
             continue;
         }
-        if let Some(class) = name_class(open.as_bytes(), Form::Colon)
+        // An element named by its `name` or `key` attribute takes that name (Android's
+        // `<string name="api_secret">`, Hibernate's `<property name="…password">`).
+        let named = XML_NAME_ATTR.captures(attrs.as_bytes()).and_then(|a| a.get(1)).map(|m| m.as_bytes());
+        if let Some(class) = name_class(named.unwrap_or(open.as_bytes()), Form::Colon)
             && should_redact(class, value.as_bytes())
         {
-            out.push(Span { start: value.start(), end: value.end(), rule: "xml" });
+            let rule = if named.is_some() { "xml-named" } else { "xml" };
+            out.push(Span { start: value.start(), end: value.end(), rule });
         }
     }
 }

@@ -1135,6 +1135,21 @@ pub static RULES: &[Rule] = &[
         negatives: &["db.createUser({user: \"ci\", pwd: passwordPrompt(), roles: []})"],
     },
     Rule {
+        id: "xml-named",
+        what: "XML elements named by a `name` or `key` attribute like a secret (Android strings, Hibernate properties)",
+        keywords: NAME_WORDS,
+        matcher: Matcher::Context(Engine::Xml),
+        gate: Gate::Named,
+        positives: &[
+            r#"    <string name="backend_api_secret">⟦‹a40›⟧</string>"#,
+            r#"<property name="hibernate.connection.password">⟦Gn‹a12›!0u⟧</property>"#,
+        ],
+        negatives: &[
+            r#"<string name="password_hint">Enter your password</string>"#,
+            r#"<property name="hibernate.connection.password">${DB_PASSWORD}</property>"#,
+        ],
+    },
+    Rule {
         id: "xml",
         what: "XML elements named like a secret (Maven settings.xml, web.config, plists): <password>X</password>",
         keywords: NAME_WORDS,
