@@ -59,8 +59,9 @@ fn first_line(program: &str, args: &[&str]) -> Option<String> {
 /// Every check, in the order shown. `shell_pid` is the shell that runs doctor (its live
 /// file says whether the hook fires).
 pub fn run(probe: &Probe, shell_pid: Option<u32>) -> Vec<Check> {
-    let mut out = vec![binaries(), hook(probe, shell_pid), state_modes(probe), sealing(probe)];
-    out.extend(tmux(probe));
+    let recipients = recipients(probe);
+    let mut out = vec![binaries(), hook(probe, shell_pid), state_modes(probe), sealing(probe, &recipients)];
+    out.extend(tmux(probe, !recipients.is_empty()));
     out.extend(agents(probe));
     out.push(stale_claude_registry(probe));
     out.push(claude_retention(probe));
@@ -232,8 +233,7 @@ fn held_keys(probe: &Probe) -> Vec<String> {
 
 /// Files sealed from the environment can be opened here: a recipient is a key the user
 /// holds. Only counts are printed, never a key.
-fn sealing(probe: &Probe) -> Check {
-    let wanted = recipients(probe);
+fn sealing(probe: &Probe, wanted: &[String]) -> Check {
     if wanted.is_empty() {
         return check(
             "sealing",
@@ -267,7 +267,7 @@ fn sealing(probe: &Probe) -> Check {
 
 /// tmux: its version, the key binding, and the sealing variables in the server's
 /// environment (the key runs there, not in the shell).
-fn tmux(probe: &Probe) -> Vec<Check> {
+fn tmux(probe: &Probe, sealing: bool) -> Vec<Check> {
     let Some(version) = first_line("tmux", &["-V"]) else {
         return vec![check("tmux", Status::Skipped, "tmux is not installed", None)];
     };
@@ -296,7 +296,7 @@ fn tmux(probe: &Probe) -> Vec<Check> {
             Some("lokust-tmux bind >> ~/.tmux.conf && tmux source-file ~/.tmux.conf".into()),
         )
     });
-    if !recipients(probe).is_empty() {
+    if sealing {
         let env = first_line("tmux", &["show-environment", "-g", "LOKUST_ENCRYPT_TO"]).unwrap_or_default();
         out.push(if env.starts_with("LOKUST_ENCRYPT_TO=") {
             check("tmux sealing", Status::Ok, "the server seals as the shell does", None)

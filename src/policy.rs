@@ -118,10 +118,6 @@ impl Policy {
         Policy { owners: owners.into_iter().collect() }
     }
 
-    pub fn owners(&self) -> &[Owner] {
-        &self.owners
-    }
-
     /// The table as SECURITY.md shows it (a test keeps the two the same): one row per
     /// program, its names and what each does.
     pub fn markdown(&self) -> String {

@@ -270,7 +270,7 @@ fn sessions_resume_after_a_move_with_copilot_home_set() {
 /// Elements a stranger could craft are refused whole, nothing written in the home.
 #[test]
 fn hostile_copilot_elements_are_refused_whole() {
-    use crate::util::archive::{raw, raw_tar};
+    use crate::util::archive::{element_of, raw, raw_tar, with_bundles};
     let env = TestEnv::new();
     let project = env.root.path().join("p");
     std::fs::create_dir_all(&project).unwrap();
@@ -330,14 +330,8 @@ fn hostile_copilot_elements_are_refused_whole() {
         ),
     ];
     for (what, tar) in cases {
-        use base64::Engine;
-        let data = base64::engine::general_purpose::STANDARD.encode(crate::util::archive::gzip(&tar));
-        let element = serde_json::json!({"kind": copilot::KIND, "format": "tar.gz+base64", "uncompressed_bytes": tar.len(),
-            "base64_bytes": data.len(), "data": data, "project_dir": "/old/p"});
-        let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
-        doc["bundles"] = serde_json::json!([element]);
-        let lok = env.root.path().join("hostile.lok");
-        std::fs::write(&lok, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let element = element_of(copilot::KIND, &tar, Some("/old/p"));
+        let lok = with_bundles(&base, vec![element], "hostile.lok");
         let a = env
             .cmd("lokust-shell-restore")
             .arg(&lok)
@@ -350,15 +344,8 @@ fn hostile_copilot_elements_are_refused_whole() {
     }
     // An element that does not say which project folder it came from.
     {
-        use base64::Engine;
         let tar = raw_tar(&[raw(ev.as_bytes(), b'0', events.as_bytes())]);
-        let data = base64::engine::general_purpose::STANDARD.encode(crate::util::archive::gzip(&tar));
-        let element = serde_json::json!({"kind": copilot::KIND, "format": "tar.gz+base64",
-            "uncompressed_bytes": tar.len(), "base64_bytes": data.len(), "data": data});
-        let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
-        doc["bundles"] = serde_json::json!([element]);
-        let lok = env.root.path().join("nowhere.lok");
-        std::fs::write(&lok, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let lok = with_bundles(&base, vec![element_of(copilot::KIND, &tar, None)], "nowhere.lok");
         let a = env
             .cmd("lokust-shell-restore")
             .arg(&lok)
@@ -374,14 +361,7 @@ fn hostile_copilot_elements_are_refused_whole() {
     std::fs::create_dir_all(&mine).unwrap();
     std::fs::write(mine.join("events.jsonl"), "mine\n").unwrap();
     let tar = raw_tar(&[raw(ev.as_bytes(), b'0', events.as_bytes())]);
-    use base64::Engine;
-    let data = base64::engine::general_purpose::STANDARD.encode(crate::util::archive::gzip(&tar));
-    let element = serde_json::json!({"kind": copilot::KIND, "format": "tar.gz+base64", "uncompressed_bytes": tar.len(),
-        "base64_bytes": data.len(), "data": data, "project_dir": "/old/p"});
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
-    doc["bundles"] = serde_json::json!([element]);
-    let lok = env.root.path().join("theirs.lok");
-    std::fs::write(&lok, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let lok = with_bundles(&base, vec![element_of(copilot::KIND, &tar, Some("/old/p"))], "theirs.lok");
     let out = stdout(
         &env.cmd("lokust-shell-restore")
             .arg(&lok)

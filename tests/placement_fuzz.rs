@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 
 use crate::util::TestEnv;
-use crate::util::archive::{Raw, gzip, raw_tar};
+use crate::util::archive::{Raw, element_of, gzip, raw_tar};
 
 struct Rng(u64);
 
@@ -104,12 +104,6 @@ fn tree(root: &Path) -> BTreeMap<PathBuf, String> {
         }
     }
     out
-}
-
-fn element(kind: &str, tar: &[u8]) -> serde_json::Value {
-    let data = base64::engine::general_purpose::STANDARD.encode(gzip(tar));
-    serde_json::json!({"kind": kind, "format": "tar.gz+base64", "uncompressed_bytes": tar.len(),
-        "base64_bytes": data.len(), "data": data, "project_dir": "/old/p"})
 }
 
 /// A well-formed element of `kind` made in `/old/p`: what a hostile entry is added to.
@@ -243,7 +237,7 @@ fn hostile_placements_never_leave_their_roots_nor_lay_what_the_policy_withholds(
             } else {
                 let kind = rng.pick(KINDS);
                 let n = rng.below(3);
-                bundles.push(element(kind, &hostile_tar(&mut rng, kind, NAMES, n)));
+                bundles.push(element_of(kind, &hostile_tar(&mut rng, kind, NAMES, n), Some("/old/p")));
             }
         }
         let mut doc = base_doc.clone();

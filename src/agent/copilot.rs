@@ -115,13 +115,8 @@ pub fn parse_events(data: &[u8]) -> Option<Events> {
 /// The top-level `key: value` pairs of `workspace.yaml` as the CLI writes them: plain
 /// scalars, or JSON-style double-quoted ones.
 pub fn workspace_fields(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .filter(|l| !l.starts_with([' ', '\t', '#', '-']))
-        .filter_map(|l| {
-            let (key, value) = l.split_once(':')?;
-            Some((key.trim().to_string(), scalar(value.trim())?))
-        })
-        .collect()
+    // One reader of the format: a file in another form has no fields lokust trusts.
+    strict_workspace(text).unwrap_or_default().into_iter().collect()
 }
 
 fn scalar(v: &str) -> Option<String> {

@@ -439,15 +439,12 @@ impl Carried {
     /// person sees.
     fn reaches(&self, dir: &Path, commit: &str, d: Duration) -> bool {
         let Ok(repo) = self.scratch_repo(dir, d) else { return false };
-        if self.has_commits && self.fetch(&repo, d).is_err() {
-            return false;
-        }
         git::ok(&repo, &["merge-base", "--is-ancestor", commit, &self.meta.head], d)
     }
 
     /// A bare repository in the payload's temp folder that reads the checkout's objects
-    /// through `alternates`: what a plan needs of the carried commits is fetched there, so
-    /// a plan (and `--dry-run`) writes nothing into the checkout, not even objects.
+    /// through `alternates`, with the carried commits fetched into it once: a plan (and
+    /// `--dry-run`) writes nothing into the checkout, not even objects.
     fn scratch_repo(&self, dir: &Path, d: Duration) -> Result<PathBuf> {
         let repo = self.dir.path().join("scratch.git");
         if !repo.join("objects/info").is_dir() {
@@ -458,6 +455,13 @@ impl Carried {
             c.args(["init", "-q", "--bare"]).arg(&repo);
             crate::exec::output(c, d)?;
             fs::write(repo.join("objects/info/alternates"), format!("{}\n", objects.display()))?;
+            if self.has_commits
+                && let Err(e) = self.fetch(&repo, d)
+            {
+                // Not left half made: the next question would take it for fetched.
+                let _ = fs::remove_dir_all(&repo);
+                return Err(e);
+            }
         }
         Ok(repo)
     }
@@ -487,6 +491,9 @@ impl Carried {
                 c.args(["-c", "protocol.ext.allow=never", "clone", "-q", "--", remote]).arg(dir);
                 crate::exec::output(c, d).with_context(|| format!("git clone {remote}"))?;
             }
+        }
+        if self.has_commits {
+            self.fetch(dir, d)?;
         }
         let laid = self.laid(dir, dir, d)?;
         self.check_laid(&laid, opts)?;
@@ -537,12 +544,9 @@ impl Carried {
     /// with both patches applied in a scratch index (a patch that does not fit, or that git
     /// cannot read, is refused here, before the checkout changes), against the checkout's
     /// own HEAD. The paths come from git's reading of the payload, never from `meta.json`.
-    /// `repo` holds the objects: the checkout itself when applying, the scratch
-    /// repository when planning.
+    /// `repo` holds the objects, the carried commits fetched into it: the checkout itself
+    /// when applying, the scratch repository when planning.
     fn laid(&self, dir: &Path, repo: &Path, d: Duration) -> Result<Laid> {
-        if self.has_commits {
-            self.fetch(repo, d)?;
-        }
         if !git::ok(repo, &["cat-file", "-e", &format!("{}^{{commit}}", self.meta.head)], d) {
             bail!("{} does not have the carried HEAD {}", dir.display(), short(&self.meta.head));
         }

@@ -58,3 +58,28 @@ pub fn lok_of_tar(tar: &[u8]) -> serde_json::Value {
     let data = base64::engine::general_purpose::STANDARD.encode(gzip(tar));
     lok_doc(&data, tar.len() as u64)
 }
+
+/// A `bundles` element of `kind` around `tar`, naming the project folder it came from
+/// when `project_dir` is given.
+pub fn element_of(kind: &str, tar: &[u8], project_dir: Option<&str>) -> serde_json::Value {
+    let data = base64::engine::general_purpose::STANDARD.encode(gzip(tar));
+    let mut e = serde_json::json!({"kind": kind, "format": "tar.gz+base64", "uncompressed_bytes": tar.len(),
+        "base64_bytes": data.len(), "data": data});
+    if let Some(dir) = project_dir {
+        e["project_dir"] = dir.into();
+    }
+    e
+}
+
+/// A copy of the `.lok` at `lok`, named `name` beside it, whose `bundles` are `elements`.
+pub fn with_bundles(
+    lok: &std::path::Path,
+    elements: Vec<serde_json::Value>,
+    name: &str,
+) -> std::path::PathBuf {
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(lok).unwrap()).unwrap();
+    doc["bundles"] = serde_json::Value::Array(elements);
+    let out = lok.with_file_name(name);
+    std::fs::write(&out, serde_json::to_vec(&doc).unwrap()).unwrap();
+    out
+}
