@@ -549,15 +549,34 @@ folder 0700); its path is printed on standard output.
 
 With --encrypt-to or --recipients-file (or LOKUST_ENCRYPT_TO / LOKUST_RECIPIENTS_FILE in \
 the tmux server's environment, for the key binding) the file is sealed with age and its \
-name ends in .lok.age. --passphrase needs a terminal, so it does not suit a key binding.";
+name ends in .lok.age. --passphrase needs a terminal, so it does not suit a key binding.
+
+With --session, every window and pane of the session goes in (the session of -t, else the \
+current one): window names, layouts and zoom; each pane's directory, title, shell history, \
+scrollback (redacted, at most 1 MiB a pane) and foreground program (as redacted text); and \
+for a pane running a coding agent, which agent and which conversation. The conversation is \
+told from the agent's own registry of live processes (Claude Code), else the id on its \
+command line, else a session file it holds open, else the one conversation of its \
+directory written since it started; with two candidates none is recorded, and the export \
+says so. With --bundle, the conversations and git work under the session's root (the git \
+top level of the active pane) travel too. --all-sessions writes one file per session.";
 
 /// Save a tmux pane, with its scrollback, as a .lok file.
 #[derive(Debug, Clone, Args)]
 #[command(long_about = EXPORT_LONG, after_long_help = ENV_HELP)]
 pub struct ExportArgs {
-    /// The pane to save (%3, work:1.0, …); default the current pane.
+    /// The pane to save (%3, work:1.0, …), or with --session the session; default the
+    /// current one.
     #[arg(short = 't', long = "target", value_name = "PANE")]
     pub target: Option<String>,
+
+    /// Save every window and pane of the session, each agent pane with its conversation.
+    #[arg(long)]
+    pub session: bool,
+
+    /// Save every session of the server, one file each (in the exports folder).
+    #[arg(long, conflicts_with_all = ["session", "target", "output"])]
+    pub all_sessions: bool,
 
     /// Embed the conversations of every agent and the git work of the pane's directory.
     #[arg(long)]
@@ -578,7 +597,7 @@ pub struct ExportArgs {
     pub seal: crate::seal::args::SealArgs,
 }
 
-/// Recreate a saved pane as a new tmux session.
+/// Recreate a saved pane, or a whole saved session, as a new tmux session.
 #[derive(Debug, Clone, Args)]
 #[command(
     long_about = "Recreate a saved pane as a new detached tmux session: restore the bundle \
@@ -586,7 +605,16 @@ when the file has one, start the session in the restored directory (or --to PATH
 the saved scrollback in its pane before the first prompt. A session of the same name is \
 never replaced: the new one gets a suffix (work-2). The session's name is printed on \
 standard output. Text from the file is shown with control characters escaped. A sealed \
-(age) file is opened with -i FILE or the usual keys, as lokust-shell-restore does.",
+(age) file is opened with -i FILE or the usual keys, as lokust-shell-restore does.
+
+A file saved with export --session gets every window and pane back: the conversations and \
+git work are restored first, then each pane starts in its directory mapped to --to (and \
+--map OLD=NEW for panes outside the session's root), with its scrollback, the saved layout \
+(checked first; a bad one is tiled), window names, zoom and the active pane. An agent pane \
+gets its resume command (claude --resume ID, codex resume ID, …) typed on its prompt and \
+not run: your Enter is the consent. The command is built by lokust from the agent's fixed \
+form and an id of the agent's own form that is on this machine; nothing the file says is \
+ever run or typed. Other programs are named in their pane, not restarted.",
     after_long_help = ENV_HELP
 )]
 pub struct ImportArgs {
@@ -602,16 +630,45 @@ pub struct ImportArgs {
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
 
+    /// Start panes whose saved directory is under OLD in the same place under NEW
+    /// (repeatable; the longest OLD wins).
+    #[arg(long = "map", value_name = "OLD=NEW", value_parser = parse_map)]
+    pub maps: Vec<(PathBuf, PathBuf)>,
+
+    /// Also press Enter on each agent's resume: only for a file sealed to one of your keys.
+    #[arg(long)]
+    pub resume_agents: bool,
+
+    /// Do not show the saved scrollback in the panes.
+    #[arg(long)]
+    pub no_scrollback: bool,
+
+    /// Print what would be restored and created; change nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+
     #[command(flatten)]
     pub keys: crate::seal::args::KeyArgs,
+}
+
+/// `OLD=NEW`, both absolute.
+fn parse_map(s: &str) -> Result<(PathBuf, PathBuf), String> {
+    let (old, new) = s.split_once('=').ok_or("expected OLD=NEW")?;
+    let (old, new) = (PathBuf::from(old), PathBuf::from(new));
+    if !old.is_absolute() || !new.is_absolute() {
+        return Err("both OLD and NEW must be absolute paths".into());
+    }
+    Ok((old, new))
 }
 
 /// Print (or apply) the tmux key binding for export.
 #[derive(Debug, Clone, Args)]
 #[command(
     long_about = "Print the tmux.conf lines that bind prefix + C-e (a key tmux leaves \
-free) to lokust-tmux export of the current pane. With --apply, bind it in the running \
-server instead, with the key from --key, else the tmux option @lokust-export-key. \
+free) to lokust-tmux export of the current pane, and prefix + M-e (free too) to export \
+--session of the whole session. With --apply, bind them in the running server instead, with \
+the keys from --key and --session-key, else the tmux options @lokust-export-key and \
+@lokust-session-key. \
 shell-hooks/lokust.tmux does the same when sourced (source-file) or loaded as a TPM \
 plugin; set @lokust-bin when lokust-tmux is not on tmux's PATH.",
     after_long_help = ENV_HELP
@@ -620,6 +677,11 @@ pub struct BindArgs {
     /// The key to bind after the prefix, in tmux's key syntax.
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,
+
+    /// The key after the prefix that saves the whole session (default M-e, else the tmux
+    /// option @lokust-session-key).
+    #[arg(long, value_name = "KEY")]
+    pub session_key: Option<String>,
 
     /// Bind the key in the running tmux server instead of printing the lines.
     #[arg(long)]

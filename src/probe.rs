@@ -34,6 +34,15 @@ impl Probe {
         self.cwd_unreadable.as_deref()
     }
 
+    /// Another process's view: its environment and working directory.
+    pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>, cwd: &Path) -> Probe {
+        Probe {
+            vars: vars.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            cwd: cwd.to_path_buf(),
+            cwd_unreadable: None,
+        }
+    }
+
     /// A probe over the given variables, for tests.
     pub fn fake<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>, cwd: &Path) -> Probe {
         Probe {

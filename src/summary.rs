@@ -188,6 +188,7 @@ pub fn inspect_shell<W: Write>(lok: &ShellLok, all_history: bool, w: &mut W) -> 
     )?;
     writeln!(w)?;
     shell_contents(lok, w)?;
+    tmux_session(lok, w)?;
     let tail = &lok.shell.history_tail;
     if !tail.is_empty() {
         let shown = if all_history { tail.len() } else { tail.len().min(10) };
@@ -199,6 +200,60 @@ pub fn inspect_shell<W: Write>(lok: &ShellLok, all_history: bool, w: &mut W) -> 
         }
         for entry in &tail[tail.len() - shown..] {
             writeln!(w, "  {}", safe(entry))?;
+        }
+    }
+    Ok(())
+}
+
+/// The windows and panes of a whole tmux session, each agent pane with its conversation.
+pub fn tmux_session<W: Write>(lok: &ShellLok, w: &mut W) -> io::Result<()> {
+    let Some(found) = crate::lok::tmux::TmuxSession::from_extra(&lok.extra) else { return Ok(()) };
+    writeln!(w)?;
+    let ts = match found {
+        Ok(ts) => ts,
+        Err(why) => return writeln!(w, "tmux session: not rebuilt by import: {}", safe(&why)),
+    };
+    let panes: usize = ts.windows.iter().map(|w| w.panes.len()).sum();
+    writeln!(
+        w,
+        "tmux session {} ({} {}, {panes} {}) at {}:",
+        safe(&ts.name),
+        ts.windows.len(),
+        if ts.windows.len() == 1 { "window" } else { "windows" },
+        if panes == 1 { "pane" } else { "panes" },
+        safe(&ts.root)
+    )?;
+    for win in &ts.windows {
+        let mut flags = Vec::new();
+        if win.active {
+            flags.push("active".to_string());
+        }
+        if win.zoomed {
+            flags.push("zoomed".to_string());
+        }
+        if let Err(why) = crate::tmux::layout::panes(&win.layout) {
+            flags.push(format!("layout refused: {why}"));
+        }
+        let flags = if flags.is_empty() { String::new() } else { format!(" ({})", flags.join(", ")) };
+        writeln!(w, "  window {} {}{flags}", win.index, safe(&win.name))?;
+        for p in &win.panes {
+            let dir =
+                p.cwd_rel.as_deref().map_or_else(|| format!("{} (outside the root)", p.cwd), str::to_string);
+            let what = match (&p.agent, &p.foreground) {
+                (Some(a), _) => match (&a.session_id, &a.how) {
+                    (Some(id), how) => format!(
+                        "{}, conversation {} ({}{})",
+                        a.id,
+                        id,
+                        how.as_deref().unwrap_or("?"),
+                        if a.element.is_some() { ", carried" } else { "" }
+                    ),
+                    (None, _) => format!("{}, no conversation recorded", a.id),
+                },
+                (None, Some(fg)) => format!("running {}", fg.argv.join(" ")),
+                (None, None) => p.shell.clone().unwrap_or_else(|| "shell".into()),
+            };
+            writeln!(w, "    pane {} {}  {}", p.index, safe(&dir), safe(&what))?;
         }
     }
     Ok(())

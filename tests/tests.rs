@@ -23,6 +23,8 @@ mod find;
 mod docs;
 // lokust-tmux: a key pressed by a real client exports the pane; import brings it back.
 mod tmux;
+// Whole tmux sessions: every window and pane, each agent pane on its own conversation.
+mod tmux_session;
 // The prompt hooks in real zsh, bash and fish, and the live snapshots they keep.
 mod hooks;
 // The redactor over the corpus: recall and false-positive rate, and the filter.

@@ -427,12 +427,16 @@ fn bind_prints_the_lines_and_applies_them() {
     let conf = env.write("lokust.conf", &lines);
     tmux.run(&["source-file", conf.to_str().unwrap()]);
     assert!(tmux.run(&["list-keys", "-T", "prefix", "C-e"]).contains("export --quiet"));
+    assert!(tmux.run(&["list-keys", "-T", "prefix", "M-e"]).contains("export --session --quiet"));
 
-    // --apply binds in the running server; the key comes from @lokust-export-key.
+    // --apply binds in the running server; the keys come from @lokust-export-key and
+    // @lokust-session-key.
     let sock = tmux.socket.to_str().unwrap().to_string();
-    tmux.run(&["set-option", "-g", "@lokust-export-key", "M-e"]);
+    tmux.run(&["set-option", "-g", "@lokust-export-key", "F8"]);
+    tmux.run(&["set-option", "-g", "@lokust-session-key", "F7"]);
     env.cmd("lokust-tmux").args(["-S", &sock, "bind", "--apply"]).assert().success().stdout("");
-    assert!(tmux.run(&["list-keys", "-T", "prefix", "M-e"]).contains("export --quiet"));
+    assert!(tmux.run(&["list-keys", "-T", "prefix", "F8"]).contains("export --quiet"));
+    assert!(tmux.run(&["list-keys", "-T", "prefix", "F7"]).contains("export --session --quiet"));
     env.cmd("lokust-tmux").args(["-S", &sock, "bind", "--apply", "--key", "F9"]).assert().success();
     assert!(tmux.run(&["list-keys", "-T", "prefix", "F9"]).contains("export --quiet"));
 

@@ -336,6 +336,10 @@ impl super::Agent for Codeloops {
         find(home, id)
     }
 
+    fn programs(&self) -> &'static [&'static str] {
+        &["codeloops"]
+    }
+
     fn resume_command(&self, id: &str) -> Option<String> {
         let _ = id;
         None

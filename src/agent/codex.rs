@@ -646,6 +646,10 @@ impl super::Agent for Codex {
         find(home, id)
     }
 
+    fn programs(&self) -> &'static [&'static str] {
+        &["codex", "@openai/codex"]
+    }
+
     fn resume_command(&self, id: &str) -> Option<String> {
         Some(format!("codex resume {id}"))
     }

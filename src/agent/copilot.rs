@@ -592,6 +592,10 @@ impl super::Agent for Copilot {
         find(home, id)
     }
 
+    fn programs(&self) -> &'static [&'static str] {
+        &["copilot", "@github/copilot"]
+    }
+
     fn resume_command(&self, id: &str) -> Option<String> {
         Some(format!("copilot --resume={id}"))
     }

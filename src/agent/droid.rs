@@ -484,6 +484,10 @@ impl super::Agent for Droid {
         find(home, id)
     }
 
+    fn programs(&self) -> &'static [&'static str] {
+        &["droid", "@factory/cli"]
+    }
+
     fn resume_command(&self, id: &str) -> Option<String> {
         Some(format!("droid --resume {id}"))
     }

@@ -922,6 +922,10 @@ impl super::Agent for Gemini {
         find(home, id)
     }
 
+    fn programs(&self) -> &'static [&'static str] {
+        &["gemini", "@google/gemini-cli"]
+    }
+
     fn resume_command(&self, id: &str) -> Option<String> {
         Some(format!("gemini --resume {id}"))
     }

@@ -34,6 +34,7 @@ pub mod disk;
 pub mod droid;
 pub mod event;
 pub mod gemini;
+pub mod known;
 pub mod opencode;
 
 pub use crate::bundle::elements::File;
@@ -151,6 +152,14 @@ pub trait Agent: Sync {
     /// The command that resumes conversation `id` in its directory; `None` when the agent
     /// has no resume.
     fn resume_command(&self, id: &str) -> Option<String>;
+    /// The names its program runs under, for telling it in a terminal's process tree: the
+    /// executable's, and the npm package's when it runs on node or bun.
+    fn programs(&self) -> &'static [&'static str];
+    /// Whether `id` has the form of its conversation ids: a resume command is only ever
+    /// built from such an id.
+    fn is_id(&self, id: &str) -> bool {
+        disk::is_uuid(id)
+    }
     /// One session of the element as normalized events, for `inspect --transcript`;
     /// empty when the element holds no such session.
     fn events(&self, files: &[File], session: &str) -> Vec<event::Event>;

@@ -453,6 +453,14 @@ impl super::Agent for OpenCode {
         find(home, id)
     }
 
+    fn programs(&self) -> &'static [&'static str] {
+        &["opencode", "opencode-ai"]
+    }
+
+    fn is_id(&self, id: &str) -> bool {
+        is_id(id, "ses_")
+    }
+
     fn resume_command(&self, id: &str) -> Option<String> {
         Some(format!("opencode --session {id}"))
     }

@@ -26,24 +26,13 @@ pub fn run(args: &FindArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         anyhow::bail!("{:?} is not a conversation id", safe(id));
     }
     let mut hits = Vec::new();
-    if let Some(config) = crate::capture::claude::config_dir(&probe)
-        && let Some(found) = crate::agent::claude::find(&config, id)?
-    {
-        hits.push(Hit {
-            agent: crate::agent::claude::DISPLAY_NAME,
-            path: found.path.to_string_lossy().into_owned(),
-            dir: found.dir,
-            resume: Some(format!("claude --resume {id}")),
-        });
-    }
-    for agent in crate::agent::AGENTS {
-        let Some(home) = agent.home(&probe) else { continue };
-        if let Some(found) = agent.find(&home, id)? {
+    for agent in crate::agent::known::Known::all() {
+        if let Some(found) = agent.find(&probe, id)? {
             hits.push(Hit {
                 agent: agent.name(),
                 path: found.path.to_string_lossy().into_owned(),
                 dir: found.dir,
-                resume: agent.resume_command(id),
+                resume: agent.resume_stored(id),
             });
         }
     }

@@ -35,8 +35,11 @@ pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
     let probe = Probe::from_process().context("could not read the working directory")?;
     let server = server(cli, &probe);
     let deadline = exec::default_deadline();
-    let result = export_to(&probe, &server, args);
-    let target = args.target.as_deref();
+    if args.all_sessions {
+        return export_all(&probe, &server, args);
+    }
+    let result = export_to(&probe, &server, args, args.target.clone());
+    let target = if args.session { None } else { args.target.as_deref() };
     match &result {
         Ok(Some((path, bytes, secrets))) => {
             let redacted = match secrets {
@@ -44,8 +47,9 @@ pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
                 1 => ", 1 secret redacted".to_string(),
                 n => format!(", {n} secrets redacted"),
             };
+            let what = if args.session { "session" } else { "pane" };
             let msg = format!(
-                "lokust: pane saved to {} ({}{redacted})",
+                "lokust: {what} saved to {} ({}{redacted})",
                 home_relative(&probe, path),
                 crate::human::size(*bytes)
             );
@@ -57,15 +61,33 @@ pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
     result.map(|_| exit::SUCCESS)
 }
 
+/// `--all-sessions`: each session of the server in its own file.
+fn export_all(probe: &Probe, server: &Server, args: &ExportArgs) -> anyhow::Result<u8> {
+    let names = server
+        .run(&["list-sessions", "-F", "#{session_name}"], exec::default_deadline())
+        .context("could not list the tmux sessions")?;
+    let one = ExportArgs { session: true, all_sessions: false, ..args.clone() };
+    let mut failed = 0;
+    for name in names.lines().filter(|n| !n.is_empty()) {
+        if let Err(e) = export_to(probe, server, &one, Some(name.to_string())) {
+            exit::warn(&format!("session {}: {e:#}", crate::sanitize::for_terminal(name)));
+            failed += 1;
+        }
+    }
+    Ok(if failed == 0 { exit::SUCCESS } else { exit::ERROR })
+}
+
 fn export_to(
     probe: &Probe,
     server: &Server,
     args: &ExportArgs,
+    target: Option<String>,
 ) -> anyhow::Result<Option<(std::path::PathBuf, u64, u64)>> {
     // Recipients are checked (or the passphrase asked) before the pane is read.
     let sealer = args.seal.options(probe).sealer()?;
     let opts = ExportOptions {
-        target: args.target.clone(),
+        target,
+        whole_session: args.session,
         bundle: args.bundle,
         agents: crate::agent::Chosen::from_list(args.carry.agents.as_deref()),
         worktree: (!args.carry.no_worktree).then_some(args.carry.max_worktree),
@@ -89,7 +111,10 @@ fn export_to(
     // written, never whole in memory.
     let destination = match &args.output {
         Some(p) => Destination::from_arg(p),
-        None => Destination::File(tmux::export_path(probe, &exported.pane, sealer.is_some())?),
+        None => {
+            let label = if args.session { exported.pane.session_label() } else { exported.pane.label() };
+            Destination::File(tmux::export_path(probe, &label, sealer.is_some())?)
+        }
     };
     let mut bundle_secrets = 0;
     let bytes = destination.write(|out| {
@@ -129,6 +154,10 @@ pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
             None => None,
         },
         session: args.session.clone(),
+        maps: args.maps.clone(),
+        resume_agents: args.resume_agents,
+        no_scrollback: args.no_scrollback,
+        dry_run: args.dry_run,
         deadline: exec::default_deadline(),
     };
     let keys = crate::seal::Keys::new(&args.keys.identity, &probe);
@@ -137,6 +166,16 @@ pub fn import(cli: &TmuxCli, args: &ImportArgs) -> anyhow::Result<u8> {
         exit::warn(w);
     }
     for line in &imported.restored_agents {
+        eprintln!("lokust: {line}");
+    }
+    if args.dry_run {
+        println!("would create session {}:", crate::sanitize::for_terminal(&imported.session));
+        for line in &imported.panes {
+            println!("  {line}");
+        }
+        return Ok(exit::SUCCESS);
+    }
+    for line in &imported.panes {
         eprintln!("lokust: {line}");
     }
     println!("{}", imported.session);
@@ -160,10 +199,19 @@ pub fn bind(cli: &TmuxCli, args: &BindArgs) -> anyhow::Result<u8> {
     let exe = std::env::current_exe().context("could not find lokust-tmux's own path")?;
     if args.apply {
         let probe = Probe::from_process().context("could not read the working directory")?;
-        tmux::apply_binding(&server(cli, &probe), &exe, args.key.as_deref(), exec::default_deadline())?;
+        let server = server(cli, &probe);
+        tmux::apply_binding(
+            &server,
+            &exe,
+            args.key.as_deref(),
+            args.session_key.as_deref(),
+            exec::default_deadline(),
+        )?;
     } else {
         let mut out = io::stdout().lock();
-        out.write_all(tmux::bind_lines(&exe, args.key.as_deref().unwrap_or(tmux::DEFAULT_KEY)).as_bytes())?;
+        let key = args.key.as_deref().unwrap_or(tmux::DEFAULT_KEY);
+        let session_key = args.session_key.as_deref().unwrap_or(tmux::DEFAULT_SESSION_KEY);
+        out.write_all(tmux::bind_lines(&exe, key, session_key).as_bytes())?;
         out.flush()?;
     }
     Ok(exit::SUCCESS)

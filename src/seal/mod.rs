@@ -10,7 +10,7 @@ pub mod args;
 mod keys;
 mod tty;
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Write};
 use std::path::{Path, PathBuf};
@@ -219,6 +219,8 @@ pub struct Keys {
     defaults: Vec<PathBuf>,
     loaded: OnceCell<keys::Identities>,
     passphrase: OnceCell<SecretString>,
+    /// Set once a file opened with one of the identities (not a passphrase).
+    opened_by_identity: Cell<bool>,
 }
 
 impl Keys {
@@ -237,12 +239,19 @@ impl Keys {
             defaults,
             loaded: OnceCell::new(),
             passphrase: OnceCell::new(),
+            opened_by_identity: Cell::new(false),
         }
     }
 
     /// The usual keys, without asking for any passphrase: for work in the background.
     pub fn without_prompts(probe: &Probe) -> Keys {
         Keys { prompts: false, ..Keys::new(&[], probe) }
+    }
+
+    /// Whether a file was opened with one of the receiver's own identities: it was sealed
+    /// to them. (Sealing says who can read a file, not who wrote it.)
+    pub fn opened_by_identity(&self) -> bool {
+        self.opened_by_identity.get()
     }
 
     fn identities(&self) -> anyhow::Result<&keys::Identities> {
@@ -354,7 +363,10 @@ pub fn open<R: Read + Send + 'static>(
         let offered: Vec<&keys::Loaded> = ids.keys.iter().filter(|k| worth_offering(k, &st)).collect();
         let result = decryptor.decrypt(offered.iter().map(|k| k.identity.as_ref()));
         match result {
-            Ok(r) => r,
+            Ok(r) => {
+                keys.opened_by_identity.set(true);
+                r
+            }
             Err(age::DecryptError::NoMatchingKeys) => return Err(no_key(name, &st, ids, keys)),
             Err(age::DecryptError::KeyDecryptionFailed) => {
                 bail!("could not unlock the SSH key for {name}: wrong passphrase")

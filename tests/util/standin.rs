@@ -197,3 +197,53 @@ pub fn chat_completions() -> StandIn {
         )
     })
 }
+
+/// The Messages API of Claude Code: every message call gets one short streamed answer
+/// (a plain one when not streamed), token counts a small number, anything else a 404.
+pub fn messages_api() -> StandIn {
+    StandIn::start(|request| {
+        if request.path.contains("count_tokens") {
+            return Reply::json(serde_json::json!({"input_tokens": 10}).to_string());
+        }
+        if !request.path.starts_with("/v1/messages") {
+            return Reply::not_found();
+        }
+        let streamed = serde_json::from_str::<serde_json::Value>(&request.body)
+            .is_ok_and(|b| b["stream"] == serde_json::Value::Bool(true));
+        if !streamed {
+            return Reply::json(
+                serde_json::json!({"id": "msg_standin", "type": "message", "role": "assistant",
+                    "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": REPLY}],
+                    "stop_reason": "end_turn", "stop_sequence": null,
+                    "usage": {"input_tokens": 10, "output_tokens": 5}})
+                .to_string(),
+            );
+        }
+        let events = [
+            (
+                "message_start",
+                serde_json::json!({"type": "message_start", "message": {"id": "msg_standin",
+                "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+                "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                serde_json::json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                serde_json::json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": REPLY}}),
+            ),
+            ("content_block_stop", serde_json::json!({"type": "content_block_stop", "index": 0})),
+            (
+                "message_delta",
+                serde_json::json!({"type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+            ),
+            ("message_stop", serde_json::json!({"type": "message_stop"})),
+        ];
+        Reply::events(events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect())
+    })
+}

@@ -17,9 +17,16 @@ use anyhow::{Context, anyhow, bail};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
+pub mod layout;
+pub mod process;
+pub mod rebuild;
+pub mod running;
+pub mod session;
+
 use crate::exec::ExecError;
 use crate::fsutil;
 use crate::hook;
+use crate::lok::tmux as format;
 use crate::lok::{Lok, Scrollback, ShellLok};
 use crate::probe::Probe;
 use crate::redact::{Report, redact_report};
@@ -29,6 +36,8 @@ use crate::snapshot::{self, Options, Snapshot};
 /// The key bound after the prefix when `@lokust-export-key` is not set: free in tmux's
 /// default key table (tmux 3.3), and not tmux-resurrect's C-s / C-r either.
 pub const DEFAULT_KEY: &str = "C-e";
+/// The key for a whole session's export: free in tmux's default key table too.
+pub const DEFAULT_SESSION_KEY: &str = "M-e";
 
 /// The `format` of `shell.tmux_scrollback`.
 pub const SCROLLBACK_FORMAT: &str = "text+base64";
@@ -82,6 +91,11 @@ impl Pane {
     /// `work-1.0`, for file names.
     pub fn label(&self) -> String {
         format!("{}-{}.{}", file_safe(&self.session), self.window_index, self.pane_index)
+    }
+
+    /// `work`, for the file of a whole session.
+    pub fn session_label(&self) -> String {
+        file_safe(&self.session)
     }
 }
 
@@ -193,6 +207,8 @@ pub struct ExportOptions {
     pub agents: crate::agent::Chosen,
     /// With `bundle`: carry the git work, up to this many bytes (`None`: leave it behind).
     pub worktree: Option<u64>,
+    /// Every window and pane of the session (`target` names the session), not one pane.
+    pub whole_session: bool,
     pub deadline: Duration,
 }
 
@@ -207,9 +223,42 @@ pub struct Exported {
     pub work: Option<crate::worktree::Capture>,
 }
 
-/// Snapshots the shell in a pane and adds the pane's scrollback.
+/// Snapshots the shell in a pane and adds the pane's scrollback; with `whole_session`,
+/// every window and pane of its session too (`shell` then describes the active pane).
 pub fn export(probe: &Probe, server: &Server, opts: &ExportOptions) -> anyhow::Result<Exported> {
-    let pane = pane(server, probe, opts.target.as_deref(), opts.deadline)?;
+    let mut panes_report = Report::default();
+    let captured = if opts.whole_session {
+        Some(session::capture(probe, server, opts.target.as_deref(), opts.deadline, &mut panes_report)?)
+    } else {
+        None
+    };
+    let target = captured.as_ref().map(|c| c.active_pane.as_str()).or(opts.target.as_deref());
+    let pane = pane(server, probe, target, opts.deadline)?;
+    let mut snap = snapshot_pane(probe, server, &pane, opts.deadline)?;
+    snap.redactions.scrollback.merge(&panes_report);
+    // A whole session carries what lies under its root, which `--to` maps on import.
+    let dir = captured.as_ref().map_or_else(|| snap.cwd.clone(), |c| PathBuf::from(&c.session.root));
+    let mut exported = Exported { pane, snapshot: snap, bundle: None, carried: Vec::new(), work: None };
+    if opts.bundle {
+        carry_dir(probe, &mut exported, &dir, opts)?;
+    }
+    if let Some(mut captured) = captured {
+        link_agents(&mut captured, &exported, opts.bundle);
+        let snap = &mut exported.snapshot;
+        snap.warnings.append(&mut captured.warnings);
+        let value = serde_json::to_value(&captured.session).context("could not describe the session")?;
+        snap.lok.extra.insert("tmux_session".into(), value);
+    }
+    Ok(exported)
+}
+
+/// The shell in `pane`, as a snapshot taken inside it would see it, with its scrollback.
+fn snapshot_pane(
+    probe: &Probe,
+    server: &Server,
+    pane: &Pane,
+    deadline: Duration,
+) -> anyhow::Result<Snapshot> {
     // The capturers see the pane as a shell inside it would: its $TMUX and $TMUX_PANE.
     let probe = probe.clone().with_var("TMUX", pane.tmux_var()).with_var("TMUX_PANE", pane.id.clone());
     let shell = process_name(pane.pid).filter(|n| crate::shell::Shell::from_name(n).is_some());
@@ -221,43 +270,90 @@ pub fn export(probe: &Probe, server: &Server, opts: &ExportOptions) -> anyhow::R
         // is fresher than the history file and belongs to this pane alone.
         history_entries: live.map(|l| l.shell.history_tail).filter(|h| !h.is_empty()),
         captured_via: "lokust-tmux".into(),
-        deadline: opts.deadline,
+        deadline,
         ..Options::default()
     };
     let mut snap = snapshot::take(&probe, &snap_opts);
     if snap_opts.history_entries.is_some() {
         snap.history_source = Some("the shell's live snapshot".into());
     }
-    let text =
-        capture_scrollback(server, &pane.id, opts.deadline).context("could not read the scrollback")?;
+    let text = capture_scrollback(server, &pane.id, deadline).context("could not read the scrollback")?;
     snap.lok.shell.tmux_scrollback = Some(encode_scrollback(&text, &mut snap.redactions.scrollback));
-    if !opts.bundle {
-        return Ok(Exported { pane, snapshot: snap, bundle: None, carried: Vec::new(), work: None });
-    }
+    Ok(snap)
+}
+
+/// `--bundle`: the agents' conversations and the git work of `dir`.
+fn carry_dir(probe: &Probe, exported: &mut Exported, dir: &Path, opts: &ExportOptions) -> anyhow::Result<()> {
+    let pane = &exported.pane;
+    let probe = probe.clone().with_var("TMUX", pane.tmux_var()).with_var("TMUX_PANE", pane.id.clone());
+    let snap = &mut exported.snapshot;
     let bundle =
-        if opts.agents.has(crate::agent::claude::NAME) { bundle_plan(&probe, &mut snap)? } else { None };
-    let here = fs::canonicalize(&snap.cwd).ok().and_then(|p| p.to_str().map(str::to_string));
+        if opts.agents.has(crate::agent::claude::NAME) { bundle_plan(&probe, snap, dir)? } else { None };
+    let here = fs::canonicalize(dir).ok().and_then(|p| p.to_str().map(str::to_string));
     let roots: Vec<String> = here.into_iter().chain(bundle.as_ref().map(|p| p.project_dir.clone())).collect();
     let mut report = crate::redact::Report::default();
     let carried = crate::agent::carry(&probe, &roots, &opts.agents, true, &mut report).context("--bundle")?;
     snap.redactions.bundle.merge(&report);
-    let cwd = snap.cwd.clone();
-    let work = opts.worktree.and_then(|max| crate::worktree::carry(&cwd, max, &mut snap.warnings));
-    Ok(Exported { pane, snapshot: snap, bundle, carried, work })
+    exported.work = opts.worktree.and_then(|max| crate::worktree::carry(dir, max, &mut snap.warnings));
+    exported.bundle = bundle;
+    exported.carried = carried;
+    Ok(())
+}
+
+/// Points each agent pane at the element carrying its conversation; with `--bundle`, says
+/// which conversations the file does not carry.
+fn link_agents(captured: &mut session::Captured, exported: &Exported, bundled: bool) {
+    let panes = captured.session.windows.iter_mut().flat_map(|w| {
+        let index = w.index;
+        w.panes.iter_mut().map(move |p| (index, p))
+    });
+    for (window, pane) in panes {
+        let Some(agent) = pane.agent.as_mut() else { continue };
+        let Some(id) = agent.session_id.as_deref() else { continue };
+        let element = if agent.id == crate::agent::claude::NAME {
+            exported.bundle.as_ref().filter(|b| b.sessions.iter().any(|s| s == id)).map(|b| {
+                format::ElementRef { kind: crate::bundle::KIND.into(), project_dir: b.project_dir.clone() }
+            })
+        } else {
+            exported
+                .carried
+                .iter()
+                .find(|c| c.agent.id() == agent.id && c.sessions.iter().any(|s| s.id == id))
+                .map(|c| format::ElementRef {
+                    kind: c.agent.kind().into(),
+                    project_dir: crate::agent::old_root(
+                        c.element.as_object().expect("an element is an object"),
+                    )
+                    .unwrap_or_default(),
+                })
+        };
+        if bundled && element.is_none() {
+            captured.warnings.push(format!(
+                "pane {window}.{}: its conversation {id} is not under {} and is not in the file; \
+                 export its own project to carry it",
+                pane.index,
+                sanitize::for_terminal(&captured.session.root)
+            ));
+        }
+        agent.element = element;
+    }
 }
 
 /// The Claude Code project of the pane's directory; a warning when there is none.
-fn bundle_plan(probe: &Probe, snap: &mut Snapshot) -> anyhow::Result<Option<crate::bundle::Plan>> {
+fn bundle_plan(
+    probe: &Probe,
+    snap: &mut Snapshot,
+    cwd: &Path,
+) -> anyhow::Result<Option<crate::bundle::Plan>> {
     let Some(config) = crate::capture::claude::config_dir(probe) else {
         snap.warnings
             .push("--bundle: no Claude Code config directory; its conversations are not bundled".into());
         return Ok(None);
     };
-    let cwd = snap.cwd.as_path();
     let Some(found) = crate::bundle::find_project(&config, probe.home().as_deref(), cwd)? else {
         snap.warnings.push(format!(
             "--bundle: Claude Code has no project for {}; nothing bundled",
-            sanitize::for_terminal(&snap.lok.shell.cwd)
+            sanitize::for_terminal(&cwd.to_string_lossy())
         ));
         return Ok(None);
     };
@@ -268,14 +364,14 @@ fn bundle_plan(probe: &Probe, snap: &mut Snapshot) -> anyhow::Result<Option<crat
 /// `$XDG_STATE_HOME/lokust/exports/<session>-<window>.<pane>-<UTC time>.lok`, created
 /// 0700; a second export in the same second gets a suffix.
 /// `sealed` names the file `.lok.age`.
-pub fn export_path(probe: &Probe, pane: &Pane, sealed: bool) -> anyhow::Result<PathBuf> {
+pub fn export_path(probe: &Probe, label: &str, sealed: bool) -> anyhow::Result<PathBuf> {
     let dir = probe
         .state_dir()
         .context("cannot find a place for the export: set HOME or XDG_STATE_HOME, or pass -o FILE")?
         .join("exports");
     fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
-    let base = format!("{}-{stamp}", pane.label());
+    let base = format!("{label}-{stamp}");
     let ext = if sealed { "lok.age" } else { "lok" };
     Ok(free_name(&dir, &base, ext))
 }
@@ -292,6 +388,12 @@ fn free_name(dir: &Path, base: &str, ext: &str) -> PathBuf {
 pub struct ImportOptions {
     pub to: Option<PathBuf>,
     pub session: Option<String>,
+    /// `--map OLD=NEW`: pane directories under OLD go under NEW.
+    pub maps: Vec<(PathBuf, PathBuf)>,
+    /// Press Enter on each staged resume (only for a file sealed to the receiver).
+    pub resume_agents: bool,
+    pub no_scrollback: bool,
+    pub dry_run: bool,
     pub deadline: Duration,
 }
 
@@ -303,6 +405,8 @@ pub struct Imported {
     pub warnings: Vec<String>,
     /// What was restored of other agents' sessions, and how to resume them.
     pub restored_agents: Vec<String>,
+    /// A whole session: its windows and panes, in words.
+    pub panes: Vec<String>,
 }
 
 /// Restores the bundle of `lok` (when it has one), as lokust-shell-restore does, and
@@ -311,7 +415,7 @@ fn restore_bundle(
     probe: &Probe,
     lok: &ShellLok,
     source: &Path,
-    to: Option<&Path>,
+    opts: &ImportOptions,
     keys: &crate::seal::Keys,
     warnings: &mut Vec<String>,
     notes: &mut Vec<String>,
@@ -325,7 +429,8 @@ fn restore_bundle(
     }
     // A path only the file names is never written: the file may be someone else's, and
     // its directory may be the receiver's own checkout.
-    let Some(to) = to.map(Path::to_path_buf) else {
+    let dry_run = opts.dry_run;
+    let Some(to) = opts.to.clone() else {
         bail!(
             "{} carries conversations or git work, and only --to says where they go; nothing was restored \
              (run: lokust-tmux import {} --to DIR)",
@@ -339,7 +444,7 @@ fn restore_bundle(
         to,
         claude_dir,
         home: probe.home(),
-        dry_run: false,
+        dry_run,
         force: false,
         max_size: crate::restore::DEFAULT_MAX_SIZE,
         trust_config: false,
@@ -358,7 +463,7 @@ fn restore_bundle(
     // Other agents' sessions, each on its own, as lokust-shell-restore places them.
     use crate::restore::elements::{self, Outcome};
     let element_opts = elements::Options {
-        dry_run: false,
+        dry_run,
         force: false,
         clone: false,
         trust_config: false,
@@ -390,7 +495,8 @@ fn restore_bundle(
 }
 
 /// Recreates a saved pane as a new detached session: its directory, then its scrollback
-/// shown in the pane before the shell starts (as tmux-resurrect does).
+/// shown in the pane before the shell starts (as tmux-resurrect does). A file holding a
+/// whole session (`tmux_session`) gets every window and pane back.
 pub fn import(
     probe: &Probe,
     server: &Server,
@@ -407,18 +513,84 @@ pub fn import(
             )
         }
     };
+    if opts.resume_agents {
+        rebuild::check_resume_agents(keys, source)?;
+    }
     let mut warnings = Vec::new();
+    let whole = match format::TmuxSession::from_extra(&lok.extra) {
+        Some(Ok(ts)) => Some(ts),
+        Some(Err(why)) => {
+            warnings.push(format!("{why}; only the active pane is rebuilt"));
+            None
+        }
+        None => None,
+    };
     let mut restored_agents = Vec::new();
-    let restored =
-        restore_bundle(probe, &lok, source, opts.to.as_deref(), keys, &mut warnings, &mut restored_agents)?;
-    let cwd = match (restored, &opts.to) {
-        (Some(dir), _) => dir,
+    let restored = restore_bundle(probe, &lok, source, opts, keys, &mut warnings, &mut restored_agents)?;
+    let to = match (&restored, &opts.to) {
+        (Some(dir), _) => Some(dir.clone()),
         (None, Some(to)) => {
             let to = std::path::absolute(to).with_context(|| format!("bad path {}", to.display()))?;
-            fs::create_dir_all(&to).with_context(|| format!("could not create {}", to.display()))?;
-            to
+            if !opts.dry_run {
+                fs::create_dir_all(&to).with_context(|| format!("could not create {}", to.display()))?;
+            }
+            Some(to)
         }
-        (None, None) => {
+        (None, None) => None,
+    };
+    let active_text = match (&lok.shell.tmux_scrollback, opts.no_scrollback) {
+        (Some(sb), false) => for_terminal_lines(&decode_scrollback(sb)?),
+        _ => String::new(),
+    };
+    let shell = server
+        .run(&["show-options", "-gv", "default-shell"], opts.deadline)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| probe.var("SHELL").map(str::to_string))
+        .unwrap_or_else(|| "/bin/sh".into());
+    let wanted = opts
+        .session
+        .clone()
+        .or_else(|| whole.as_ref().map(|w| w.name.clone()))
+        .or_else(|| lok.shell.multiplexer.as_ref().and_then(|m| m.session.clone()))
+        .unwrap_or_else(|| "lokust".into());
+    let wanted = session_safe(&wanted);
+    if let Some(ts) = whole {
+        let mapping = rebuild::Mapping { old_root: &ts.root, to: to.as_deref(), maps: &opts.maps };
+        let carried = carried_ids(&lok);
+        let present = |agent: crate::agent::known::Known, id: &str| {
+            agent.find(probe, id).ok().flatten().is_some()
+                || (opts.dry_run && carried.iter().any(|c| c == id))
+        };
+        let plan = rebuild::plan(&ts, &mapping, &active_text, opts.no_scrollback, &present)?;
+        warnings.extend(plan.warnings.iter().cloned());
+        let mut panes = rebuild::describe(&plan);
+        if opts.dry_run && restored.is_some() {
+            panes.insert(
+                0,
+                "the conversations and git work restored first, as lokust-shell-restore --dry-run lists"
+                    .into(),
+            );
+        }
+        let session = if opts.dry_run {
+            wanted
+        } else {
+            rebuild::apply(probe, server, &plan, &wanted, &shell, opts.resume_agents, opts.deadline)?
+        };
+        let cwd = to.unwrap_or_else(|| PathBuf::from(&ts.root));
+        return Ok(Imported {
+            session,
+            cwd,
+            scrollback_bytes: active_text.len(),
+            warnings,
+            restored_agents,
+            panes,
+        });
+    }
+    let cwd = match to {
+        Some(dir) => dir,
+        None => {
             let saved = PathBuf::from(&lok.shell.cwd);
             if !lok.shell.cwd.is_empty() && saved.is_absolute() && saved.is_dir() {
                 saved
@@ -433,26 +605,18 @@ pub fn import(
             }
         }
     };
-
-    let text = match &lok.shell.tmux_scrollback {
-        Some(sb) => for_terminal_lines(&decode_scrollback(sb)?),
-        None => String::new(),
-    };
-    let shell = server
-        .run(&["show-options", "-gv", "default-shell"], opts.deadline)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .or_else(|| probe.var("SHELL").map(str::to_string))
-        .unwrap_or_else(|| "/bin/sh".into());
-    let replay = if text.is_empty() { None } else { Some(replay_file(probe, &text, &lok)?) };
-
-    let wanted = opts
-        .session
-        .clone()
-        .or_else(|| lok.shell.multiplexer.as_ref().and_then(|m| m.session.clone()))
-        .unwrap_or_else(|| "lokust".into());
-    let wanted = session_safe(&wanted);
+    let panes = vec![format!("one pane in {}", sanitize::for_terminal(&cwd.to_string_lossy()))];
+    if opts.dry_run {
+        return Ok(Imported {
+            session: wanted,
+            cwd,
+            scrollback_bytes: active_text.len(),
+            warnings,
+            restored_agents,
+            panes,
+        });
+    }
+    let replay = if active_text.is_empty() { None } else { Some(replay_file(probe, &active_text, &lok)?) };
     let result = new_session(server, &wanted, &cwd, &shell, replay.as_deref(), opts.deadline);
     if result.is_err()
         && let Some(r) = &replay
@@ -460,37 +624,73 @@ pub fn import(
         let _ = fs::remove_file(r);
     }
     let session = result?;
-    Ok(Imported { session, cwd, scrollback_bytes: text.len(), warnings, restored_agents })
+    Ok(Imported { session, cwd, scrollback_bytes: active_text.len(), warnings, restored_agents, panes })
+}
+
+/// Every conversation id the file's elements list, and the top-level bundle's.
+fn carried_ids(lok: &ShellLok) -> Vec<String> {
+    let mut ids = Vec::new();
+    let elements = lok.extra.get("bundles").and_then(|b| b.as_array()).into_iter().flatten();
+    for e in elements {
+        let sessions = e.get("sessions").and_then(|s| s.as_array()).into_iter().flatten();
+        ids.extend(sessions.filter_map(|s| s.get("id")?.as_str().map(str::to_string)));
+    }
+    if let Some(b) = &lok.bundle {
+        let listed = b.extra.get("sessions").and_then(|s| s.as_array()).into_iter().flatten();
+        ids.extend(listed.filter_map(|s| {
+            s.as_str().map(str::to_string).or_else(|| s.get("id")?.as_str().map(str::to_string))
+        }));
+    }
+    ids
 }
 
 /// tmux session names cannot hold `:` or `.`; control characters have no business there.
 fn session_safe(name: &str) -> String {
-    let s: String =
-        name.chars().map(|c| if c == ':' || c == '.' || c.is_control() { '_' } else { c }).collect();
+    let s: String = name
+        .chars()
+        .take(format::MAX_NAME)
+        .map(|c| if c == ':' || c == '.' || c.is_control() { '_' } else { c })
+        .collect();
     if s.trim().is_empty() { "lokust".into() } else { s }
 }
 
 /// The scrollback, with a closing line saying where it came from, in a private file the
 /// pane prints and deletes.
 fn replay_file(probe: &Probe, text: &str, lok: &ShellLok) -> anyhow::Result<PathBuf> {
-    let dir = probe.state_dir().context("set HOME or XDG_STATE_HOME")?.join("imports");
-    fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
-    // A pane that never got to show its text (killed at once) leaves it behind.
-    prune_older(&dir, Duration::from_secs(24 * 3600));
-    let path = dir.join(format!("{}.txt", uuid::Uuid::new_v4()));
     let note = format!(
         "[lokust: restored scrollback of {}@{}, saved {}]\n",
         sanitize::for_terminal(&lok.shell.user),
         sanitize::for_terminal(&lok.shell.hostname),
         crate::human::utc(lok.session.created_at_ms)
     );
+    replay_text_file(probe, &format!("{text}{note}"))
+}
+
+/// `text` (already safe for a terminal) in a private file a new pane prints and deletes.
+fn replay_text_file(probe: &Probe, text: &str) -> anyhow::Result<PathBuf> {
+    let dir = probe.state_dir().context("set HOME or XDG_STATE_HOME")?.join("imports");
+    fsutil::create_private_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    // A pane that never got to show its text (killed at once) leaves it behind.
+    prune_older(&dir, Duration::from_secs(24 * 3600));
+    let path = dir.join(format!("{}.txt", uuid::Uuid::new_v4()));
     fsutil::write_private_atomic(&path, |f| {
         use std::io::Write;
-        f.write_all(text.as_bytes())?;
-        f.write_all(note.as_bytes())
+        f.write_all(text.as_bytes())
     })
     .with_context(|| format!("could not write {}", path.display()))?;
     Ok(path)
+}
+
+/// The pane command that prints `file`, deletes it and becomes the login shell. Given as
+/// separate arguments, tmux runs it without a shell parsing it: no quoting of paths.
+fn replay_command(file: &Path, shell: &str) -> Vec<OsString> {
+    let mut args: Vec<OsString> =
+        ["--", "/bin/sh", "-c", "cat -- \"$1\"; rm -f -- \"$1\"; exec \"$2\" -l", "lokust"]
+            .map(OsString::from)
+            .to_vec();
+    args.push(file.into());
+    args.push(shell.into());
+    args
 }
 
 fn prune_older(dir: &Path, age: Duration) {
@@ -507,6 +707,18 @@ fn prune_older(dir: &Path, age: Duration) {
     }
 }
 
+/// `wanted`, or `wanted-2`, `wanted-3`… when the name is taken: an existing session is
+/// never touched.
+fn free_session_name(server: &Server, wanted: &str, deadline: Duration) -> anyhow::Result<String> {
+    for n in 1..=100 {
+        let name = if n == 1 { wanted.to_string() } else { format!("{wanted}-{n}") };
+        if server.run(&["has-session", "-t", &format!("={name}")], deadline).is_err() {
+            return Ok(name);
+        }
+    }
+    Err(anyhow!("every name from {wanted} to {wanted}-100 is taken"))
+}
+
 /// Creates the session `wanted`, or `wanted-2`, `wanted-3`… when the name is taken:
 /// an existing session is never touched.
 fn new_session(
@@ -518,23 +730,14 @@ fn new_session(
     deadline: Duration,
 ) -> anyhow::Result<String> {
     let mut last_err = None;
-    for n in 1..=100 {
-        let name = if n == 1 { wanted.to_string() } else { format!("{wanted}-{n}") };
-        let exact = format!("={name}");
-        if server.run(&["has-session", "-t", &exact], deadline).is_ok() {
-            continue;
-        }
-        let mut args: Vec<OsString> = vec!["new-session".into(), "-d".into(), "-s".into(), (&name).into()];
-        args.extend(["-c".into(), cwd.into()]);
+    for _ in 0..100 {
+        let name = free_session_name(server, wanted, deadline)?;
+        // tmux expands formats, `#(command)` included, in names and in -c.
+        let mut args: Vec<OsString> =
+            vec!["new-session".into(), "-d".into(), "-s".into(), rebuild::literal(&name).into()];
+        args.extend(["-c".into(), rebuild::literal(&cwd.to_string_lossy()).into()]);
         if let Some(file) = replay {
-            // Given as separate arguments, tmux runs the command without a shell parsing it:
-            // no quoting of paths. The pane prints the text, deletes it, becomes the shell.
-            args.extend(
-                ["--", "/bin/sh", "-c", "cat -- \"$1\"; rm -f -- \"$1\"; exec \"$2\" -l", "lokust"]
-                    .map(OsString::from),
-            );
-            args.push(file.into());
-            args.push(shell.into());
+            args.extend(replay_command(file, shell));
         }
         match server.run(&args, deadline) {
             Ok(_) => return Ok(name),
@@ -561,47 +764,62 @@ fn tmux_quote(s: &str) -> String {
     out
 }
 
-/// Quotes `s` for sh.
-/// The shell command a key press runs.
-fn export_command(exe: &Path) -> String {
-    format!(
-        "{} export --quiet -t '#{{pane_id}}'",
-        crate::shell::posix_quote(&exe.to_string_lossy(), crate::shell::Quote::Always)
-    )
+/// The shell command a key press runs: the current pane, or with `session` its whole
+/// session (named by id, which needs no quoting).
+fn export_command(exe: &Path, session: bool) -> String {
+    let exe = crate::shell::posix_quote(&exe.to_string_lossy(), crate::shell::Quote::Always);
+    if session {
+        format!("{exe} export --session --quiet -t '#{{session_id}}'")
+    } else {
+        format!("{exe} export --quiet -t '#{{pane_id}}'")
+    }
 }
 
-/// The tmux.conf lines binding prefix + `key` to export the current pane.
-pub fn bind_lines(exe: &Path, key: &str) -> String {
+/// The tmux.conf lines binding prefix + `key` to export the current pane, and prefix +
+/// `session_key` to export its whole session.
+pub fn bind_lines(exe: &Path, key: &str, session_key: &str) -> String {
     format!(
         "# lokust: prefix + {key} saves the current pane, with its scrollback, to a .lok\n\
-         # in $XDG_STATE_HOME/lokust/exports/ (lokust-tmux bind --key KEY for another key).\n\
+         # in $XDG_STATE_HOME/lokust/exports/; prefix + {session_key} saves every window and pane\n\
+         # of the session (lokust-tmux bind --key KEY --session-key KEY for other keys).\n\
+         bind-key {} run-shell -b {}\n\
          bind-key {} run-shell -b {}\n",
         tmux_quote(key),
-        tmux_quote(&export_command(exe))
+        tmux_quote(&export_command(exe, false)),
+        tmux_quote(session_key),
+        tmux_quote(&export_command(exe, true))
     )
 }
 
-/// Binds the export key in the running server: `key`, else the server's
-/// `@lokust-export-key`, else [`DEFAULT_KEY`]. Returns the key bound.
+/// Binds the export keys in the running server: `key`, else the server's
+/// `@lokust-export-key`, else [`DEFAULT_KEY`]; `session_key`, else
+/// `@lokust-session-key`, else [`DEFAULT_SESSION_KEY`]. Returns the keys bound.
 pub fn apply_binding(
     server: &Server,
     exe: &Path,
     key: Option<&str>,
+    session_key: Option<&str>,
     deadline: Duration,
-) -> anyhow::Result<String> {
-    let key = match key {
-        Some(k) => k.to_string(),
-        None => server
-            .run(&["show-options", "-gqv", "@lokust-export-key"], deadline)
-            .context("could not ask tmux for @lokust-export-key")?
-            .trim()
-            .to_string(),
+) -> anyhow::Result<(String, String)> {
+    let chosen = |given: Option<&str>, option: &str, default: &str| -> anyhow::Result<String> {
+        let key = match given {
+            Some(k) => k.to_string(),
+            None => server
+                .run(&["show-options", "-gqv", option], deadline)
+                .with_context(|| format!("could not ask tmux for {option}"))?
+                .trim()
+                .to_string(),
+        };
+        Ok(if key.is_empty() { default.to_string() } else { key })
     };
-    let key = if key.is_empty() { DEFAULT_KEY.to_string() } else { key };
-    server
-        .run(&["bind-key", key.as_str(), "run-shell", "-b", &export_command(exe)], deadline)
-        .with_context(|| format!("could not bind {key}"))?;
-    Ok(key)
+    let key = chosen(key, "@lokust-export-key", DEFAULT_KEY)?;
+    let session_key = chosen(session_key, "@lokust-session-key", DEFAULT_SESSION_KEY)?;
+    for (k, session) in [(&key, false), (&session_key, true)] {
+        server
+            .run(&["bind-key", k.as_str(), "run-shell", "-b", &export_command(exe, session)], deadline)
+            .with_context(|| format!("could not bind {k}"))?;
+    }
+    Ok((key, session_key))
 }
 
 #[cfg(test)]
@@ -648,7 +866,8 @@ mod tests {
 
     #[test]
     fn bind_lines_quote_for_tmux_and_sh() {
-        let lines = bind_lines(Path::new("/opt/my $dir/lokust-tmux"), "C-e");
+        let lines = bind_lines(Path::new("/opt/my $dir/lokust-tmux"), "C-e", "M-e");
         assert!(lines.contains("bind-key \"C-e\" run-shell -b \"'/opt/my \\$dir/lokust-tmux' export --quiet -t '#{pane_id}'\""), "{lines}");
+        assert!(lines.contains("bind-key \"M-e\" run-shell -b \"'/opt/my \\$dir/lokust-tmux' export --session --quiet -t '#{session_id}'\""), "{lines}");
     }
 }

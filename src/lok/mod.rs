@@ -14,6 +14,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub mod tmux;
+
 /// The version this lokust writes and the highest it reads.
 pub const FORMAT_VERSION: u64 = 1;
 
@@ -457,6 +459,20 @@ pub fn json_schema() -> Value {
         e.remove("$schema");
     }
     defs.insert("BundleElement".into(), element);
+    // So does `tmux_session`, the whole tmux session of `lokust-tmux export --session`.
+    let mut session =
+        serde_json::to_value(schemars::schema_for!(tmux::TmuxSession)).expect("a schema is plain JSON");
+    if let Some(Value::Object(more)) = session.as_object_mut().and_then(|e| e.remove("$defs")) {
+        defs.extend(more);
+    }
+    if let Some(e) = session.as_object_mut() {
+        e.remove("$schema");
+    }
+    defs.insert("TmuxSession".into(), session);
+    defs["ShellLok"]["properties"]["tmux_session"] = serde_json::json!({
+        "description": "Every window and pane of a tmux session (additive to version 1); `shell` describes its active pane.",
+        "$ref": "#/$defs/TmuxSession"
+    });
     defs["ShellLok"]["properties"]["bundles"] = serde_json::json!({
         "description": "Every payload beyond the Claude Code project (additive to version 1).",
         "type": "array",
