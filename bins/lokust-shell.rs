@@ -18,5 +18,8 @@ fn main() -> ExitCode {
         ShellCommand::Completions(args) => cmd::completions::run(args, &mut io::stdout().lock()),
         ShellCommand::Find(args) => cmd::find::run(args, &mut io::stdout().lock()),
         ShellCommand::Doctor(args) => cmd::doctor::run(args, &mut io::stdout().lock()),
+        ShellCommand::Archive(args) => cmd::archive::archive(args),
+        ShellCommand::List(args) => cmd::archive::list(args, &mut io::stdout().lock()),
+        ShellCommand::Prune(args) => cmd::archive::prune(args),
     })
 }

@@ -256,8 +256,26 @@ lokust-shell restore --latest says where the lost shell was and how to get back 
 #[command(long_about = RESTORE_LONG, after_long_help = ENV_HELP)]
 pub struct RestoreArgs {
     /// The .lok to restore, or - for standard input.
-    #[arg(value_name = "FILE", required_unless_present = "latest")]
+    #[arg(value_name = "FILE", required_unless_present_any = ["latest", "from_archive"])]
     pub file: Option<PathBuf>,
+
+    /// Restore this one conversation (any agent's), nothing else of the file
+    ///
+    /// Its transcript, its subagents and its per-session extras are placed as a whole
+    /// restore would place them; no memory, settings, prompt history or git work. An error
+    /// when the file holds no conversation of that id.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// Take the newest archive holding --session ID (or of --project)
+    ///
+    /// The archives are those lokust-shell archive keeps; lokust-shell list shows them.
+    #[arg(long, conflicts_with_all = ["file", "latest"])]
+    pub from_archive: bool,
+
+    /// With --from-archive: only the archives of the project in DIR.
+    #[arg(long, value_name = "DIR", requires = "from_archive", hide_short_help = true)]
+    pub project: Option<PathBuf>,
 
     /// Take the newest snapshot, export or live file (my terminal crashed: where was I?).
     ///
@@ -467,6 +485,79 @@ pub enum ShellCommand {
     Completions(CompletionsArgs),
     Find(FindArgs),
     Doctor(DoctorArgs),
+    Archive(ArchiveArgs),
+    List(ListArgs),
+    Prune(PruneArgs),
+}
+
+/// Keep a bundled .lok of a project in the archive.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = "\
+Keep a bundled .lok of the project in DIR (default the working directory) in the archive, \
+$XDG_STATE_HOME/lokust/archive/: every agent's conversations and the git work, redacted as \
+snapshot --bundle does, sealed when LOKUST_ENCRYPT_TO or LOKUST_RECIPIENTS_FILE is set, \
+mode 0600 in folders 0700, with a manifest beside it saying what it holds (readable \
+without opening a sealed file). Nothing is written when the project's conversations are \
+the same as in its newest archive.
+
+Agents delete conversations on their own: Claude Code those older than cleanupPeriodDays \
+(30 days by default), Gemini CLI after its sessionRetention (30 days by default). The \
+archive keeps them: lokust-shell list shows which exist only there, and \
+lokust-shell-restore FILE --session ID brings one back.", after_long_help = ENV_HELP)]
+pub struct ArchiveArgs {
+    /// The project's directory.
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Print only the archive's path (or nothing when nothing changed).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// List the archives, exports and snapshots kept on this machine.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = "\
+List the .lok files lokust keeps on this machine, oldest first: the archives (time, project, \
+agents, conversations, and how many of them exist only in that file: no longer in their \
+agent's store, nor in a newer archive of the project), then the exports and snapshots \
+(time, size, sealed or not).", after_long_help = ENV_HELP)]
+pub struct ListArgs {
+    /// Only the archives of the project in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+
+    /// Print a JSON array instead.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Delete old archives, never the last conversation's only copy.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = "\
+Delete archives older than --older-than (default 90 days), keeping the newest --keep-last \
+(default 5, at least 1) of each project. An archive holding a conversation that exists \
+nowhere else (not in its agent's store, not in a newer archive) is kept and named, and the \
+exit status is 2, unless --force. --dry-run lists what would go.", after_long_help = ENV_HELP)]
+pub struct PruneArgs {
+    /// Keep at least this many archives of each project.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub keep_last: usize,
+
+    /// Only archives older than AGE (90d, 12h, 0d…).
+    #[arg(long, value_name = "AGE", default_value = "90d", value_parser = humantime::parse_duration)]
+    pub older_than: std::time::Duration,
+
+    /// Only the archives of the project in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+
+    /// List what would be deleted; delete nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+
+    /// Delete archives holding the only copy of a conversation too.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Check that lokust is set up right on this machine.

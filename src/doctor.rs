@@ -381,30 +381,10 @@ fn claude_retention(probe: &Probe) -> Check {
     let Some(config) = crate::capture::claude::config_dir(probe) else {
         return check("claude retention", Status::Skipped, "no Claude Code config folder", None);
     };
-    let days = fs::read_to_string(config.join("settings.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("cleanupPeriodDays").and_then(serde_json::Value::as_u64))
-        .unwrap_or(30);
-    let limit = Duration::from_secs(days.saturating_sub(5) * 86_400);
-    let now = SystemTime::now();
-    let mut due = 0u64;
-    let mut total = 0u64;
-    for slot in fs::read_dir(config.join("projects")).into_iter().flatten().flatten() {
-        for f in fs::read_dir(slot.path()).into_iter().flatten().flatten() {
-            if f.file_name().to_str().is_some_and(|n| n.ends_with(".jsonl")) {
-                total += 1;
-                let age = f
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| now.duration_since(t).ok());
-                if age.is_some_and(|a| a >= limit) {
-                    due += 1;
-                }
-            }
-        }
-    }
+    let days = crate::agent::claude::cleanup_days(&config);
+    let slots: Vec<std::path::PathBuf> =
+        fs::read_dir(config.join("projects")).into_iter().flatten().flatten().map(|d| d.path()).collect();
+    let (due, total) = crate::agent::claude::due_soon(&slots, days, 5);
     if total == 0 {
         check("claude retention", Status::Skipped, "no Claude Code conversations here", None)
     } else if due == 0 {
@@ -418,8 +398,14 @@ fn claude_retention(probe: &Probe) -> Check {
         check(
             "claude retention",
             Status::Warn,
-            format!("{} within five days of Claude Code's cleanup (cleanupPeriodDays {days})", crate::human::count(due, "conversation")),
-            Some("keep them: lokust-shell-snapshot --bundle -o FILE in each project (lokust never edits Claude Code's settings)".into()),
+            format!(
+                "{} within five days of Claude Code's cleanup (cleanupPeriodDays {days})",
+                crate::human::count(due, "conversation")
+            ),
+            Some(format!(
+                "keep them: lokust-shell archive in each project, or raise \"cleanupPeriodDays\" in {} (lokust never edits it)",
+                config.join("settings.json").display()
+            )),
         )
     }
 }

@@ -20,11 +20,13 @@
 //! - [`restore`] puts a bundle back on disk: plan (what `--dry-run` prints), then apply.
 //! - Presentation: [`summary`] what a `.lok` holds, for people · [`hook`] the prompt
 //!   hooks' live snapshots · [`doctor`] is lokust set up right here · [`latest`] the newest snapshot on this machine · [`tmux`]
-//!   export, import and the key binding.
+//!   export, import (one pane or whole sessions) and the key binding · [`archive`] bundled
+//!   copies of projects kept here, listed and pruned.
 //! - The command line: [`cli`] the clap definitions · [`cmd`] one module per subcommand,
 //!   called by the thin binaries in `bins/`.
 
 pub mod agent;
+pub mod archive;
 pub mod bundle;
 pub mod capture;
 pub mod cli;

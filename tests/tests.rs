@@ -19,6 +19,8 @@ mod install;
 mod doctor;
 // lokust-shell find: a conversation by its id in every agent's store.
 mod find;
+// The archive keeps what Claude Code deletes; list, prune, and one conversation back.
+mod archive;
 // --help, man pages and completions stay in step with the clap definitions.
 mod docs;
 // lokust-tmux: a key pressed by a real client exports the pane; import brings it back.

@@ -1,5 +1,6 @@
 //! One module per subcommand; the binaries only parse arguments and call these.
 
+pub mod archive;
 pub mod completions;
 pub mod doctor;
 pub mod find;

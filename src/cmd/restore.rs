@@ -43,10 +43,17 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         }
         let to = args.to.clone().unwrap_or_else(|| PathBuf::from(&lok.shell.cwd));
         (file, to)
+    } else if args.from_archive {
+        (from_archive(&probe, args)?, args.to.clone().unwrap_or_default())
     } else {
         // clap requires both without --latest.
         (args.file.clone().unwrap_or_default(), args.to.clone().unwrap_or_default())
     };
+    if let Some(id) = &args.session
+        && (id.is_empty() || id.contains(['/', '\0']) || id.starts_with('.'))
+    {
+        bail!("{:?} is not a conversation id", crate::sanitize::for_terminal(id));
+    }
     crate::shell::refuse_literal_tilde(&to)?;
     let opts = RestoreOptions {
         to,
@@ -56,6 +63,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         force: args.force,
         max_size: args.max_size,
         trust_config: args.trust_config,
+        only_session: args.session.clone(),
     };
     let outcome = match restore::Source::open(&file, &keys).and_then(|source| restore::restore(source, &opts))
     {
@@ -77,6 +85,7 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
     if !outcome.dry_run && !outcome.config_trusted && !outcome.config_withheld.is_empty() {
         exit::warn(&crate::agent::claude::left_out_line(&outcome.config_withheld));
     }
+    let mut elements_placed = 0;
     let stdout = io::stdout();
     let stderr = io::stderr();
     let mut human: Box<dyn Write> =
@@ -95,6 +104,10 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         }
     })?;
     let elements = restore_elements(&probe, &outcome, &opts, args.clone, &mut human)
+        .map(|(done, placed)| {
+            elements_placed = placed;
+            done
+        })
         .and_then(|ok| if outcome.dry_run { Ok(ok) } else { print_next(&outcome, &mut human).map(|()| ok) })
         .with_context(|| format!("could not write the report to {stream}"))?;
     human.flush().ok();
@@ -106,6 +119,17 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         out.write_all(script.as_bytes())
             .and_then(|()| out.flush())
             .context("could not write the script to standard output")?;
+    }
+    if let Some(id) = &args.session
+        && !outcome.sessions.contains(id)
+        && elements_placed == 0
+        && matches!(elements, Elements::AllDone)
+    {
+        bail!(
+            "{} holds no conversation {}; nothing was restored",
+            file.display(),
+            crate::sanitize::for_terminal(id)
+        );
     }
     match elements {
         Elements::Interrupted => {
@@ -142,7 +166,7 @@ fn restore_elements(
     opts: &RestoreOptions,
     args_clone: bool,
     w: &mut dyn Write,
-) -> io::Result<Elements> {
+) -> io::Result<(Elements, usize)> {
     use restore::elements::{self, Outcome};
     let options = elements::Options {
         dry_run: outcome.dry_run,
@@ -151,13 +175,15 @@ fn restore_elements(
         trust_config: opts.trust_config,
         max_size: opts.max_size,
     };
-    let done = match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, options) {
+    let only = opts.only_session.as_deref();
+    let done = match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, options, only) {
         Ok(done) => done,
         Err(e) => {
             exit::warn(&format!("{e}; the further payloads were not restored"));
-            return Ok(Elements::SomeRefused);
+            return Ok((Elements::SomeRefused, 0));
         }
     };
+    let placed = done.iter().filter(|d| matches!(d, Outcome::Done(_))).count();
     let mut all = Elements::AllDone;
     for element in done {
         match element {
@@ -175,13 +201,52 @@ fn restore_elements(
                 all = Elements::SomeRefused;
                 exit::warn(&message);
             }
-            Outcome::Interrupted => return Ok(Elements::Interrupted),
+            Outcome::Interrupted => return Ok((Elements::Interrupted, placed)),
             Outcome::Unknown(kind) => {
                 exit::warn(&format!("this lokust does not know bundles of kind {kind:?}; left out"))
             }
         }
     }
-    Ok(all)
+    Ok((all, placed))
+}
+
+/// `--from-archive`: the newest archive holding `--session` (of `--project` when given),
+/// else the newest of `--project`.
+fn from_archive(probe: &Probe, args: &RestoreArgs) -> anyhow::Result<PathBuf> {
+    let project = match &args.project {
+        Some(p) => Some(
+            std::fs::canonicalize(p)
+                .or_else(|_| std::path::absolute(p))?
+                .to_str()
+                .context("the project's path is not UTF-8")?
+                .to_string(),
+        ),
+        None => None,
+    };
+    if args.session.is_none() && project.is_none() {
+        bail!("--from-archive needs --session ID or --project DIR to choose an archive");
+    }
+    let all = crate::archive::entries(probe, project.as_deref());
+    let holding = all.iter().rev().find(|e| {
+        args.session.as_ref().is_none_or(|id| e.manifest.conversations.iter().any(|c| &c.id == id))
+    });
+    match holding {
+        Some(e) => {
+            eprintln!("lokust: from the archive {}", e.lok.display());
+            Ok(e.lok.clone())
+        }
+        None => bail!(
+            "no archive{} holds {}",
+            project
+                .as_deref()
+                .map(|p| format!(" of {}", crate::sanitize::for_terminal(p)))
+                .unwrap_or_default(),
+            args.session.as_deref().map_or("anything".to_string(), |id| format!(
+                "conversation {}",
+                crate::sanitize::for_terminal(id)
+            ))
+        ),
+    }
 }
 
 /// `--latest` on a snapshot without a bundle (a live file, most often): nothing to

@@ -144,6 +144,9 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         });
     }
     snap.redactions.bundle.merge(&agents_report);
+    if let (Some(plan), Some(config)) = (&plan, crate::capture::claude::config_dir(&probe)) {
+        retention_warning(plan, &config);
+    }
     if !args.quiet {
         let name = destination.name();
         let mut err = io::stderr().lock();
@@ -158,6 +161,20 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// Says so when Claude Code is about to delete conversations of the bundled project: this
+/// file keeps them, and the archive can keep them for good.
+fn retention_warning(plan: &bundle::Plan, config: &std::path::Path) {
+    let days = agent::claude::cleanup_days(config);
+    let (due, _) = agent::claude::due_soon(std::slice::from_ref(&plan.slot_dir), days, 5);
+    if due > 0 {
+        exit::warn(&format!(
+            "Claude Code deletes {} of this project in 5 days or less (cleanupPeriodDays {days}); \
+             this file keeps them, and so does: lokust-shell archive",
+            crate::human::count(due, "conversation")
+        ));
+    }
 }
 
 /// Projects smaller than this bundle too fast for a progress bar to help.

@@ -45,10 +45,20 @@ pub fn restore_all(
     lok: &ShellLok,
     project_dir: &Path,
     opts: Options,
+    only_session: Option<&str>,
 ) -> anyhow::Result<Vec<Outcome>> {
     let elements = crate::bundle::elements::elements(&lok.extra)?;
     let mut done = Vec::new();
     for element in elements {
+        let element = match only_session {
+            // One conversation: the element holding it, cut to its files; nothing else.
+            Some(id) => match one_session(element, id, opts.max_size) {
+                Some(cut) => std::borrow::Cow::Owned(cut),
+                None => continue,
+            },
+            None => std::borrow::Cow::Borrowed(element),
+        };
+        let element = element.as_ref();
         // Each element is whole or untouched; a signal stops the restore between two.
         if crate::interrupt::interrupted() {
             done.push(Outcome::Interrupted);
@@ -63,6 +73,23 @@ pub fn restore_all(
         done.push(outcome);
     }
     Ok(done)
+}
+
+/// `element` cut to the files of conversation `id`, when it is an agent's element
+/// holding it.
+fn one_session(element: &Map<String, Value>, id: &str, max_size: u64) -> Option<Map<String, Value>> {
+    let agent = agent::by_kind(&crate::bundle::elements::kind_of(element))?;
+    let files = agent::files(agent, element, max_size).ok()?;
+    let session = agent.sessions(&files).into_iter().find(|s| s.id == id)?;
+    let kept: Vec<agent::File> = files.into_iter().filter(|f| session.files.contains(&f.rel)).collect();
+    let mut cut = element.clone();
+    let rebuilt = crate::bundle::elements::encode(agent.kind(), &kept, Map::new()).ok()?;
+    for key in ["format", "data", "uncompressed_bytes", "base64_bytes"] {
+        if let Some(v) = rebuilt.get(key) {
+            cut.insert(key.into(), v.clone());
+        }
+    }
+    Some(cut)
 }
 
 fn restore_one(probe: &Probe, element: &Map<String, Value>, project_dir: &Path, opts: Options) -> Outcome {

@@ -108,6 +108,9 @@ pub struct RestoreOptions {
     /// Also install the carried configuration that can run commands or grant
     /// permissions (MCP servers, allowed tools, trust); without it only inert keys are.
     pub trust_config: bool,
+    /// Place this one conversation (its transcript, subagents and per-session extras)
+    /// and nothing else of the bundle: no memory, settings or prompt history.
+    pub only_session: Option<String>,
 }
 
 /// One file the restore places (or would place).
@@ -335,6 +338,7 @@ fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<O
 ///     max_size: DEFAULT_MAX_SIZE,
 ///     // Never the sender's MCP servers, tools or trust without asking.
 ///     trust_config: false,
+///     only_session: None,
 /// };
 /// let outcome = restore::restore(Source::File("s.lok".into()), &opts)?;
 /// println!("cd {} && claude --resume {}", outcome.project_dir.display(),
@@ -652,8 +656,16 @@ impl<'a> Job<'a> {
             if interrupted() {
                 return Err(anyhow!(Interrupted));
             }
-            self.entries.push((entry.rel.clone(), entry.size, entry.mtime, entry.is_dir));
             let is_manifest = entry.rel == Path::new(EXTRAS).join("manifest.json");
+            // One conversation: the rest is not even staged (a new slot is renamed into
+            // place whole).
+            if let Some(id) = &self.opts.only_session
+                && !is_manifest
+                && !of_session(&entry.rel, id)
+            {
+                return Ok(());
+            }
+            self.entries.push((entry.rel.clone(), entry.size, entry.mtime, entry.is_dir));
             if is_manifest && entry.size < (1 << 20) {
                 let mut text = Vec::new();
                 entry.reader.read_to_end(&mut text)?;
@@ -669,7 +681,11 @@ impl<'a> Job<'a> {
                     }
                 }
                 if let Some(tree) = &tree {
-                    write_new(&tree.join(&entry.rel), &mut &text[..])?;
+                    let dest = tree.join(&entry.rel);
+                    if let Some(parent) = dest.parent() {
+                        fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+                    }
+                    write_new(&dest, &mut &text[..])?;
                 }
                 return Ok(());
             }
@@ -789,6 +805,16 @@ impl<'a> Job<'a> {
     }
 
     fn commit(&mut self, lok: ShellLok, cleaned: Vec<PathBuf>) -> anyhow::Result<RestoreOutcome> {
+        if let Some(id) = self.opts.only_session.clone() {
+            self.entries.retain(|(rel, ..)| of_session(rel, &id));
+            self.carried_config = None;
+            self.carried_history = None;
+            if !self.entries.iter().any(|(rel, ..)| top_level_transcript(rel).as_deref() == Some(id.as_str()))
+            {
+                // Not a Claude Code conversation of this bundle: nothing of it is placed.
+                return Ok(RestoreOutcome::empty(self.opts.dry_run, self.new_dir.clone(), lok, cleaned));
+            }
+        }
         if self.map.is_empty() {
             // A bundle with no manifest and a snapshot with no cwd: the events say it.
             if let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) {
@@ -1079,6 +1105,21 @@ fn layout(entries: &[(PathBuf, u64, u64, bool)], slot_dir: &Path, claude_dir: &P
     out
 }
 
+/// Whether a bundle entry belongs to conversation `id`: its transcript, its folder
+/// (subagents), and its per-session extras (file history, tasks, todos).
+fn of_session(rel: &Path, id: &str) -> bool {
+    let mut comps = rel.components().map(|c| c.as_os_str().to_str().unwrap_or_default());
+    match comps.next() {
+        Some(first) if first == format!("{id}.jsonl") || first == id => true,
+        Some(EXTRAS) => match (comps.next(), comps.next()) {
+            (Some("file-history" | "tasks"), Some(name)) => name == id,
+            (Some("todos"), Some(name)) => name.starts_with(&format!("{id}-")),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// What becomes of one file: new, already there, or there with other content (replaced
 /// only with `--force`, which keeps a backup).
 fn action(exists: bool, same: bool, force: bool) -> Action {
@@ -1337,6 +1378,26 @@ mod tests {
             ]
         );
         assert_eq!(got.dirs, [PathBuf::from("/c/projects/-new/abc/subagents")]);
+    }
+
+    #[test]
+    fn one_session_takes_its_transcript_folder_and_extras_only() {
+        let id = "abc";
+        for (rel, want) in [
+            ("abc.jsonl", true),
+            ("abc/subagents/agent-1.jsonl", true),
+            (".lokust/file-history/abc/f@v1", true),
+            (".lokust/tasks/abc/1.json", true),
+            (".lokust/todos/abc-agent-abc.json", true),
+            ("abd.jsonl", false),
+            ("abcd.jsonl", false),
+            ("memory/notes.md", false),
+            (".lokust/claude-project.json", false),
+            (".lokust/todos/other-agent-abc.json", false),
+            (".lokust/file-history/other/f@v1", false),
+        ] {
+            assert_eq!(of_session(Path::new(rel), id), want, "{rel}");
+        }
     }
 
     #[test]

@@ -7,22 +7,7 @@
 //! than half the window they are also drawn closer together, in proportion, so even
 //! the oldest has half the window left before cleanup.
 
-use std::path::Path;
-
-use serde_json::Value;
-
-/// Claude Code's default `cleanupPeriodDays`.
-const DEFAULT_CLEANUP_DAYS: u64 = 30;
-
-/// The receiver's `cleanupPeriodDays` from `<config>/settings.json`, else the default.
-pub fn cleanup_days(claude_dir: &Path) -> u64 {
-    std::fs::read(claude_dir.join("settings.json"))
-        .ok()
-        .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
-        .and_then(|v| v.get("cleanupPeriodDays").and_then(Value::as_f64))
-        .filter(|d| d.is_finite() && *d >= 1.0)
-        .map_or(DEFAULT_CLEANUP_DAYS, |d| d as u64)
-}
+pub use crate::agent::claude::cleanup_days;
 
 /// Maps the times of a bundle onto the receiver's clock.
 #[derive(Debug, Clone, Copy)]

@@ -448,6 +448,7 @@ fn restore_bundle(
         force: false,
         max_size: crate::restore::DEFAULT_MAX_SIZE,
         trust_config: false,
+        only_session: None,
     };
     let outcome = crate::restore::restore(crate::restore::Source::open(source, keys)?, &opts)?;
     if !outcome.config_withheld.is_empty() {
@@ -469,7 +470,7 @@ fn restore_bundle(
         trust_config: false,
         max_size: opts.max_size,
     };
-    match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, element_opts) {
+    match elements::restore_all(probe, &outcome.lok, &outcome.project_dir, element_opts, None) {
         Ok(done) => {
             for element in done {
                 match element {

@@ -182,3 +182,49 @@ pub fn place_real_transcript(env: &TestEnv, file: &Path, project: &Path) -> (Str
     fs::write(slot.join(format!("{id}.jsonl")), text).unwrap();
     (id, slot)
 }
+
+/// The Claude Code CLI installed by `scripts/test` (npm, into target/claude-cli); `None`
+/// (the test skips) only outside CI.
+pub fn cli_bin() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/claude-cli/node_modules/.bin/claude");
+    if bin.exists() {
+        return Some(bin);
+    }
+    assert!(std::env::var_os("CI").is_none(), "the Claude Code CLI is required in CI: run ./scripts/test");
+    eprintln!("skipped: {} is not installed (./scripts/test installs it)", bin.display());
+    None
+}
+
+/// The CLI headless under `env -i`: only a private HOME, PATH and the stand-in's address.
+pub fn run_cli(bin: &Path, api_url: &str, home: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("timeout")
+        .arg("120")
+        .arg("env")
+        .arg("-i")
+        .arg(format!("HOME={}", home.display()))
+        .arg("PATH=/usr/local/bin:/usr/bin:/bin")
+        .arg(format!("ANTHROPIC_BASE_URL={api_url}"))
+        .arg("ANTHROPIC_API_KEY=dummy")
+        .arg("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+        .arg("DISABLE_TELEMETRY=1")
+        .arg("DISABLE_AUTOUPDATER=1")
+        .arg("DISABLE_ERROR_REPORTING=1")
+        .arg(bin)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run claude")
+}
+
+/// A new conversation with one prompt; its session id.
+pub fn cli_conversation(bin: &Path, api_url: &str, home: &Path, cwd: &Path, prompt: &str) -> String {
+    let out = run_cli(bin, api_url, home, cwd, &["-p", prompt, "--output-format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("claude -p --output-format json");
+    v["session_id"].as_str().expect("a session id").to_string()
+}

@@ -167,6 +167,8 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Request>>, answer: &Answer) -> 
 
 /// What every stand-in model answers.
 pub const REPLY: &str = "STAND-IN-REPLY";
+/// A prompt holding this is answered by [`messages_api`] after 8 s.
+pub const SLOW: &str = "SLOW-ANSWER-PLEASE";
 
 /// An OpenAI-compatible chat-completions API: every chat call gets one short answer,
 /// streamed or not; every other call a 404.
@@ -202,6 +204,11 @@ pub fn chat_completions() -> StandIn {
 /// (a plain one when not streamed), token counts a small number, anything else a 404.
 pub fn messages_api() -> StandIn {
     StandIn::start(|request| {
+        // A slow answer keeps the CLI alive past the 5 s after which it runs its
+        // retention cleanup (which a quick `-p` run exits before).
+        if request.body.contains(SLOW) {
+            std::thread::sleep(Duration::from_secs(8));
+        }
         if request.path.contains("count_tokens") {
             return Reply::json(serde_json::json!({"input_tokens": 10}).to_string());
         }

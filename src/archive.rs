@@ -1,0 +1,320 @@
+//! The archive: bundled `.lok` files of a project kept on this machine, so that a
+//! conversation an agent deletes (Claude Code after `cleanupPeriodDays`, Gemini CLI after
+//! its `sessionRetention`) is still somewhere.
+//!
+//! `$XDG_STATE_HOME/lokust/archive/<key of the project's realpath>/<UTC time>.lok[.age]`,
+//! each with `<UTC time>.manifest.json` beside it saying what it holds, readable without
+//! opening a sealed file. A new archive is written only when the project's conversations
+//! changed since the newest one (their fingerprint differs), as tmux-resurrect skips a
+//! save equal to the last.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::agent::{self, known::Known};
+use crate::bundle;
+use crate::fsutil::{self, Destination};
+use crate::probe::Probe;
+use crate::seal;
+use crate::snapshot;
+
+/// What `captured_via` says of an archive.
+pub const CAPTURED_VIA: &str = "lokust-archive";
+const MANIFEST: &str = ".manifest.json";
+
+/// What an archive holds, written beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    /// The project's realpath.
+    pub project_dir: String,
+    pub created_at_ms: u64,
+    /// The `.lok` file's name, beside this manifest.
+    pub file: String,
+    pub sealed: bool,
+    pub bytes: u64,
+    pub conversations: Vec<Conversation>,
+    /// Of the conversations (ids, sizes, times): equal fingerprints, nothing changed.
+    pub fingerprint: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Conversation {
+    /// The name `--agents` takes.
+    pub agent: String,
+    pub id: String,
+}
+
+/// An archive on disk.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub lok: PathBuf,
+    pub manifest_path: PathBuf,
+    pub manifest: Manifest,
+}
+
+/// `$XDG_STATE_HOME/lokust/archive`.
+pub fn root(probe: &Probe) -> Option<PathBuf> {
+    probe.state_dir().map(|d| d.join("archive"))
+}
+
+/// The folder of one project's archives: named like Claude Code's slots, readable and
+/// without separators.
+pub fn project_folder(probe: &Probe, project: &str) -> Option<PathBuf> {
+    // Slot names fold every other character to `-`: the hash keeps `a b` and `a-b` apart.
+    let hash: String =
+        Sha256::digest(project.as_bytes()).iter().take(4).map(|b| format!("{b:02x}")).collect();
+    root(probe).map(|r| r.join(format!("{}-{hash}", crate::capture::claude::slot_name(project))))
+}
+
+pub enum Outcome {
+    Written {
+        path: PathBuf,
+        manifest: Manifest,
+        warnings: Vec<String>,
+    },
+    /// Nothing changed since this archive.
+    Unchanged(PathBuf),
+}
+
+/// Archives the project at `dir` (a realpath): every agent's conversations and the git
+/// work, redacted, sealed when the sealing variables are set.
+pub fn archive(probe: &Probe, dir: &Path, max_worktree: u64) -> anyhow::Result<Outcome> {
+    let project = dir.to_str().context("the project's path is not UTF-8")?.to_string();
+    let folder = project_folder(probe, &project).context("set HOME or XDG_STATE_HOME")?;
+    let mut probe = probe.clone();
+    probe.set_cwd(dir.to_path_buf());
+    let opts = snapshot::Options {
+        cwd: Some(dir.to_path_buf()),
+        captured_via: CAPTURED_VIA.into(),
+        ..snapshot::Options::default()
+    };
+    let mut snap = snapshot::take(&probe, &opts);
+    let plan = match crate::capture::claude::config_dir(&probe) {
+        Some(config) => bundle::find_project(&config, probe.home().as_deref(), dir)?.map(|f| f.plan),
+        None => None,
+    };
+    let mut report = crate::redact::Report::default();
+    let roots: Vec<String> =
+        std::iter::once(project.clone()).chain(plan.as_ref().map(|p| p.project_dir.clone())).collect();
+    let carried = agent::carry(&probe, &roots, &agent::Chosen::All, true, &mut report)?;
+    let conversations = conversations(plan.as_ref(), &carried);
+    if conversations.is_empty() {
+        anyhow::bail!(
+            "no agent has conversations for {}; nothing to archive",
+            crate::sanitize::for_terminal(&project)
+        );
+    }
+    let fingerprint = fingerprint(plan.as_ref(), &carried);
+    let newest = entries_of(&folder)
+        .into_iter()
+        .filter(|e| e.manifest.project_dir == project)
+        .max_by_key(|e| e.manifest.created_at_ms);
+    if let Some(newest) = newest
+        && newest.manifest.fingerprint == fingerprint
+    {
+        return Ok(Outcome::Unchanged(newest.lok));
+    }
+    let sealer = crate::seal::args::SealArgs::default().options(&probe).sealer()?;
+    fsutil::create_private_dir(&folder).with_context(|| format!("could not create {}", folder.display()))?;
+    let now = probe.now_ms();
+    let stamp = crate::human::utc(now).replace(['-', ':'], "");
+    let ext = if sealer.is_some() { "lok.age" } else { "lok" };
+    let path = (1..)
+        .map(|n| if n == 1 { format!("{stamp}.{ext}") } else { format!("{stamp}-{n}.{ext}") })
+        .map(|name| folder.join(name))
+        .find(|p| !p.exists())
+        .expect("a free name");
+    let mut warnings = std::mem::take(&mut snap.warnings);
+    let work = crate::worktree::carry(dir, max_worktree, &mut warnings);
+    let bundle_opts = bundle::BundleOptions {
+        elements: carried.iter().map(|c| c.element.clone()).collect(),
+        streamed: work.into_iter().map(|w| Box::new(w) as Box<dyn bundle::StreamedElement>).collect(),
+        ..bundle::BundleOptions::default()
+    };
+    let sealed = sealer.is_some();
+    let bytes = Destination::File(path.clone()).write(|out| {
+        let mut out = seal::Output::new(out, sealer)?;
+        let stats = bundle::write_lok(&snap.lok, plan.as_ref(), &bundle_opts, &mut out)?;
+        warnings.extend(stats.warnings);
+        out.finish()?;
+        Ok(())
+    })?;
+    let manifest = Manifest {
+        format: 1,
+        project_dir: project,
+        created_at_ms: now,
+        file: path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string(),
+        sealed,
+        bytes,
+        conversations,
+        fingerprint,
+    };
+    let manifest_path = manifest_of(&path);
+    fsutil::write_private_atomic(&manifest_path, |f| {
+        serde_json::to_writer_pretty(&mut *f, &manifest)?;
+        Ok(())
+    })
+    .with_context(|| format!("could not write {}", manifest_path.display()))?;
+    Ok(Outcome::Written { path, manifest, warnings })
+}
+
+/// Every conversation the payloads carry, sorted.
+fn conversations(plan: Option<&bundle::Plan>, carried: &[agent::Carried]) -> Vec<Conversation> {
+    let mut out: BTreeSet<Conversation> = BTreeSet::new();
+    if let Some(p) = plan {
+        out.extend(
+            p.sessions.iter().map(|id| Conversation { agent: agent::claude::NAME.into(), id: id.clone() }),
+        );
+    }
+    for c in carried {
+        out.extend(c.sessions.iter().map(|s| Conversation { agent: c.agent.id().into(), id: s.id.clone() }));
+    }
+    out.into_iter().collect()
+}
+
+/// Ids, sizes and last changes of the conversations: what decides whether anything changed.
+fn fingerprint(plan: Option<&bundle::Plan>, carried: &[agent::Carried]) -> String {
+    let mut h = Sha256::new();
+    if let Some(p) = plan {
+        h.update(format!("claude {} {} {}\n", p.total_bytes, p.newest_conversation(), p.sessions.join(",")));
+    }
+    for c in carried {
+        let size = c.element.get("uncompressed_bytes").and_then(serde_json::Value::as_u64).unwrap_or(0);
+        h.update(format!("{} {size}\n", c.agent.id()));
+        for s in &c.sessions {
+            h.update(format!("  {} {} {}\n", s.id, s.turns, s.last_updated.as_deref().unwrap_or("-")));
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `X.lok` / `X.lok.age` → `X.manifest.json`.
+fn manifest_of(lok: &Path) -> PathBuf {
+    let name = lok.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let stem = name.strip_suffix(".lok.age").or_else(|| name.strip_suffix(".lok")).unwrap_or(name);
+    lok.with_file_name(format!("{stem}{MANIFEST}"))
+}
+
+/// The archives of one project folder whose manifest and file are both there.
+fn entries_of(folder: &Path) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for f in fs::read_dir(folder).into_iter().flatten().flatten() {
+        let manifest_path = f.path();
+        if !manifest_path.to_string_lossy().ends_with(MANIFEST) {
+            continue;
+        }
+        let Ok(bytes) = crate::agent::disk::read_bounded(&manifest_path, 16 << 20) else { continue };
+        let Ok(manifest) = serde_json::from_slice::<Manifest>(&bytes) else { continue };
+        // The file must be the one beside it, by a plain name.
+        if manifest.file.contains('/') || manifest.file.starts_with('.') {
+            continue;
+        }
+        let lok = folder.join(&manifest.file);
+        if lok.is_file() {
+            out.push(Entry { lok, manifest_path, manifest });
+        }
+    }
+    out.sort_by_key(|e| e.manifest.created_at_ms);
+    out
+}
+
+/// Every archive on this machine, oldest first, optionally of one project only.
+pub fn entries(probe: &Probe, project: Option<&str>) -> Vec<Entry> {
+    let Some(root) = root(probe) else { return Vec::new() };
+    let mut out: Vec<Entry> = match project {
+        Some(p) => project_folder(probe, p).map(|f| entries_of(&f)).unwrap_or_default(),
+        None => {
+            fs::read_dir(&root).into_iter().flatten().flatten().flat_map(|d| entries_of(&d.path())).collect()
+        }
+    };
+    out.retain(|e| project.is_none_or(|p| e.manifest.project_dir == p));
+    out.sort_by_key(|e| e.manifest.created_at_ms);
+    out
+}
+
+/// The conversations of `entry` that exist nowhere else: not in their agent's store on
+/// this machine, nor in a newer archive of the same project.
+pub fn only_here(probe: &Probe, entry: &Entry, all: &[Entry]) -> Vec<Conversation> {
+    entry
+        .manifest
+        .conversations
+        .iter()
+        .filter(|c| {
+            let in_store =
+                Known::by_id(&c.agent).is_some_and(|k| k.find(probe, &c.id).ok().flatten().is_some());
+            let in_newer = all.iter().any(|o| {
+                o.manifest.project_dir == entry.manifest.project_dir
+                    && o.manifest.created_at_ms > entry.manifest.created_at_ms
+                    && o.manifest.conversations.contains(c)
+            });
+            !in_store && !in_newer
+        })
+        .cloned()
+        .collect()
+}
+
+/// What `prune` would do.
+pub struct Pruning {
+    pub delete: Vec<Entry>,
+    /// Kept although old: they hold conversations that exist nowhere else.
+    pub kept_unique: Vec<(Entry, Vec<Conversation>)>,
+}
+
+pub struct PruneOptions {
+    pub keep_last: usize,
+    pub older_than: Duration,
+    pub force: bool,
+}
+
+/// Archives older than `older_than`, beyond the newest `keep_last` of their project and
+/// never the newest one; one holding a conversation that exists nowhere else stays
+/// unless `force`.
+pub fn prune_plan(probe: &Probe, all: &[Entry], opts: &PruneOptions) -> Pruning {
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+    let cutoff = now.saturating_sub(opts.older_than.as_millis() as u64);
+    let projects: BTreeSet<&str> = all.iter().map(|e| e.manifest.project_dir.as_str()).collect();
+    let mut pruning = Pruning { delete: Vec::new(), kept_unique: Vec::new() };
+    for project in projects {
+        let mine: Vec<&Entry> = all.iter().filter(|e| e.manifest.project_dir == project).collect();
+        let keep_from = mine.len().saturating_sub(opts.keep_last.max(1));
+        for e in &mine[..keep_from] {
+            if e.manifest.created_at_ms > cutoff {
+                continue;
+            }
+            let unique = only_here(probe, e, all);
+            if unique.is_empty() || opts.force {
+                pruning.delete.push((*e).clone());
+            } else {
+                pruning.kept_unique.push(((*e).clone(), unique));
+            }
+        }
+    }
+    pruning
+}
+
+/// Deletes an archive and its manifest.
+pub fn delete(entry: &Entry) -> std::io::Result<()> {
+    fs::remove_file(&entry.lok)?;
+    fs::remove_file(&entry.manifest_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_sits_beside_its_file() {
+        assert_eq!(
+            manifest_of(Path::new("/a/20261127T101010Z.lok")),
+            Path::new("/a/20261127T101010Z.manifest.json")
+        );
+        assert_eq!(manifest_of(Path::new("/a/x-2.lok.age")), Path::new("/a/x-2.manifest.json"));
+    }
+}

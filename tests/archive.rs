@@ -1,0 +1,143 @@
+//! The archive keeps what an agent deletes: three real Claude Code conversations 10, 26
+//! and 40 days old with `cleanupPeriodDays` 30; `doctor` warns about the one due soon;
+//! `archive` writes once, then nothing while nothing changed; the real CLI, kept alive past
+//! its 5 s cleanup by a slow stand-in answer, deletes the 40-day one; `list` shows it only
+//! in the archive, `prune` refuses to delete that file, and `restore --from-archive
+//! --session` brings it back so that `claude -p --resume` sends its history.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::util::claude::{cli_bin, cli_conversation, run_cli};
+use crate::util::standin;
+use crate::util::{TestEnv, stderr, stdout};
+
+fn slot_dir(env: &TestEnv, project: &Path) -> PathBuf {
+    let real = fs::canonicalize(project).unwrap();
+    env.home.join(".claude/projects").join(lokust::capture::claude::slot_name(&real.to_string_lossy()))
+}
+
+fn age(path: &Path, days: u64) {
+    let when = SystemTime::now() - Duration::from_secs(days * 86_400);
+    filetime::set_file_mtime(path, filetime::FileTime::from_system_time(when)).unwrap();
+}
+
+fn archives(env: &TestEnv) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = crate::util::files_below(&env.home.join(".local/state/lokust/archive"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "lok"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_archive_keeps_a_conversation_claude_code_deletes_and_gives_it_back() {
+    let Some(bin) = cli_bin() else { return };
+    let env = TestEnv::new();
+    let api = standin::messages_api();
+    let project = env.root.path().join("P/app");
+    fs::create_dir_all(&project).unwrap();
+    fs::create_dir_all(env.home.join(".claude")).unwrap();
+    fs::write(env.home.join(".claude/settings.json"), r#"{"cleanupPeriodDays": 30}"#).unwrap();
+    let url = api.url();
+    let ids: Vec<String> = ["remember TEN-DAYS", "remember TWENTY-SIX-DAYS", "remember FORTY-DAYS"]
+        .iter()
+        .map(|p| cli_conversation(&bin, &url, &env.home, &project, p))
+        .collect();
+    let slot = slot_dir(&env, &project);
+    for (id, days) in ids.iter().zip([10, 26, 40]) {
+        age(&slot.join(format!("{id}.jsonl")), days);
+    }
+    let forty = &ids[2];
+
+    // doctor: the 26- and 40-day ones are within five days of the cleanup (or past it).
+    let out = stdout(&env.cmd("lokust-shell").arg("doctor").current_dir(&project).assert());
+    assert!(out.contains("2 conversations within five days"), "{out}");
+
+    // snapshot --bundle says so too.
+    let a = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(&project)
+        .env("PWD", &project)
+        .args(["--bundle", "--no-worktree", "-o"])
+        .arg(env.root.path().join("b.lok"))
+        .assert()
+        .success();
+    assert!(stderr(&a).contains("Claude Code deletes 2 conversations of this project"), "{}", stderr(&a));
+
+    let first = env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
+    assert_eq!(archives(&env).len(), 1, "{}", stderr(&first));
+    let again = env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
+    assert!(stderr(&again).contains("nothing changed"), "{}", stderr(&again));
+    assert_eq!(archives(&env).len(), 1);
+    let kept = archives(&env)[0].clone();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(fs::metadata(&kept).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(fs::metadata(kept.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+
+    // The real CLI, alive past its 5 s start-up cleanup, deletes the 40-day conversation.
+    let out = run_cli(&bin, &url, &env.home, &project, &["-p", standin::SLOW]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !slot.join(format!("{forty}.jsonl")).exists(),
+        "Claude Code did not clean up: the control failed"
+    );
+    assert!(slot.join(format!("{}.jsonl", ids[0])).exists());
+
+    let list = stdout(&env.cmd("lokust-shell").arg("list").assert().success());
+    assert!(list.contains("(1 only here)") && list.contains(&format!("only here: claude {forty}")), "{list}");
+
+    // A second archive without it; the first is then the only copy, and prune keeps it.
+    env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
+    assert_eq!(archives(&env).len(), 2);
+    let a =
+        env.cmd("lokust-shell").args(["prune", "--older-than", "0d", "--keep-last", "1"]).assert().failure();
+    assert_eq!(a.get_output().status.code(), Some(2));
+    assert!(stderr(&a).contains(&format!("only copy of claude {forty}")), "{}", stderr(&a));
+    assert!(kept.exists());
+    let json = stdout(&env.cmd("lokust-shell").args(["list", "--json"]).assert().success());
+    let rows: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(rows.as_array().unwrap().iter().filter(|r| r["kind"] == "archive").count(), 2);
+
+    // One conversation back, at another path, and the CLI resumes it there.
+    let to = env.root.path().join("restored here");
+    let dry = env
+        .cmd("lokust-shell-restore")
+        .args(["--from-archive", "--session", forty, "--dry-run", "--to"])
+        .arg(&to)
+        .assert()
+        .success();
+    assert!(stdout(&dry).contains("files:     1 "), "{}", stdout(&dry));
+    assert!(!to.exists(), "the dry run created the target");
+    env.cmd("lokust-shell-restore")
+        .args(["--from-archive", "--session", forty, "--to"])
+        .arg(&to)
+        .assert()
+        .success();
+    let new_slot = slot_dir(&env, &to);
+    let placed: Vec<String> = fs::read_dir(&new_slot)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(placed, [format!("{forty}.jsonl")], "more than the one conversation was placed");
+    let before = api.bodies("/v1/messages").len();
+    let out = run_cli(&bin, &url, &env.home, &to, &["-p", "--resume", forty, "which words?"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bodies = api.bodies("/v1/messages");
+    let body = bodies[before..].iter().find(|b| b.contains("which words?")).expect("the resumed turn");
+    assert!(body.contains("FORTY-DAYS"), "the resumed conversation lacks its history");
+
+    // An id the file does not hold: an error, nothing written.
+    let a = env
+        .cmd("lokust-shell-restore")
+        .arg(&kept)
+        .args(["--session", "00000000-0000-4000-8000-000000000000", "--to"])
+        .arg(env.root.path().join("nowhere"))
+        .assert()
+        .failure();
+    assert!(stderr(&a).contains("holds no conversation"), "{}", stderr(&a));
+    assert!(!env.root.path().join("nowhere").exists());
+}
