@@ -726,7 +726,10 @@ pub struct ImportArgs {
     #[arg(long = "map", value_name = "OLD=NEW", value_parser = parse_map)]
     pub maps: Vec<(PathBuf, PathBuf)>,
 
-    /// Also press Enter on each agent's resume: only for a file sealed to one of your keys.
+    /// Also press Enter on each agent's resume: only for a file sealed to one of your keys
+    ///
+    /// Sealing shows who can read a file, not who wrote it: anyone with your public key
+    /// can seal one to you. Use it for the files you exported yourself.
     #[arg(long)]
     pub resume_agents: bool,
 

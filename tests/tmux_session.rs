@@ -466,6 +466,38 @@ fn hostile_whole_sessions_are_neutralised() {
     let shown = screen(&tmux, &format!("={session}:0.1"));
     assert!(!shown.contains("claude --resume"), "{shown}");
 
+    // A trailing `;` ends a tmux command: names keep it, and a directory `x;` is not
+    // taken for its sibling `x`, a link to /etc.
+    let mut v = base.clone();
+    fs::create_dir_all(to.join("x;")).unwrap();
+    std::os::unix::fs::symlink("/etc", to.join("x")).unwrap();
+    v["tmux_session"]["windows"][1]["panes"][0]["cwd_rel"] = "x;".into();
+    v["tmux_session"]["windows"][1]["panes"][0]["scrollback"] = Value::Null;
+    v["tmux_session"]["windows"][0]["name"] = "build;".into();
+    v["tmux_session"]["windows"][0]["automatic_rename"] = false.into();
+    v["tmux_session"]["name"] = "semi".into();
+    let a = import(&env, &tmux, &write_lok(&env, "semi.lok", &v), &to, &[]).success();
+    let got = panes(&tmux, "semi");
+    let x = got.iter().find(|p| p.0 == "1.0").unwrap();
+    assert_eq!(
+        x.2,
+        fs::canonicalize(to.join("x;")).unwrap().display().to_string(),
+        "{got:?}\n{}",
+        stderr(&a)
+    );
+    assert_eq!(tmux.run(&["display", "-p", "-t", "=semi:0", "#{window_name}"]).trim(), "build;");
+
+    // A layout far past tmux's size limit: refused before tmux would allocate it (which
+    // kills the server and every session in it).
+    let mut v = base.clone();
+    let huge = "999999999x999999999,0,0,3";
+    let sum = lokust::tmux::layout::checksum(huge);
+    v["tmux_session"]["windows"][1]["layout"] = format!("{sum:04x},{huge}").into();
+    v["tmux_session"]["name"] = "huge".into();
+    let a = import(&env, &tmux, &write_lok(&env, "huge.lok", &v), &to, &[]).success();
+    assert!(stderr(&a).contains("limit"), "{}", stderr(&a));
+    assert!(tmux.run(&["list-sessions", "-F", "#{session_name}"]).contains("boot"));
+
     // Too many panes: the session part is refused whole, the active pane comes back.
     let mut v = base.clone();
     let one = v["tmux_session"]["windows"][0]["panes"][0].clone();
@@ -475,6 +507,14 @@ fn hostile_whole_sessions_are_neutralised() {
     assert!(stderr(&a).contains("only the active pane"), "{}", stderr(&a));
     let session = String::from_utf8_lossy(&a.get_output().stdout).trim().to_string();
     assert_eq!(panes(&tmux, &session).len(), 1);
+
+    // A server numbering windows from 1: the saved active window is still the active one.
+    tmux.run(&["set-option", "-g", "base-index", "1"]);
+    let mut v = base.clone();
+    v["tmux_session"]["name"] = "based".into();
+    import(&env, &tmux, &write_lok(&env, "based.lok", &v), &to, &[]).success();
+    let active = tmux.run(&["display", "-p", "-t", "=based:", "#{window_name}"]);
+    assert_eq!(active.trim(), "two", "the wrong window is active");
 
     // --resume-agents on a file sealed to nobody: refused, nothing created.
     let sessions_before = tmux.run(&["list-sessions", "-F", "#{session_name}"]);

@@ -14,8 +14,11 @@ use super::{Extra, Scrollback};
 /// The `format` this lokust writes and reads.
 pub const FORMAT: u32 = 1;
 /// At most this many windows, and panes in a window; a file with more is not rebuilt.
+/// (And [`MAX_PANES_TOTAL`] in all.)
 pub const MAX_WINDOWS: usize = 64;
 pub const MAX_PANES: usize = 64;
+/// At most this many panes in all: each is a login shell on the receiver.
+pub const MAX_PANES_TOTAL: usize = 256;
 /// Names and titles are cut to this many characters.
 pub const MAX_NAME: usize = 256;
 /// A pane's scrollback keeps its last this many bytes; the cut is counted.
@@ -156,6 +159,12 @@ impl TmuxSession {
             return Err(format!(
                 "a window of its tmux_session has {} panes (1 to {MAX_PANES} are rebuilt)",
                 w.panes.len()
+            ));
+        }
+        let total: usize = self.windows.iter().map(|w| w.panes.len()).sum();
+        if total > MAX_PANES_TOTAL {
+            return Err(format!(
+                "its tmux_session has {total} panes (at most {MAX_PANES_TOTAL} are rebuilt)"
             ));
         }
         Ok(())

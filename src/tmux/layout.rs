@@ -8,6 +8,9 @@
 const MAX_LEN: usize = 64 * 1024;
 /// Nesting deeper than any real split; keeps the parser's recursion bounded.
 const MAX_DEPTH: usize = 64;
+/// tmux's own limit on a window's width and height (`WINDOW_MAXIMUM`): tmux would try to
+/// allocate a larger layout whole, and die of it.
+const MAX_SIZE: u32 = 10_000;
 
 /// tmux's own checksum of a layout body (`layout_checksum` in tmux's layout-custom.c):
 /// a 16-bit rotate right, then add each byte.
@@ -58,13 +61,16 @@ impl Parser<'_> {
         if depth > MAX_DEPTH {
             return Err("nested too deep".into());
         }
-        self.number()?;
+        let w = self.number()?;
         self.expect(b'x')?;
-        self.number()?;
+        let h = self.number()?;
         self.expect(b',')?;
-        self.number()?;
+        let x = self.number()?;
         self.expect(b',')?;
-        self.number()?;
+        let y = self.number()?;
+        if [w, h, x, y].iter().any(|&n| n > MAX_SIZE) {
+            return Err(format!("a size or offset above tmux's limit of {MAX_SIZE}"));
+        }
         match self.rest.first() {
             Some(&open @ (b'{' | b'[')) => {
                 let close = if open == b'{' { b'}' } else { b']' };
@@ -156,6 +162,8 @@ mod tests {
             let layout = format!("{:04x},{body}", checksum(body));
             assert!(panes(&layout).is_err(), "{body}");
         }
+        let huge = "999999999x999999999,0,0{499999999x999999999,0,0,4,499999999x999999999,500000000,0,5}";
+        assert!(panes(&format!("{:04x},{huge}", checksum(huge))).unwrap_err().contains("limit"));
         let deep = format!("{}1x1,0,0{}", "1x1,0,0{".repeat(100), "}".repeat(100));
         assert!(panes(&format!("{:04x},{deep}", checksum(&deep))).unwrap_err().contains("deep"));
     }

@@ -647,10 +647,13 @@ fn carried_ids(lok: &ShellLok) -> Vec<String> {
 
 /// tmux session names cannot hold `:` or `.`; control characters have no business there.
 fn session_safe(name: &str) -> String {
-    let s: String = name
+    // `:` and `.` separate targets; `$ % @ { }` start ids and special targets; `# \ ;` and
+    // quotes mean something to tmux's parser or formats; invisible characters are shown.
+    let shown = sanitize::for_terminal(name);
+    let s: String = shown
         .chars()
         .take(format::MAX_NAME)
-        .map(|c| if c == ':' || c == '.' || c.is_control() { '_' } else { c })
+        .map(|c| if ":.$%@{}#\\;'\"".contains(c) || c.is_control() { '_' } else { c })
         .collect();
     if s.trim().is_empty() { "lokust".into() } else { s }
 }
@@ -860,6 +863,8 @@ mod tests {
     #[test]
     fn names_are_made_safe() {
         assert_eq!(session_safe("a:b.c"), "a_b_c");
+        assert_eq!(session_safe("$0"), "_0");
+        assert_eq!(session_safe("dev#[1];x\\y"), "dev_[1]_x_y");
         assert_eq!(session_safe(" "), "lokust");
         assert_eq!(file_safe("my work/x"), "my_work_x");
         assert_eq!(file_safe(".."), "_..");

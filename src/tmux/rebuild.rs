@@ -55,6 +55,21 @@ pub struct PanePlan {
     pub note: Option<String>,
 }
 
+/// The most scrollback text a rebuild shows in all its panes.
+const MAX_REPLAY_TOTAL: usize = 64 << 20;
+
+/// The last `max` bytes of `text`, from a character boundary.
+fn tail_of(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
+}
+
 /// How pane directories map: `root → to`, then each `--map OLD=NEW`.
 pub struct Mapping<'a> {
     /// The session's root on the sending machine.
@@ -79,6 +94,10 @@ pub fn plan(
         mapping.to.map(Path::to_path_buf).or_else(|| Some(PathBuf::from(&ts.root)).filter(|r| r.is_dir()));
     let fallback = root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let mut windows = Vec::new();
+    // The active pane's scrollback is in `shell`: one pane shows it, however many the file
+    // marks active.
+    let mut active_given = false;
+    let mut replay_budget = MAX_REPLAY_TOTAL;
     for w in &ts.windows {
         let label = |p: &format::Pane| format!("pane {}.{}", w.index, p.index);
         let layout = match layout::panes(&w.layout) {
@@ -103,11 +122,23 @@ pub fn plan(
                 String::new()
             } else if let Some(sb) = &p.scrollback {
                 super::for_terminal_lines(&super::decode_scrollback(sb)?)
-            } else if p.active && w.active {
+            } else if p.active && w.active && !active_given {
+                active_given = true;
                 active_text.to_string()
             } else {
                 String::new()
             };
+            // Escaping can grow a hostile text sixfold: each pane shows its last MiB, and
+            // the session at most MAX_REPLAY_TOTAL.
+            let scrollback = tail_of(&scrollback, format::MAX_SCROLLBACK.min(replay_budget));
+            if scrollback.len() == replay_budget && replay_budget > 0 {
+                warnings.push(format!(
+                    "{}: the session's scrollback passed {}; later panes show none",
+                    label(p),
+                    crate::human::size(MAX_REPLAY_TOTAL as u64)
+                ));
+            }
+            replay_budget -= scrollback.len();
             let (staged, note) = offer(p, present);
             let mut replay = scrollback;
             if let Some(n) = &note {
@@ -237,7 +268,8 @@ fn offer(p: &format::Pane, present: Present) -> (Option<String>, Option<String>)
 
 /// Creates the session `wanted` (or `wanted-2`…; an existing session is never touched)
 /// from `plan`, and puts each staged resume on its pane's prompt, pressing Enter only with
-/// `press_enter`. A failure or Ctrl-C part way removes the half-built session.
+/// `press_enter`. A failure or Ctrl-C part way removes the half-built session, by its id:
+/// never a session someone else created under the same name meanwhile.
 pub fn apply(
     probe: &Probe,
     server: &Server,
@@ -247,40 +279,57 @@ pub fn apply(
     press_enter: bool,
     deadline: Duration,
 ) -> anyhow::Result<String> {
-    let name = super::free_session_name(server, wanted, deadline)?;
-    let result = build(probe, server, plan, &name, shell, press_enter, deadline);
-    if result.is_err() {
-        let _ = server.run(&["kill-session", "-t", &format!("={name}")], deadline);
+    let mut made = None;
+    let result = build(probe, server, plan, wanted, shell, press_enter, deadline, &mut made);
+    match (result, made) {
+        (Ok(()), Some(m)) => Ok(m.name),
+        (Ok(()), None) => Err(anyhow!("the session was not created")),
+        (Err(e), made) => {
+            if let Some(m) = made {
+                let _ = server.run(&["kill-session", "-t", &m.id], deadline);
+            }
+            Err(e)
+        }
     }
-    result.map(|()| name)
 }
 
+/// The session this import created.
+struct Made {
+    name: String,
+    /// `$3`: names can be taken by others, ids cannot.
+    id: String,
+}
+
+/// What tmux prints of a pane it created.
+const CREATED: &str = "#{session_id}\t#{window_id}\t#{pane_id}";
+
+#[allow(clippy::too_many_arguments)]
 fn build(
     probe: &Probe,
     server: &Server,
     plan: &Plan,
-    name: &str,
+    wanted: &str,
     shell: &str,
     press_enter: bool,
     deadline: Duration,
+    made: &mut Option<Made>,
 ) -> anyhow::Result<()> {
     let mut staged = Vec::new();
+    let mut active_window = None;
     for (n, w) in plan.windows.iter().enumerate() {
         let mut pane_ids: Vec<String> = Vec::new();
+        let mut window_id = String::new();
         for (i, p) in w.panes.iter().enumerate() {
             if crate::interrupt::interrupted() {
                 return Err(
                     anyhow::Error::new(crate::interrupt::Interrupted).context("the session was not created")
                 );
             }
-            let mut args: Vec<OsString> = match (n, i) {
-                (0, 0) => {
-                    let (x, y) = w.layout.as_deref().and_then(layout::size).unwrap_or((200, 50));
-                    ["new-session", "-d", "-s", &literal(name), "-x", &x.to_string(), "-y", &y.to_string()]
-                        .map(OsString::from)
-                        .to_vec()
+            let mut args: Vec<OsString> = match (n, i, made.as_ref()) {
+                (_, 0, Some(m)) => {
+                    ["new-window", "-d", "-t", &format!("{}:", m.id)].map(OsString::from).to_vec()
                 }
-                (_, 0) => ["new-window", "-d", "-t", &format!("={name}:")].map(OsString::from).to_vec(),
+                (_, 0, None) => Vec::new(),
                 _ => ["split-window", "-d", "-t", pane_ids[0].as_str()].map(OsString::from).to_vec(),
             };
             if i == 0
@@ -288,24 +337,35 @@ fn build(
             {
                 args.extend(["-n".into(), literal(wname).into()]);
             }
-            args.extend(["-P".into(), "-F".into(), "#{pane_id}".into(), "-c".into()]);
+            args.extend(["-P".into(), "-F".into(), CREATED.into(), "-c".into()]);
             args.push(literal(&p.dir.to_string_lossy()).into());
             let replay =
                 if p.replay.is_empty() { None } else { Some(super::replay_text_file(probe, &p.replay)?) };
             if let Some(file) = &replay {
                 args.extend(super::replay_command(file, shell));
             }
-            let made = server.run(&args, deadline);
-            let id = match made {
-                Ok(out) => out.trim().to_string(),
+            let created = if made.is_none() {
+                let size = w.layout.as_deref().and_then(layout::size).unwrap_or((200, 50));
+                new_session(server, wanted, size, &args, deadline).map(|(name, out)| {
+                    let id = out.split('\t').next().unwrap_or_default().to_string();
+                    *made = Some(Made { name, id });
+                    out
+                })
+            } else {
+                server.run(&args, deadline).map_err(anyhow::Error::new)
+            };
+            let out = match created {
+                Ok(out) => out,
                 Err(e) => {
                     if let Some(f) = replay {
                         let _ = std::fs::remove_file(f);
                     }
-                    return Err(anyhow::Error::new(e)
-                        .context(format!("could not create pane {}.{}", w.index, p.index)));
+                    return Err(e.context(format!("could not create pane {}.{}", w.index, p.index)));
                 }
             };
+            let mut fields = out.trim().split('\t').skip(1);
+            window_id = fields.next().unwrap_or_default().to_string();
+            let id = fields.next().unwrap_or_default().to_string();
             if i > 0 {
                 // Room for the next split; the saved layout is applied at the end.
                 let _ = server.run(&["select-layout", "-t", &pane_ids[0], "tiled"], deadline);
@@ -319,12 +379,43 @@ fn build(
             pane_ids.push(id);
         }
         finish_window(server, w, &pane_ids, deadline)?;
+        if w.active {
+            active_window = Some(window_id);
+        }
     }
-    if let Some((w, _)) = plan.windows.iter().enumerate().find(|(_, w)| w.active) {
-        let _ = server.run(&["select-window", "-t", &format!("={name}:{w}")], deadline);
+    if let Some(window) = active_window {
+        let _ = server.run(&["select-window", "-t", &window], deadline);
     }
     stage(server, &staged, press_enter, deadline);
     Ok(())
+}
+
+/// The session's first pane: under `wanted`, else `wanted-2`… when that name is taken,
+/// also when someone takes it between the check and the creation.
+fn new_session(
+    server: &Server,
+    wanted: &str,
+    (x, y): (u32, u32),
+    rest: &[OsString],
+    deadline: Duration,
+) -> anyhow::Result<(String, String)> {
+    let mut last = None;
+    for _ in 0..20 {
+        let name = super::free_session_name(server, wanted, deadline)?;
+        let mut args: Vec<OsString> =
+            ["new-session", "-d", "-s", &literal(&name), "-x", &x.to_string(), "-y", &y.to_string()]
+                .map(OsString::from)
+                .to_vec();
+        args.extend(rest.iter().cloned());
+        match server.run(&args, deadline) {
+            Ok(out) => return Ok((name, out)),
+            Err(crate::exec::ExecError::Failed { stderr, .. }) if stderr.contains("duplicate session") => {
+                last = Some(stderr);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(anyhow!("could not find a free session name: {}", last.unwrap_or_default().trim()))
 }
 
 /// The saved layout (or tiled), the active pane, and the zoom.
@@ -349,23 +440,36 @@ fn finish_window(
     Ok(())
 }
 
-/// Types each resume command on its pane's prompt once the pane's shell runs (after the
-/// scrollback replay), as keys, never as a command tmux runs.
+/// Types each resume command on its pane's prompt, as keys, never as a command tmux runs:
+/// once the pane's replay has handed over to the shell and the pane has been still for a
+/// moment (the prompt drawn), so the keys reach the prompt and not the replay or a
+/// start-up script.
 fn stage(server: &Server, staged: &[(String, String)], press_enter: bool, deadline: Duration) {
-    let until = Instant::now() + Duration::from_secs(5);
+    let until = Instant::now() + Duration::from_secs(10);
     for (pane, cmd) in staged {
+        let mut last_screen = None;
+        let mut still_since = Instant::now();
         while Instant::now() < until {
-            let shell_runs = server
+            let pid = server
                 .query(Some(pane), "#{pane_pid}", deadline)
                 .ok()
                 .flatten()
-                .and_then(|pid| pid.trim().parse::<u32>().ok())
-                .and_then(super::process_name)
-                .is_some_and(|n| crate::shell::Shell::from_name(&n).is_some());
-            if shell_runs {
+                .and_then(|pid| pid.trim().parse::<u32>().ok());
+            let shell_runs = pid.and_then(super::process::read).is_some_and(|p| {
+                let replaying =
+                    p.argv.get(1).is_some_and(|a| a == "-c") && p.argv.get(3).is_some_and(|a| a == "lokust");
+                !replaying
+                    && super::process_name(p.pid)
+                        .is_some_and(|n| crate::shell::Shell::from_name(&n).is_some())
+            });
+            let screen = server.run(&["capture-pane", "-p", "-t", pane], deadline).ok();
+            if screen != last_screen {
+                last_screen = screen;
+                still_since = Instant::now();
+            } else if shell_runs && still_since.elapsed() >= Duration::from_millis(300) {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(50));
         }
         let _ = server.run(&["send-keys", "-t", pane, "-l", cmd], deadline);
         if press_enter {
@@ -374,9 +478,22 @@ fn stage(server: &Server, staged: &[(String, String)], press_enter: bool, deadli
     }
 }
 
-/// `s` as tmux takes it literally where it expands formats (names, titles, `-c`).
+/// `s` as tmux takes it literally where it expands formats (names, titles, `-c`): `#`
+/// doubled (`#(command)` would run), except before `[`, which tmux keeps as it is; and a
+/// final `;`, which would end the tmux command, escaped.
 pub fn literal(s: &str) -> String {
-    s.replace('#', "##")
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '#' && chars.peek() != Some(&'[') {
+            out.push('#');
+        }
+    }
+    if out.ends_with(';') {
+        out.insert(out.len() - 1, '\\');
+    }
+    out
 }
 
 /// The plan in words, for `--dry-run` and after the import.
@@ -426,8 +543,56 @@ pub fn check_resume_agents(keys: &crate::seal::Keys, source: &Path) -> anyhow::R
 mod tests {
     use super::*;
 
+    fn session(panes: usize) -> TmuxSession {
+        let pane = |i: usize| format::Pane {
+            index: i as u32,
+            active: true,
+            cwd: "/old/app".into(),
+            cwd_rel: Some(".".into()),
+            title: String::new(),
+            shell: None,
+            foreground: None,
+            agent: None,
+            history_tail: Vec::new(),
+            scrollback: None,
+            scrollback_cut_bytes: 0,
+            extra: Default::default(),
+        };
+        TmuxSession {
+            format: 1,
+            name: "s".into(),
+            root: "/old/app".into(),
+            windows: vec![format::Window {
+                index: 0,
+                name: "w".into(),
+                active: true,
+                zoomed: false,
+                automatic_rename: false,
+                layout: "bad".into(),
+                panes: (0..panes).map(pane).collect(),
+                extra: Default::default(),
+            }],
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_active_scrollback_is_shown_once_however_many_panes_claim_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mapping = Mapping { old_root: "/old/app", to: Some(dir.path()), maps: &[] };
+        let plan = plan(&session(5), &mapping, "ACTIVE-TEXT\n", false, &|_, _| false).unwrap();
+        let shown = plan.windows[0].panes.iter().filter(|p| p.replay.contains("ACTIVE-TEXT")).count();
+        assert_eq!(shown, 1);
+        assert!(plan.windows[0].layout.is_none() && plan.warnings.iter().any(|w| w.contains("tiled")));
+    }
+
     #[test]
     fn formats_in_names_are_taken_literally() {
         assert_eq!(literal("a#(touch x)#{pane_id}"), "a##(touch x)##{pane_id}");
+        assert_eq!(literal("w#[fg=red]"), "w#[fg=red]");
+        assert_eq!(literal("##["), "###[");
+        assert_eq!(literal("build;"), "build\\;");
+        assert_eq!(literal("a\\;"), "a\\\\;");
+        assert_eq!(literal("a;b"), "a;b");
     }
 }
