@@ -21,5 +21,6 @@ fn main() -> ExitCode {
         ShellCommand::Archive(args) => cmd::archive::archive(args),
         ShellCommand::List(args) => cmd::archive::list(args, &mut io::stdout().lock()),
         ShellCommand::Prune(args) => cmd::archive::prune(args),
+        ShellCommand::Move(args) => cmd::relocate::run(args),
     })
 }

@@ -83,27 +83,53 @@ pub enum Outcome {
     Unchanged(PathBuf),
 }
 
+/// How an archive is written.
+pub struct Options {
+    /// Redact the conversations (an archive); `move` keeps the user's own data whole.
+    pub redact: bool,
+    /// `Some(max bytes)`: carry the git work too.
+    pub worktree: Option<u64>,
+    /// Write even when nothing changed since the newest archive.
+    pub always: bool,
+    pub captured_via: &'static str,
+    pub agents: agent::Chosen,
+}
+
+impl Options {
+    pub fn archive() -> Options {
+        Options {
+            redact: true,
+            worktree: Some(50 << 20),
+            always: false,
+            captured_via: CAPTURED_VIA,
+            agents: agent::Chosen::All,
+        }
+    }
+}
+
 /// Archives the project at `dir` (a realpath): every agent's conversations and the git
 /// work, redacted, sealed when the sealing variables are set.
-pub fn archive(probe: &Probe, dir: &Path, max_worktree: u64) -> anyhow::Result<Outcome> {
+pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<Outcome> {
     let project = dir.to_str().context("the project's path is not UTF-8")?.to_string();
     let folder = project_folder(probe, &project).context("set HOME or XDG_STATE_HOME")?;
     let mut probe = probe.clone();
     probe.set_cwd(dir.to_path_buf());
     let opts = snapshot::Options {
         cwd: Some(dir.to_path_buf()),
-        captured_via: CAPTURED_VIA.into(),
+        captured_via: options.captured_via.into(),
         ..snapshot::Options::default()
     };
     let mut snap = snapshot::take(&probe, &opts);
-    let plan = match crate::capture::claude::config_dir(&probe) {
+    let plan = match crate::capture::claude::config_dir(&probe)
+        .filter(|_| options.agents.has(agent::claude::NAME))
+    {
         Some(config) => bundle::find_project(&config, probe.home().as_deref(), dir)?.map(|f| f.plan),
         None => None,
     };
     let mut report = crate::redact::Report::default();
     let roots: Vec<String> =
         std::iter::once(project.clone()).chain(plan.as_ref().map(|p| p.project_dir.clone())).collect();
-    let carried = agent::carry(&probe, &roots, &agent::Chosen::All, true, &mut report)?;
+    let carried = agent::carry(&probe, &roots, &options.agents, options.redact, &mut report)?;
     let conversations = conversations(plan.as_ref(), &carried);
     if conversations.is_empty() {
         anyhow::bail!(
@@ -116,7 +142,7 @@ pub fn archive(probe: &Probe, dir: &Path, max_worktree: u64) -> anyhow::Result<O
         .into_iter()
         .filter(|e| e.manifest.project_dir == project)
         .max_by_key(|e| e.manifest.created_at_ms);
-    if let Some(newest) = newest
+    if let Some(newest) = newest.filter(|_| !options.always)
         && newest.manifest.fingerprint == fingerprint
     {
         return Ok(Outcome::Unchanged(newest.lok));
@@ -132,8 +158,9 @@ pub fn archive(probe: &Probe, dir: &Path, max_worktree: u64) -> anyhow::Result<O
         .find(|p| !p.exists())
         .expect("a free name");
     let mut warnings = std::mem::take(&mut snap.warnings);
-    let work = crate::worktree::carry(dir, max_worktree, &mut warnings);
+    let work = options.worktree.and_then(|max| crate::worktree::carry(dir, max, &mut warnings));
     let bundle_opts = bundle::BundleOptions {
+        redact: options.redact,
         elements: carried.iter().map(|c| c.element.clone()).collect(),
         streamed: work.into_iter().map(|w| Box::new(w) as Box<dyn bundle::StreamedElement>).collect(),
         ..bundle::BundleOptions::default()

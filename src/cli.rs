@@ -488,6 +488,43 @@ pub enum ShellCommand {
     Archive(ArchiveArgs),
     List(ListArgs),
     Prune(PruneArgs),
+    Move(MoveArgs),
+}
+
+/// Move a project on this machine and keep its agents' conversations.
+#[derive(Debug, Clone, Args)]
+#[command(long_about = "\
+Move a project from OLD to NEW on this machine and keep its agents' conversations: each \
+conversation of OLD is placed for NEW by the same plan and placement code as a restore, \
+without redaction (nothing leaves the machine), and the old copies are removed, so each \
+conversation has one copy. Before anything changes, the conversations are written whole \
+into the archive (lokust-shell list shows it): that file is the backup. With --move-dir \
+the directory itself is renamed too (on one filesystem only).
+
+Refused (exit 2, nothing changed): an agent working in OLD (named with its pid), NEW \
+holding conversations of its own, --move-dir when OLD is not a directory or NEW exists. \
+Claude Code and Codex CLI conversations move; another agent with conversations in OLD \
+refuses the move until --agents leaves it out.", after_long_help = ENV_HELP)]
+pub struct MoveArgs {
+    /// The project's directory now (or its old path, when it was moved already).
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+
+    /// Where it goes.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+
+    /// Only these agents' conversations (claude,codex).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = agent_names(), hide_possible_values = true)]
+    pub agents: Option<Vec<String>>,
+
+    /// Rename the directory too.
+    #[arg(long)]
+    pub move_dir: bool,
+
+    /// Print what would move; change nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
 }
 
 /// Keep a bundled .lok of a project in the archive.

@@ -21,7 +21,8 @@
 //! - Presentation: [`summary`] what a `.lok` holds, for people · [`hook`] the prompt
 //!   hooks' live snapshots · [`doctor`] is lokust set up right here · [`latest`] the newest snapshot on this machine · [`tmux`]
 //!   export, import (one pane or whole sessions) and the key binding · [`archive`] bundled
-//!   copies of projects kept here, listed and pruned.
+//!   copies of projects kept here, listed and pruned · [`relocate`] a project moved on this
+//!   machine with its conversations.
 //! - The command line: [`cli`] the clap definitions · [`cmd`] one module per subcommand,
 //!   called by the thin binaries in `bins/`.
 
@@ -44,6 +45,7 @@ pub mod lok;
 pub mod policy;
 pub mod probe;
 pub mod redact;
+pub mod relocate;
 pub mod restore;
 pub mod sanitize;
 pub mod seal;

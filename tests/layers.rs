@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     // Putting a bundle back on disk.
     &["restore"],
     // What people and shells see: summaries, hooks, the newest file, tmux.
-    &["summary", "hook", "latest", "tmux", "doctor", "archive"],
+    &["summary", "hook", "latest", "tmux", "doctor", "archive", "relocate"],
     // The command line.
     &["cli", "cmd"],
 ];

@@ -21,6 +21,8 @@ mod doctor;
 mod find;
 // The archive keeps what Claude Code deletes; list, prune, and one conversation back.
 mod archive;
+// lokust-shell move: a project renamed on this machine keeps its conversations.
+mod move_project;
 // --help, man pages and completions stay in step with the clap definitions.
 mod docs;
 // lokust-tmux: a key pressed by a real client exports the pane; import brings it back.

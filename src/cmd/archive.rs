@@ -28,7 +28,7 @@ pub fn archive(args: &ArchiveArgs) -> anyhow::Result<u8> {
     }
     let real = PathBuf::from(realpath(&dir)?);
     crate::interrupt::install_signal_handlers();
-    match archive::archive(&probe, &real, 50 << 20)? {
+    match archive::archive(&probe, &real, &archive::Options::archive())? {
         Outcome::Unchanged(path) => {
             if !args.quiet {
                 eprintln!(

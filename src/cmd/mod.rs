@@ -7,6 +7,7 @@ pub mod find;
 pub mod init;
 pub mod inspect;
 pub mod redact;
+pub mod relocate;
 pub mod restore;
 pub mod snapshot;
 pub mod tmux;

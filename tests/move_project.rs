@@ -1,0 +1,128 @@
+//! `lokust-shell move`: a project renamed on one machine keeps its conversations. A real
+//! Claude Code conversation and a Codex rollout made in `P/a`, then `move P/a P/b
+//! --move-dir`: the real CLI resumes the conversation in `P/b` with its history, the
+//! rollout names `P/b`, the old copies are gone, and the backup is in the archive. And
+//! what must refuse: an agent working in OLD, a NEW with conversations of its own.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::util::claude::{cli_bin, cli_conversation, run_cli};
+use crate::util::standin;
+use crate::util::{TestEnv, stderr, stdout};
+
+const CODEX_ID: &str = "019d56b2-7a2c-7d41-9f3e-0c1b2a3d4e5f";
+
+fn slot_dir(env: &TestEnv, project: &str) -> PathBuf {
+    env.home.join(".claude/projects").join(lokust::capture::claude::slot_name(project))
+}
+
+/// A Codex conversation of `dir`, as Codex writes its rollouts.
+fn codex_rollout(env: &TestEnv, dir: &Path) -> PathBuf {
+    let real = fs::canonicalize(dir).unwrap();
+    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
+        "payload": {"id": CODEX_ID, "cwd": real}});
+    let msg = serde_json::json!({"timestamp": "2026-11-24T06:32:05.059Z", "type": "event_msg",
+        "payload": {"type": "user_message", "message": "codex prompt"}});
+    let sessions = env.home.join(".codex/sessions/2026/11/24");
+    fs::create_dir_all(&sessions).unwrap();
+    let path = sessions.join(format!("rollout-2026-11-24T06-32-04-{CODEX_ID}.jsonl"));
+    fs::write(&path, format!("{meta}\n{msg}\n")).unwrap();
+    path
+}
+
+fn rollouts(env: &TestEnv) -> Vec<PathBuf> {
+    crate::util::files_below(&env.home.join(".codex"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(CODEX_ID))
+        .collect()
+}
+
+#[test]
+fn a_moved_project_keeps_its_conversations_and_resumes_in_the_new_place() {
+    let Some(bin) = cli_bin() else { return };
+    let env = TestEnv::new();
+    let api = standin::messages_api();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("P");
+    let a = base.join("a");
+    let b = base.join("b");
+    fs::create_dir_all(&a).unwrap();
+    let url = api.url();
+    let id = cli_conversation(&bin, &url, &env.home, &a, "remember MOVED-WORD");
+    let old_rollout = codex_rollout(&env, &a);
+    let old_slot = slot_dir(&env, a.to_str().unwrap());
+    assert!(old_slot.join(format!("{id}.jsonl")).is_file());
+
+    // A dry run changes nothing.
+    let dry = env
+        .cmd("lokust-shell")
+        .arg("move")
+        .arg(&a)
+        .arg(&b)
+        .args(["--move-dir", "--dry-run"])
+        .assert()
+        .success();
+    assert!(
+        stdout(&dry).contains("Claude Code: 1 conversation")
+            && stdout(&dry).contains("Codex CLI: 1 conversation"),
+        "{}",
+        stdout(&dry)
+    );
+    assert!(a.is_dir() && !b.exists() && old_slot.is_dir() && old_rollout.is_file());
+
+    let done = env.cmd("lokust-shell").arg("move").arg(&a).arg(&b).arg("--move-dir").assert().success();
+    let said = stdout(&done);
+    assert!(b.is_dir() && !a.exists(), "{said}");
+    assert!(!old_slot.exists(), "the old slot is still there");
+    let new_slot = slot_dir(&env, b.to_str().unwrap());
+    assert!(new_slot.join(format!("{id}.jsonl")).is_file(), "{said}");
+    let codex = rollouts(&env);
+    assert_eq!(codex.len(), 1, "{codex:?}");
+    assert!(fs::read_to_string(&codex[0]).unwrap().contains(b.to_str().unwrap()));
+    assert!(!fs::read_to_string(&codex[0]).unwrap().contains(&format!("\"{}\"", a.display())));
+    let backup = said.lines().find_map(|l| l.strip_prefix("backup: ")).expect("the backup's path");
+    assert!(Path::new(backup).is_file());
+    let list = stdout(&env.cmd("lokust-shell").arg("list").assert().success());
+    assert!(list.contains(a.to_str().unwrap()), "{list}");
+
+    // The real CLI resumes it in the new place, with its history.
+    let out = run_cli(&bin, &url, &env.home, &b, &["-p", "--resume", &id, "which word?"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bodies = api.bodies("/v1/messages");
+    assert!(bodies.iter().any(|body| body.contains("which word?") && body.contains("MOVED-WORD")));
+    let found = stdout(&env.cmd("lokust-shell").args(["find", CODEX_ID]).assert().success());
+    assert!(found.contains(&format!("{} (exists)", b.display())), "{found}");
+
+    // NEW holding conversations of its own: refused, nothing changed.
+    let c = base.join("c");
+    fs::create_dir_all(&c).unwrap();
+    cli_conversation(&bin, &url, &env.home, &c, "c's own");
+    let a = env.cmd("lokust-shell").arg("move").arg(&b).arg(&c).assert().failure();
+    assert_eq!(a.get_output().status.code(), Some(2));
+    assert!(stderr(&a).contains("holds conversations of its own"), "{}", stderr(&a));
+    assert!(new_slot.join(format!("{id}.jsonl")).is_file());
+}
+
+#[test]
+fn an_agent_working_in_the_old_folder_refuses_the_move() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap();
+    let a = base.join("a");
+    fs::create_dir_all(&a).unwrap();
+    codex_rollout(&env, &a);
+    // A program named like an agent, working in OLD.
+    let bin = base.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::copy("/bin/sleep", bin.join("codex")).unwrap();
+    let mut agent =
+        std::process::Command::new(bin.join("codex")).arg("30").current_dir(a.join(".")).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let out =
+        env.cmd("lokust-shell").arg("move").arg(&a).arg(base.join("b")).arg("--move-dir").assert().failure();
+    let _ = agent.kill();
+    let _ = agent.wait();
+    assert_eq!(out.get_output().status.code(), Some(2));
+    assert!(stderr(&out).contains(&format!("pid {}", agent.id())), "{}", stderr(&out));
+    assert!(a.is_dir() && !base.join("b").exists());
+    assert_eq!(rollouts(&env).len(), 1);
+}
