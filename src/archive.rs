@@ -91,6 +91,8 @@ pub struct Options {
     pub worktree: Option<u64>,
     /// Write even when nothing changed since the newest archive.
     pub always: bool,
+    /// Seal when the sealing variables are set.
+    pub seal: bool,
     pub captured_via: &'static str,
     pub agents: agent::Chosen,
 }
@@ -101,6 +103,7 @@ impl Options {
             redact: true,
             worktree: Some(50 << 20),
             always: false,
+            seal: true,
             captured_via: CAPTURED_VIA,
             agents: agent::Chosen::All,
         }
@@ -147,7 +150,8 @@ pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<O
     {
         return Ok(Outcome::Unchanged(newest.lok));
     }
-    let sealer = crate::seal::args::SealArgs::default().options(&probe).sealer()?;
+    let sealer =
+        if options.seal { crate::seal::args::SealArgs::default().options(&probe).sealer()? } else { None };
     fsutil::create_private_dir(&folder).with_context(|| format!("could not create {}", folder.display()))?;
     let now = probe.now_ms();
     let stamp = crate::human::utc(now).replace(['-', ':'], "");
@@ -155,7 +159,7 @@ pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<O
     let path = (1..)
         .map(|n| if n == 1 { format!("{stamp}.{ext}") } else { format!("{stamp}-{n}.{ext}") })
         .map(|name| folder.join(name))
-        .find(|p| !p.exists())
+        .find(|p| !p.exists() && !manifest_of(p).exists())
         .expect("a free name");
     let mut warnings = std::mem::take(&mut snap.warnings);
     let work = options.worktree.and_then(|max| crate::worktree::carry(dir, max, &mut warnings));
@@ -234,7 +238,8 @@ fn entries_of(folder: &Path) -> Vec<Entry> {
     let mut out = Vec::new();
     for f in fs::read_dir(folder).into_iter().flatten().flatten() {
         let manifest_path = f.path();
-        if !manifest_path.to_string_lossy().ends_with(MANIFEST) {
+        // A regular file only (a FIFO would block the read).
+        if !manifest_path.to_string_lossy().ends_with(MANIFEST) || !f.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
         let Ok(bytes) = crate::agent::disk::read_bounded(&manifest_path, 16 << 20) else { continue };
@@ -244,6 +249,11 @@ fn entries_of(folder: &Path) -> Vec<Entry> {
             continue;
         }
         let lok = folder.join(&manifest.file);
+        // A manifest speaks for the file of its own name only: an edited one cannot make
+        // prune delete another archive.
+        if manifest_of(&lok) != manifest_path {
+            continue;
+        }
         if lok.is_file() {
             out.push(Entry { lok, manifest_path, manifest });
         }
@@ -324,6 +334,15 @@ pub fn prune_plan(probe: &Probe, all: &[Entry], opts: &PruneOptions) -> Pruning 
         }
     }
     pruning
+}
+
+/// Deletes an archive file, and its manifest when there is one.
+pub fn delete_file(lok: &Path) -> std::io::Result<()> {
+    fs::remove_file(lok)?;
+    match fs::remove_file(manifest_of(lok)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Deletes an archive and its manifest.

@@ -47,27 +47,49 @@ fn refuse(message: String) -> anyhow::Error {
 
 pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow::Result<Moved> {
     let old_abs = std::path::absolute(old).with_context(|| format!("bad path {}", old.display()))?;
-    let old_real = fs::canonicalize(&old_abs).unwrap_or(old_abs.clone());
+    // The stores name realpaths, and a renamed link is not the folder: OLD is read as
+    // the folder itself, and must exist (its conversations are read from it).
+    let old_real = fs::canonicalize(&old_abs).map_err(|_| {
+        refuse(format!(
+            "{} does not exist; move reads the project there (when the folder was moved already, move it back \
+             and let --move-dir rename it)",
+            old.display()
+        ))
+    })?;
+    if opts.move_dir && fs::symlink_metadata(&old_abs).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(refuse(format!(
+            "{} is a link; give the folder it points to ({})",
+            old.display(),
+            old_real.display()
+        )));
+    }
     let new_abs = std::path::absolute(new).with_context(|| format!("bad path {}", new.display()))?;
-    let new_real = new_abs
-        .parent()
-        .and_then(|p| fs::canonicalize(p).ok())
-        .map_or(new_abs.clone(), |p| p.join(new_abs.file_name().unwrap_or_default()));
+    let new_real = real_target(&new_abs)?;
     let old_str = old_real.to_str().context("OLD is not UTF-8")?.to_string();
     let new_str = new_real.to_str().context("NEW is not UTF-8")?.to_string();
-    if new_real.starts_with(&old_real) {
+    if new_real.starts_with(&old_real) || old_real.starts_with(&new_real) {
         return Err(refuse(format!(
-            "{} is inside {}: a project cannot move into itself",
-            safe(&new_str),
-            safe(&old_str)
+            "{} and {} hold one another: a project cannot move into itself or its parent",
+            safe(&old_str),
+            safe(&new_str)
         )));
     }
     if opts.move_dir {
-        check_rename(&old_abs, &new_abs)?;
+        check_rename(&old_abs, &new_real)?;
     }
     refuse_running(probe, &old_real)?;
     refuse_taken(probe, &new_str, &opts.agents)?;
     let held = held(probe, &old_str, &opts.agents)?;
+    if held.iter().any(|(k, _)| matches!(k, Known::Claude)) {
+        refuse_shared_slots(probe, &old_str)?;
+    }
+    if let Some((Known::Other(codex), _)) = held.iter().find(|(k, _)| k.id() == "codex")
+        && let Some(pid) = codex.home(probe).and_then(|h| agent::codex::running_codex(&h))
+    {
+        return Err(refuse(format!(
+            "Codex CLI is running (pid {pid}) and may hold its index open; quit it first"
+        )));
+    }
     let not_moved: Vec<String> = held
         .iter()
         .filter(|(k, _)| !MOVED.contains(&k.id()))
@@ -112,30 +134,48 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
             redact: false,
             worktree: None,
             always: true,
+            // The user's own data staying on this machine, as the stores keep it; a sealed
+            // backup the restore below could not open would stop every move.
+            seal: false,
             captured_via: "lokust-move",
             agents: chosen.clone(),
         };
         match archive::archive(probe, &old_real, &options)? {
-            archive::Outcome::Written { path, .. } => Some(path),
+            archive::Outcome::Written { path, warnings, .. } if warnings.is_empty() => Some(path),
+            // The backup is what the restore lays: anything it left out would be lost.
+            archive::Outcome::Written { path, warnings, .. } => {
+                let _ = archive::delete_file(&path);
+                return Err(refuse(format!(
+                    "not everything of {} can be carried: {}; nothing was moved",
+                    safe(&old_str),
+                    warnings.join("; ")
+                )));
+            }
             archive::Outcome::Unchanged(path) => Some(path),
         }
     };
+    let before = Before::read(probe, &new_str);
     let aside = set_aside(probe, &old_str, &held)?;
-    let result = finish(probe, &old_abs, &new_abs, backup.as_deref(), opts);
+    let result = finish(probe, &old_abs, &new_real, backup.as_deref(), opts)
+        .and_then(|done| verify(probe, &moved_ids(&aside), &new_str).map(|()| done));
     match result {
         Ok(mut done) => {
-            for (_, moved) in &aside {
-                let _ = if moved.is_dir() { fs::remove_dir_all(moved) } else { fs::remove_file(moved) };
+            for a in &aside {
+                let _ = if a.to.is_dir() { fs::remove_dir_all(&a.to) } else { fs::remove_file(&a.to) };
             }
             lines.append(&mut done);
             Ok(Moved { new: new_real, backup, lines })
         }
         Err(e) => {
-            for (from, moved) in aside.iter().rev() {
-                let _ = fs::rename(moved, from);
+            before.undo(probe, &new_str);
+            for a in aside.iter().rev() {
+                let _ = fs::rename(&a.to, &a.from);
             }
-            if opts.move_dir && new_abs.exists() && !old_abs.exists() {
-                let _ = fs::rename(&new_abs, &old_abs);
+            if opts.move_dir
+                && fs::symlink_metadata(&new_real).is_ok()
+                && fs::symlink_metadata(&old_abs).is_err()
+            {
+                let _ = fs::rename(&new_real, &old_abs);
             }
             Err(e.context(format!(
                 "the move was undone{}",
@@ -146,6 +186,169 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
             )))
         }
     }
+}
+
+/// NEW as the stores will name it: a link or `..` resolved, so an existing project cannot
+/// be reached under another name.
+fn real_target(new: &Path) -> anyhow::Result<PathBuf> {
+    if let Ok(real) = fs::canonicalize(new) {
+        return Ok(real);
+    }
+    let name = new.file_name().filter(|n| *n != "." && *n != "..");
+    let (Some(parent), Some(name)) = (new.parent(), name) else {
+        return Err(refuse(format!("{} does not name a folder", new.display())));
+    };
+    let parent = fs::canonicalize(parent)
+        .map_err(|_| refuse(format!("the folder of {} does not exist", new.display())))?;
+    Ok(parent.join(name))
+}
+
+/// What NEW's side of Claude Code's store held before, so a failed move takes back exactly
+/// what it added: the slot, the `.claude.json` entry, the prompt-history lines.
+struct Before {
+    slot_existed: bool,
+    entry_existed: bool,
+    history_lines: bool,
+}
+
+impl Before {
+    fn read(probe: &Probe, new: &str) -> Before {
+        let config = crate::capture::claude::config_dir(probe);
+        let slot_existed = config.as_ref().and_then(|c| claude_slot(c, new)).is_some();
+        let entry_existed = claude_json(probe).is_some_and(|(_, v)| v["projects"].get(new).is_some());
+        let history_lines = config
+            .is_some_and(|c| history_of(&c.join("history.jsonl"), new).is_some_and(|(_, mine)| mine > 0));
+        Before { slot_existed, entry_existed, history_lines }
+    }
+
+    fn undo(&self, probe: &Probe, new: &str) {
+        let Some(config) = crate::capture::claude::config_dir(probe) else { return };
+        if !self.slot_existed
+            && let Some(slot) = claude_slot(&config, new)
+        {
+            let _ = fs::remove_dir_all(slot);
+        }
+        if !self.entry_existed
+            && let Some((path, mut v)) = claude_json(probe)
+            && let Some(projects) = v["projects"].as_object_mut()
+            && projects.remove(new).is_some()
+            && let Ok(text) = serde_json::to_vec_pretty(&v)
+        {
+            let _ = crate::fsutil::write_private_atomic(&path, |f| std::io::Write::write_all(f, &text));
+        }
+        let history = config.join("history.jsonl");
+        if !self.history_lines
+            && let Some((kept, mine)) = history_of(&history, new)
+            && mine > 0
+        {
+            let _ = crate::fsutil::write_private_atomic(&history, |f| {
+                std::io::Write::write_all(f, kept.as_bytes())
+            });
+        }
+    }
+}
+
+fn claude_json(probe: &Probe) -> Option<(PathBuf, serde_json::Value)> {
+    let config = crate::capture::claude::config_dir(probe)?;
+    let path = crate::bundle::global_config(&config, probe.home().as_deref());
+    // Written through a link (dotfiles), never over it.
+    let path = fs::canonicalize(&path).unwrap_or(path);
+    let v = serde_json::from_slice(&fs::read(&path).ok()?).ok()?;
+    Some((path, v))
+}
+
+/// The prompt history without `project`'s lines, and how many there were.
+fn history_of(path: &Path, project: &str) -> Option<(String, usize)> {
+    let text = fs::read_to_string(path).ok()?;
+    let mut kept = String::with_capacity(text.len());
+    let mut mine = 0;
+    for line in text.split_inclusive('\n') {
+        let is_mine = serde_json::from_str::<serde_json::Value>(line)
+            .is_ok_and(|v| v.get("project").and_then(serde_json::Value::as_str) == Some(project));
+        if is_mine {
+            mine += 1;
+        } else {
+            kept.push_str(line);
+        }
+    }
+    Some((kept, mine))
+}
+
+/// The conversations set aside, by agent: the transcripts of a Claude Code slot, a Codex
+/// rollout's id at the end of its name.
+fn moved_ids(aside: &[Aside]) -> Vec<(Known, String)> {
+    let mut ids = Vec::new();
+    for a in aside {
+        let names: Vec<String> = if a.to.is_dir() {
+            fs::read_dir(&a.to)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        } else {
+            a.from.file_name().map(|n| n.to_string_lossy().into_owned()).into_iter().collect()
+        };
+        for name in names {
+            let Some(stem) = name.strip_suffix(".jsonl") else { continue };
+            let tail = stem.get(stem.len().saturating_sub(36)..).unwrap_or(stem);
+            if let Some(id) = [stem, tail].into_iter().find(|s| a.agent.is_id(s)) {
+                ids.push((a.agent, id.to_string()));
+            }
+        }
+    }
+    ids
+}
+
+/// Every conversation that moved is found by its agent at NEW: an old copy is deleted only
+/// once its new one is there (a copy the restore kept in its place elsewhere is not).
+fn verify(probe: &Probe, ids: &[(Known, String)], new: &str) -> anyhow::Result<()> {
+    for (k, id) in ids {
+        let found = k.find(probe, id)?;
+        let here = found
+            .as_ref()
+            .and_then(|f| f.dir.as_deref())
+            .is_some_and(|d| d == new || d.starts_with(&format!("{new}/")));
+        let aside = found.as_ref().is_some_and(|f| f.path.to_string_lossy().contains(".lokust-moving-"));
+        if !here || aside {
+            bail!("{} conversation {id} is not at {} after the restore", k.name(), safe(new));
+        }
+    }
+    Ok(())
+}
+
+/// A Claude Code slot is named by the path with every other character folded to `-`: two
+/// projects (`a b`, `a-b`) can share one, and the projects below OLD have slots of their
+/// own. Either would be left behind or carried off wrongly: refused.
+fn refuse_shared_slots(probe: &Probe, old: &str) -> anyhow::Result<()> {
+    let Some(config) = crate::capture::claude::config_dir(probe) else { return Ok(()) };
+    let below = format!("{old}/");
+    let mut others = Vec::new();
+    for slot in fs::read_dir(config.join("projects")).into_iter().flatten().flatten() {
+        for f in fs::read_dir(slot.path()).into_iter().flatten().flatten() {
+            if !f.file_name().to_string_lossy().ends_with(".jsonl") {
+                continue;
+            }
+            let Some(cwd) = agent::claude::recorded_cwd(&f.path()) else { continue };
+            let same_slot = slot.file_name().to_string_lossy() == crate::capture::claude::slot_name(old);
+            if (same_slot && cwd != old && !cwd.starts_with(&below))
+                || (!same_slot && cwd.starts_with(&below))
+            {
+                others.push(cwd);
+            }
+        }
+    }
+    others.sort();
+    others.dedup();
+    if others.is_empty() {
+        return Ok(());
+    }
+    Err(refuse(format!(
+        "Claude Code keeps conversations of {} with those of {} (a slot shared by name, or the \
+         project's own subfolders): move does not separate them; nothing was moved",
+        others.iter().map(|c| safe(c).into_owned()).collect::<Vec<_>>().join(", "),
+        safe(old)
+    )))
 }
 
 /// The directory rename, then the restore of the backup at NEW.
@@ -236,7 +439,8 @@ fn check_rename(old: &Path, new: &Path) -> anyhow::Result<()> {
         .ok_or_else(|| refuse(format!("the folder of {} does not exist", new.display())))?;
     if fs::metadata(parent)?.dev() != old_meta.dev() {
         return Err(refuse(format!(
-            "{} and {} are on different filesystems; move the folder first (mv {} {}) and run move without --move-dir",
+            "{} and {} are on different filesystems: copy the folder (cp -a {} {}), run move without \
+             --move-dir, then delete the old folder",
             old.display(),
             new.display(),
             crate::shell::posix_quote(&old.to_string_lossy(), crate::shell::Quote::WhenNeeded),
@@ -279,6 +483,17 @@ fn refuse_running(probe: &Probe, old: &Path) -> anyhow::Result<()> {
 
 /// NEW must not hold another project's conversations: two projects would share them.
 fn refuse_taken(probe: &Probe, new: &str, chosen: &Chosen) -> anyhow::Result<()> {
+    // A slot of NEW's own, even without conversations (memory, settings), would mix with
+    // what moves in, and a failed move could not take back only its part.
+    if chosen.has(agent::claude::NAME)
+        && let Some(slot) = crate::capture::claude::config_dir(probe).and_then(|c| claude_slot(&c, new))
+    {
+        return Err(refuse(format!(
+            "Claude Code has a folder for {} already ({}); move into a path of no project",
+            safe(new),
+            slot.display()
+        )));
+    }
     let held = held(probe, new, chosen)?;
     if held.is_empty() {
         return Ok(());
@@ -329,14 +544,14 @@ fn claude_slot(config: &Path, dir: &str) -> Option<PathBuf> {
 
 /// Renames the old copies out of their agent's sight, beside themselves (one filesystem,
 /// nothing copied): Claude Code's slot, Codex's rollouts. Returns (original, set aside).
-fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
+fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Result<Vec<Aside>> {
     let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
-    let mut moved: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let mut aside = |from: PathBuf| -> anyhow::Result<()> {
+    let mut moved: Vec<Aside> = Vec::new();
+    let mut aside = |agent: Known, from: PathBuf| -> anyhow::Result<()> {
         let name = from.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let to = from.with_file_name(format!(".lokust-moving-{stamp}-{name}"));
         fs::rename(&from, &to).with_context(|| format!("could not set {} aside", from.display()))?;
-        moved.push((from, to));
+        moved.push(Aside { agent, from, to });
         Ok(())
     };
     let result = (|| -> anyhow::Result<()> {
@@ -346,7 +561,7 @@ fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Resul
                     let config =
                         crate::capture::claude::config_dir(probe).context("no Claude Code folder")?;
                     if let Some(slot) = claude_slot(&config, old) {
-                        aside(slot)?;
+                        aside(*k, slot)?;
                     }
                 }
                 Known::Other(a) => {
@@ -354,7 +569,7 @@ fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Resul
                     let files = a.collect(&home, old)?.unwrap_or_default();
                     for s in a.sessions(&files) {
                         if let Some(found) = k.find(probe, &s.id)? {
-                            aside(found.path)?;
+                            aside(*k, found.path)?;
                         }
                     }
                 }
@@ -363,10 +578,17 @@ fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Resul
         Ok(())
     })();
     if let Err(e) = result {
-        for (from, to) in moved.iter().rev() {
-            let _ = fs::rename(to, from);
+        for a in moved.iter().rev() {
+            let _ = fs::rename(&a.to, &a.from);
         }
         return Err(e);
     }
     Ok(moved)
+}
+
+/// An old copy set aside, beside where it was.
+struct Aside {
+    agent: Known,
+    from: PathBuf,
+    to: PathBuf,
 }

@@ -51,6 +51,10 @@ fn the_archive_keeps_a_conversation_claude_code_deletes_and_gives_it_back() {
         age(&slot.join(format!("{id}.jsonl")), days);
     }
     let forty = &ids[2];
+    // Edit history of the conversation, as Claude Code keeps it beside the project.
+    let history = env.home.join(".claude/file-history").join(forty);
+    fs::create_dir_all(&history).unwrap();
+    fs::write(history.join("notes.md@v1"), "before the edit").unwrap();
 
     // doctor: the 26- and 40-day ones are within five days of the cleanup (or past it).
     let out = stdout(&env.cmd("lokust-shell").arg("doctor").current_dir(&project).assert());
@@ -109,7 +113,12 @@ fn the_archive_keeps_a_conversation_claude_code_deletes_and_gives_it_back() {
         .arg(&to)
         .assert()
         .success();
-    assert!(stdout(&dry).contains("files:     1 "), "{}", stdout(&dry));
+    // The transcript and its edit history, nothing else.
+    let plan = stdout(&dry);
+    assert!(
+        plan.contains("files:     2 ") && plan.contains(&format!("file-history/{forty}/notes.md@v1")),
+        "{plan}"
+    );
     assert!(!to.exists(), "the dry run created the target");
     env.cmd("lokust-shell-restore")
         .args(["--from-archive", "--session", forty, "--to"])

@@ -194,22 +194,28 @@ pub fn events(session: &str, data: &[u8]) -> Vec<super::event::Event> {
 
 /// Conversation `id` in Claude Code's config folder: its transcript in whichever project
 /// slot holds it, and the `cwd` it records.
-pub fn find(config: &std::path::Path, id: &str) -> anyhow::Result<Option<super::Located>> {
+/// The directory a transcript records (the first event's `cwd`).
+pub fn recorded_cwd(path: &std::path::Path) -> Option<String> {
     use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    std::io::BufReader::new(file).split(b'\n').map_while(Result::ok).take(1000).find_map(|line| {
+        serde_json::from_slice::<Value>(&line).ok()?.get("cwd")?.as_str().map(str::to_string)
+    })
+}
+
+pub fn find(config: &std::path::Path, id: &str) -> anyhow::Result<Option<super::Located>> {
     if !super::disk::is_uuid(id) {
         return Ok(None);
     }
     let Ok(slots) = std::fs::read_dir(config.join("projects")) else { return Ok(None) };
-    for slot in slots.flatten() {
+    // Slots start with `-`; a dot folder is lokust's own (a restore's staging, a move's
+    // set-aside copy), not where Claude Code looks.
+    for slot in slots.flatten().filter(|s| !s.file_name().to_string_lossy().starts_with('.')) {
         let path = slot.path().join(format!("{id}.jsonl"));
         if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             continue;
         }
-        let file = std::fs::File::open(&path)?;
-        let dir =
-            std::io::BufReader::new(file).split(b'\n').map_while(Result::ok).take(1000).find_map(|line| {
-                serde_json::from_slice::<Value>(&line).ok()?.get("cwd")?.as_str().map(str::to_string)
-            });
+        let dir = recorded_cwd(&path);
         return Ok(Some(super::Located { path, dir }));
     }
     Ok(None)

@@ -453,7 +453,7 @@ fn repoint(db: &Path, id: &str, was: &str, dest: &Path) -> anyhow::Result<()> {
 /// A Codex process of this user working in `home`, which may hold its index open: its
 /// pid. A process whose environment cannot be read counts as one; so does any process
 /// when the process table cannot be read.
-fn running_codex(home: &Path) -> Option<u32> {
+pub fn running_codex(home: &Path) -> Option<u32> {
     use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
     // SAFETY: getuid has no preconditions and cannot fail.
     let me = unsafe { libc::getuid() };

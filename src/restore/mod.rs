@@ -729,7 +729,8 @@ impl<'a> Job<'a> {
             let dest = tree.join(&entry.rel);
             if entry.is_dir {
                 if !entry.rel.as_os_str().is_empty() {
-                    match fs::DirBuilder::new().mode(0o700).create(&dest) {
+                    // Recursive: with --session the folders above may have been skipped.
+                    match fs::DirBuilder::new().recursive(true).mode(0o700).create(&dest) {
                         Ok(()) => {}
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dest.is_dir() => {}
                         Err(e) => {
