@@ -46,42 +46,110 @@ fn refuse(message: String) -> anyhow::Error {
 }
 
 pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow::Result<Moved> {
-    let old_abs = std::path::absolute(old).with_context(|| format!("bad path {}", old.display()))?;
-    // The stores name realpaths, and a renamed link is not the folder: OLD is read as
-    // the folder itself, and must exist (its conversations are read from it).
-    let old_real = fs::canonicalize(&old_abs).map_err(|_| {
-        refuse(format!(
-            "{} does not exist; move reads the project there (when the folder was moved already, move it back \
-             and let --move-dir rename it)",
-            old.display()
-        ))
-    })?;
-    if opts.move_dir && fs::symlink_metadata(&old_abs).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(refuse(format!(
-            "{} is a link; give the folder it points to ({})",
-            old.display(),
-            old_real.display()
-        )));
-    }
-    let new_abs = std::path::absolute(new).with_context(|| format!("bad path {}", new.display()))?;
-    let new_real = real_target(&new_abs)?;
-    let old_str = old_real.to_str().context("OLD is not UTF-8")?.to_string();
-    let new_str = new_real.to_str().context("NEW is not UTF-8")?.to_string();
-    if new_real.starts_with(&old_real) || old_real.starts_with(&new_real) {
-        return Err(refuse(format!(
-            "{} and {} hold one another: a project cannot move into itself or its parent",
-            safe(&old_str),
-            safe(&new_str)
-        )));
-    }
+    let paths = Paths::check(old, new, opts.move_dir)?;
+    let held = refusals(probe, &paths, &opts.agents)?;
+    let (old_str, new_str) = (&paths.old_str, &paths.new_str);
+    let mut lines: Vec<String> = held
+        .iter()
+        .map(|(k, n)| {
+            let n = crate::human::count(*n as u64, "conversation");
+            format!("{}: {n} from {} to {}", k.name(), safe(old_str), safe(new_str))
+        })
+        .collect();
     if opts.move_dir {
-        check_rename(&old_abs, &new_real)?;
+        lines.push(format!("directory: {} renamed to {}", safe(old_str), safe(new_str)));
     }
-    refuse_running(probe, &old_real)?;
-    refuse_taken(probe, &new_str, &opts.agents)?;
-    let held = held(probe, &old_str, &opts.agents)?;
+    if held.is_empty() && !opts.move_dir {
+        bail!("no agent has conversations of {}; nothing to move", safe(old_str));
+    }
+    if opts.dry_run {
+        return Ok(Moved { new: paths.new_real, backup: None, lines });
+    }
+    let backup = if held.is_empty() { None } else { Some(backup(probe, &paths, &held)?) };
+    let before = Before::read(probe, new_str);
+    let aside = set_aside(probe, old_str, &held)?;
+    let result = finish(probe, &paths.old_abs, &paths.new_real, backup.as_deref(), opts)
+        .and_then(|done| verify(probe, &moved_ids(&aside), new_str).map(|()| done));
+    match result {
+        Ok(mut done) => {
+            for a in &aside {
+                let _ = if a.to.is_dir() { fs::remove_dir_all(&a.to) } else { fs::remove_file(&a.to) };
+            }
+            lines.append(&mut done);
+            Ok(Moved { new: paths.new_real, backup, lines })
+        }
+        Err(e) => {
+            before.undo(probe, new_str);
+            for a in aside.iter().rev() {
+                let _ = fs::rename(&a.to, &a.from);
+            }
+            let (moved_new, old_gone) = (
+                fs::symlink_metadata(&paths.new_real).is_ok(),
+                fs::symlink_metadata(&paths.old_abs).is_err(),
+            );
+            if opts.move_dir && moved_new && old_gone {
+                let _ = fs::rename(&paths.new_real, &paths.old_abs);
+            }
+            let also = backup.as_ref().map(|b| format!("; the conversations are also in {}", b.display()));
+            Err(e.context(format!("the move was undone{}", also.unwrap_or_default())))
+        }
+    }
+}
+
+/// OLD and NEW as the stores name them.
+struct Paths {
+    old_abs: PathBuf,
+    old_real: PathBuf,
+    new_real: PathBuf,
+    old_str: String,
+    new_str: String,
+}
+
+impl Paths {
+    fn check(old: &Path, new: &Path, move_dir: bool) -> anyhow::Result<Paths> {
+        let old_abs = std::path::absolute(old).with_context(|| format!("bad path {}", old.display()))?;
+        // The stores name realpaths, and a renamed link is not the folder: OLD is read as
+        // the folder itself, and must exist (its conversations are read from it).
+        let old_real = fs::canonicalize(&old_abs).map_err(|_| {
+            refuse(format!(
+                "{} does not exist; move reads the project there (when the folder was moved already, move \
+                 it back and let --move-dir rename it)",
+                old.display()
+            ))
+        })?;
+        if move_dir && fs::symlink_metadata(&old_abs).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(refuse(format!(
+                "{} is a link; give the folder it points to ({})",
+                old.display(),
+                old_real.display()
+            )));
+        }
+        let new_abs = std::path::absolute(new).with_context(|| format!("bad path {}", new.display()))?;
+        let new_real = real_target(&new_abs)?;
+        let old_str = old_real.to_str().context("OLD is not UTF-8")?.to_string();
+        let new_str = new_real.to_str().context("NEW is not UTF-8")?.to_string();
+        if new_real.starts_with(&old_real) || old_real.starts_with(&new_real) {
+            return Err(refuse(format!(
+                "{} and {} hold one another: a project cannot move into itself or its parent",
+                safe(&old_str),
+                safe(&new_str)
+            )));
+        }
+        if move_dir {
+            check_rename(&old_abs, &new_real)?;
+        }
+        Ok(Paths { old_abs, old_real, new_real, old_str, new_str })
+    }
+}
+
+/// Everything that refuses a move before anything changes; the agents holding
+/// conversations of OLD, and how many, when nothing does.
+fn refusals(probe: &Probe, paths: &Paths, agents: &Chosen) -> anyhow::Result<Vec<(Known, usize)>> {
+    refuse_running(probe, &paths.old_real)?;
+    refuse_taken(probe, &paths.new_str, agents)?;
+    let held = held(probe, &paths.old_str, agents)?;
     if held.iter().any(|(k, _)| matches!(k, Known::Claude)) {
-        refuse_shared_slots(probe, &old_str)?;
+        refuse_shared_slots(probe, &paths.old_str)?;
     }
     if let Some((Known::Other(codex), _)) = held.iter().find(|(k, _)| k.id() == "codex")
         && let Some(pid) = codex.home(probe).and_then(|h| agent::codex::running_codex(&h))
@@ -101,90 +169,37 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
              leave them with --agents claude,codex (they keep pointing at the old path), or carry them with \
              lokust-shell-snapshot --bundle and lokust-shell-restore",
             if not_moved.len() == 1 { "another agent" } else { "other agents" },
-            safe(&old_str),
+            safe(&paths.old_str),
             not_moved.join(", ")
         )));
     }
-    let mut lines: Vec<String> = held
-        .iter()
-        .map(|(k, n)| {
-            format!(
-                "{}: {} from {} to {}",
-                k.name(),
-                crate::human::count(*n as u64, "conversation"),
-                safe(&old_str),
-                safe(&new_str)
-            )
-        })
-        .collect();
-    if opts.move_dir {
-        lines.push(format!("directory: {} renamed to {}", safe(&old_str), safe(&new_str)));
-    }
-    if held.is_empty() && !opts.move_dir {
-        bail!("no agent has conversations of {}; nothing to move", safe(&old_str));
-    }
-    if opts.dry_run {
-        return Ok(Moved { new: new_real, backup: None, lines });
-    }
-    let chosen = Chosen::Only(held.iter().map(|(k, _)| k.id().to_string()).collect());
-    let backup = if held.is_empty() {
-        None
-    } else {
-        let options = archive::Options {
-            redact: false,
-            worktree: None,
-            always: true,
-            // The user's own data staying on this machine, as the stores keep it; a sealed
-            // backup the restore below could not open would stop every move.
-            seal: false,
-            captured_via: "lokust-move",
-            agents: chosen.clone(),
-        };
-        match archive::archive(probe, &old_real, &options)? {
-            archive::Outcome::Written { path, warnings, .. } if warnings.is_empty() => Some(path),
-            // The backup is what the restore lays: anything it left out would be lost.
-            archive::Outcome::Written { path, warnings, .. } => {
-                let _ = archive::delete_file(&path);
-                return Err(refuse(format!(
-                    "not everything of {} can be carried: {}; nothing was moved",
-                    safe(&old_str),
-                    warnings.join("; ")
-                )));
-            }
-            archive::Outcome::Unchanged(path) => Some(path),
-        }
+    Ok(held)
+}
+
+/// The conversations of OLD written whole into the archive: what the restore lays at NEW,
+/// so anything it would leave out refuses the move.
+fn backup(probe: &Probe, paths: &Paths, held: &[(Known, usize)]) -> anyhow::Result<PathBuf> {
+    let options = archive::Options {
+        redact: false,
+        worktree: None,
+        always: true,
+        // The user's own data staying on this machine, as the stores keep it; a sealed
+        // backup the restore below could not open would stop every move.
+        seal: false,
+        captured_via: "lokust-move",
+        agents: Chosen::Only(held.iter().map(|(k, _)| k.id().to_string()).collect()),
     };
-    let before = Before::read(probe, &new_str);
-    let aside = set_aside(probe, &old_str, &held)?;
-    let result = finish(probe, &old_abs, &new_real, backup.as_deref(), opts)
-        .and_then(|done| verify(probe, &moved_ids(&aside), &new_str).map(|()| done));
-    match result {
-        Ok(mut done) => {
-            for a in &aside {
-                let _ = if a.to.is_dir() { fs::remove_dir_all(&a.to) } else { fs::remove_file(&a.to) };
-            }
-            lines.append(&mut done);
-            Ok(Moved { new: new_real, backup, lines })
-        }
-        Err(e) => {
-            before.undo(probe, &new_str);
-            for a in aside.iter().rev() {
-                let _ = fs::rename(&a.to, &a.from);
-            }
-            if opts.move_dir
-                && fs::symlink_metadata(&new_real).is_ok()
-                && fs::symlink_metadata(&old_abs).is_err()
-            {
-                let _ = fs::rename(&new_real, &old_abs);
-            }
-            Err(e.context(format!(
-                "the move was undone{}",
-                backup
-                    .as_ref()
-                    .map(|b| format!("; the conversations are also in {}", b.display()))
-                    .unwrap_or_default()
+    match archive::archive(probe, &paths.old_real, &options)? {
+        archive::Outcome::Written { path, warnings, .. } if warnings.is_empty() => Ok(path),
+        archive::Outcome::Written { path, warnings, .. } => {
+            let _ = archive::delete_file(&path);
+            Err(refuse(format!(
+                "not everything of {} can be carried: {}; nothing was moved",
+                safe(&paths.old_str),
+                warnings.join("; ")
             )))
         }
+        archive::Outcome::Unchanged(path) => Ok(path),
     }
 }
 

@@ -14,13 +14,7 @@ use crate::util::{TestEnv, fixtures};
 
 /// The CLI installed by `scripts/test` (npm, into target/claude-cli).
 fn claude_bin() -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/claude-cli/node_modules/.bin/claude");
-    if bin.exists() {
-        return Some(bin);
-    }
-    assert!(std::env::var_os("CI").is_none(), "the Claude Code CLI is required in CI: run ./scripts/test");
-    eprintln!("skipped: {} is not installed (./scripts/test installs it)", bin.display());
-    None
+    crate::util::claude::cli_bin()
 }
 
 /// A stand-in of the Messages API: every `POST /v1/messages` gets a short streamed

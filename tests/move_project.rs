@@ -19,16 +19,7 @@ fn slot_dir(env: &TestEnv, project: &str) -> PathBuf {
 
 /// A Codex conversation of `dir`, as Codex writes its rollouts.
 fn codex_rollout(env: &TestEnv, dir: &Path) -> PathBuf {
-    let real = fs::canonicalize(dir).unwrap();
-    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
-        "payload": {"id": CODEX_ID, "cwd": real}});
-    let msg = serde_json::json!({"timestamp": "2026-11-24T06:32:05.059Z", "type": "event_msg",
-        "payload": {"type": "user_message", "message": "codex prompt"}});
-    let sessions = env.home.join(".codex/sessions/2026/11/24");
-    fs::create_dir_all(&sessions).unwrap();
-    let path = sessions.join(format!("rollout-2026-11-24T06-32-04-{CODEX_ID}.jsonl"));
-    fs::write(&path, format!("{meta}\n{msg}\n")).unwrap();
-    path
+    crate::util::codex_rollout(&env.home, dir, CODEX_ID)
 }
 
 fn rollouts(env: &TestEnv) -> Vec<PathBuf> {

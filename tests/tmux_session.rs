@@ -154,19 +154,8 @@ fn claude_in(env: &TestEnv, tmux: &Server, pane: &str, prompt: &str, known: &[St
 }
 
 /// A Codex conversation of `dir`, as Codex writes its rollouts.
-fn codex_rollout(env: &TestEnv, dir: &Path) {
-    let real = fs::canonicalize(dir).unwrap();
-    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
-        "payload": {"id": CODEX_ID, "cwd": real}});
-    let msg = serde_json::json!({"timestamp": "2026-11-24T06:32:05.059Z", "type": "event_msg",
-        "payload": {"type": "user_message", "message": "codex pane prompt"}});
-    let sessions = env.home.join(".codex/sessions/2026/11/24");
-    fs::create_dir_all(&sessions).unwrap();
-    fs::write(
-        sessions.join(format!("rollout-2026-11-24T06-32-04-{CODEX_ID}.jsonl")),
-        format!("{meta}\n{msg}\n"),
-    )
-    .unwrap();
+fn codex_rollout(env: &TestEnv, dir: &Path) -> PathBuf {
+    crate::util::codex_rollout(&env.home, dir, CODEX_ID)
 }
 
 /// A script laid out as Codex's npm package installs it, doing nothing for a long time.

@@ -557,75 +557,108 @@ pub fn import(
         .or_else(|| lok.shell.multiplexer.as_ref().and_then(|m| m.session.clone()))
         .unwrap_or_else(|| "lokust".into());
     let wanted = session_safe(&wanted);
-    if let Some(ts) = whole {
+    let mut made = Made { probe, server, lok: &lok, opts, active_text: &active_text, shell: &shell, wanted };
+    let (session, cwd, panes) = match whole {
+        Some(ts) => made.session(&ts, to, restored.is_some(), &mut warnings)?,
+        None => made.pane(to, &mut warnings)?,
+    };
+    Ok(Imported { session, cwd, scrollback_bytes: active_text.len(), warnings, restored_agents, panes })
+}
+
+/// What an import creates, once the file's payloads are restored.
+struct Made<'a> {
+    probe: &'a Probe,
+    server: &'a Server,
+    lok: &'a ShellLok,
+    opts: &'a ImportOptions,
+    active_text: &'a str,
+    shell: &'a str,
+    wanted: String,
+}
+
+impl Made<'_> {
+    /// Every window and pane of `ts`: the session's name, its root here, the panes in words.
+    fn session(
+        &mut self,
+        ts: &format::TmuxSession,
+        to: Option<PathBuf>,
+        restored: bool,
+        warnings: &mut Vec<String>,
+    ) -> anyhow::Result<(String, PathBuf, Vec<String>)> {
+        let opts = self.opts;
         let mapping = rebuild::Mapping { old_root: &ts.root, to: to.as_deref(), maps: &opts.maps };
-        let carried = carried_ids(&lok);
+        let carried = carried_ids(self.lok);
+        let probe = self.probe;
         let present = |agent: crate::agent::known::Known, id: &str| {
             agent.find(probe, id).ok().flatten().is_some()
                 || (opts.dry_run && carried.iter().any(|c| c == id))
         };
-        let plan = rebuild::plan(&ts, &mapping, &active_text, opts.no_scrollback, &present)?;
+        let plan = rebuild::plan(ts, &mapping, self.active_text, opts.no_scrollback, &present)?;
         warnings.extend(plan.warnings.iter().cloned());
         let mut panes = rebuild::describe(&plan);
-        if opts.dry_run && restored.is_some() {
-            panes.insert(
-                0,
-                "the conversations and git work restored first, as lokust-shell-restore --dry-run lists"
-                    .into(),
-            );
+        if opts.dry_run && restored {
+            let first =
+                "the conversations and git work restored first, as lokust-shell-restore --dry-run lists";
+            panes.insert(0, first.into());
         }
         let session = if opts.dry_run {
-            wanted
+            std::mem::take(&mut self.wanted)
         } else {
-            rebuild::apply(probe, server, &plan, &wanted, &shell, opts.resume_agents, opts.deadline)?
+            rebuild::apply(
+                probe,
+                self.server,
+                &plan,
+                &self.wanted,
+                self.shell,
+                opts.resume_agents,
+                opts.deadline,
+            )?
         };
-        let cwd = to.unwrap_or_else(|| PathBuf::from(&ts.root));
-        return Ok(Imported {
-            session,
-            cwd,
-            scrollback_bytes: active_text.len(),
-            warnings,
-            restored_agents,
-            panes,
-        });
+        Ok((session, to.unwrap_or_else(|| PathBuf::from(&ts.root)), panes))
     }
-    let cwd = match to {
-        Some(dir) => dir,
-        None => {
-            let saved = PathBuf::from(&lok.shell.cwd);
-            if !lok.shell.cwd.is_empty() && saved.is_absolute() && saved.is_dir() {
-                saved
-            } else {
-                let home = probe.home().unwrap_or_else(|| PathBuf::from("/"));
-                warnings.push(format!(
-                    "the saved directory {} is not here; starting in {} (use --to PATH)",
-                    sanitize::for_terminal(&lok.shell.cwd),
-                    home.display()
-                ));
-                home
+
+    /// The active pane alone, in `to`, else the saved directory, else the home directory.
+    fn pane(
+        &mut self,
+        to: Option<PathBuf>,
+        warnings: &mut Vec<String>,
+    ) -> anyhow::Result<(String, PathBuf, Vec<String>)> {
+        let lok = self.lok;
+        let cwd = match to {
+            Some(dir) => dir,
+            None => {
+                let saved = PathBuf::from(&lok.shell.cwd);
+                if !lok.shell.cwd.is_empty() && saved.is_absolute() && saved.is_dir() {
+                    saved
+                } else {
+                    let home = self.probe.home().unwrap_or_else(|| PathBuf::from("/"));
+                    warnings.push(format!(
+                        "the saved directory {} is not here; starting in {} (use --to PATH)",
+                        sanitize::for_terminal(&lok.shell.cwd),
+                        home.display()
+                    ));
+                    home
+                }
             }
+        };
+        let panes = vec![format!("one pane in {}", sanitize::for_terminal(&cwd.to_string_lossy()))];
+        if self.opts.dry_run {
+            return Ok((std::mem::take(&mut self.wanted), cwd, panes));
         }
-    };
-    let panes = vec![format!("one pane in {}", sanitize::for_terminal(&cwd.to_string_lossy()))];
-    if opts.dry_run {
-        return Ok(Imported {
-            session: wanted,
-            cwd,
-            scrollback_bytes: active_text.len(),
-            warnings,
-            restored_agents,
-            panes,
-        });
+        let replay = if self.active_text.is_empty() {
+            None
+        } else {
+            Some(replay_file(self.probe, self.active_text, lok)?)
+        };
+        let result =
+            new_session(self.server, &self.wanted, &cwd, self.shell, replay.as_deref(), self.opts.deadline);
+        if result.is_err()
+            && let Some(r) = &replay
+        {
+            let _ = fs::remove_file(r);
+        }
+        Ok((result?, cwd, panes))
     }
-    let replay = if active_text.is_empty() { None } else { Some(replay_file(probe, &active_text, &lok)?) };
-    let result = new_session(server, &wanted, &cwd, &shell, replay.as_deref(), opts.deadline);
-    if result.is_err()
-        && let Some(r) = &replay
-    {
-        let _ = fs::remove_file(r);
-    }
-    let session = result?;
-    Ok(Imported { session, cwd, scrollback_bytes: active_text.len(), warnings, restored_agents, panes })
 }
 
 /// Every conversation id the file's elements list, and the top-level bundle's.

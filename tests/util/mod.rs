@@ -196,3 +196,17 @@ pub fn stdout(a: &assert_cmd::assert::Assert) -> String {
 pub fn stderr(a: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&a.get_output().stderr).into_owned()
 }
+
+/// A Codex conversation `id` of `dir` under `home`, as Codex writes its rollouts.
+pub fn codex_rollout(home: &Path, dir: &Path, id: &str) -> PathBuf {
+    let real = fs::canonicalize(dir).unwrap();
+    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
+        "payload": {"id": id, "cwd": real}});
+    let msg = serde_json::json!({"timestamp": "2026-11-24T06:32:05.059Z", "type": "event_msg",
+        "payload": {"type": "user_message", "message": "codex prompt"}});
+    let sessions = home.join(".codex/sessions/2026/11/24");
+    fs::create_dir_all(&sessions).unwrap();
+    let path = sessions.join(format!("rollout-2026-11-24T06-32-04-{id}.jsonl"));
+    fs::write(&path, format!("{meta}\n{msg}\n")).unwrap();
+    path
+}
