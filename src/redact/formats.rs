@@ -46,18 +46,42 @@ lazy_re!(NETRC, r"\bmachine[ \t]+\S+.*?\bpassword[ \t]+([^\s'\x22]+)");
 // ("password reset") is left alone. A diff's sign may start the line: the view keeps a
 // `-` before an indented line (it reads as a list's dash), and a diff shown by `Read`
 // keeps its sign after the number.
+// The same shape is every config file that writes a directive and its value with a blank
+// between (msmtprc's `password X`, `smtp_password X`, a `/set …sasl_password "X"` of an
+// IRC client): a name ending in `password` or `passwd`, then one value, quoted or bare
+// (a bare one may hold `=` or `:`, but not start with one: `password = X` is an
+// assignment, read elsewhere).
 lazy_re!(
     NETRC_LINE,
-    r"(?:^[-+]?|[;:])[ \t]*(?:default[ \t]+)?(?:login[ \t]+\S+[ \t]+)?password[ \t]+([^\s'\x22=:]+)[ \t]*$"
+    r#"(?:^[-+]?|[;:])[ \t]*(?:/?set[ \t]+)?(?:default[ \t]+)?(?:login[ \t]+\S+[ \t]+)?(?:[A-Za-z0-9_.\-]*[._\-])?(?:password|passwd)[ \t]+("[^"\\\s]+"|'[^'\\\s]+'|[^\s'"=:][^\s'"]*)[ \t]*$"#
 );
 
+// A directive line of several settings (fetchmailrc's `poll … user "me" password "X"
+// ssl`): a quoted value after a bare `password`, wherever it stands.
+lazy_re!(QUOTED_AFTER, r#"(?:^|[ \t])(?:password|passwd|passphrase)[ \t]+("[^"\\\s]{4,}"|'[^'\\\s]{4,}')"#);
+
+/// The value inside a captured group, quotes excluded.
+fn unquoted(m: regex::bytes::Match<'_>) -> (usize, usize) {
+    let v = m.as_bytes();
+    if v.len() >= 2 && matches!(v[0], b'"' | b'\'') && v[v.len() - 1] == v[0] {
+        (m.start() + 1, m.end() - 1)
+    } else {
+        (m.start(), m.end())
+    }
+}
+
 pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
-    if let Some(c) = NETRC_LINE.captures(line) {
-        let m = c.get(1).unwrap();
-        // A lone word is prose ("password reset"); a netrc password in a file of its own
-        // shape has a digit, a symbol or mixed case.
-        if should_redact(Class::Password, m.as_bytes()) && looks_typed(m.as_bytes()) {
-            out.push(Span { start: m.start(), end: m.end(), rule: "netrc-line" });
+    for re in [&*NETRC_LINE, &*QUOTED_AFTER] {
+        for c in re.captures_iter(line) {
+            let (s, e) = unquoted(c.get(1).unwrap());
+            let v = &line[s..e];
+            // A lone word is prose ("password reset"); a password in a file of its own
+            // shape has a digit, a symbol or mixed case. One that names a password
+            // (`"app.db.password"`, `password-input`) is a key, not the secret.
+            let names_one = v.windows(4).any(|w| w.eq_ignore_ascii_case(b"pass"));
+            if should_redact(Class::Password, v) && looks_typed(v) && !names_one {
+                out.push(Span { start: s, end: e, rule: "netrc-line" });
+            }
         }
     }
     for c in NETRC.captures_iter(line) {

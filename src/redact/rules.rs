@@ -1038,14 +1038,17 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "netrc-line",
-        what: "a .netrc entry written over several lines: its `password X` line",
-        keywords: &["password"],
+        what: "a config directive `password X`: a .netrc entry over several lines, msmtprc, fetchmailrc, an IRC client's /set …password",
+        keywords: &["password", "passwd", "passphrase"],
         matcher: Matcher::Context(Engine::Netrc),
         gate: Gate::Any,
         positives: &[
             "  password ⟦Qz7‹a10›⟧",
             "login deploy password ⟦w4‹a14›⟧",
             "default login anonymous password ⟦w4‹a14›⟧",
+            "password ⟦ZU*5!P2ad1Wy=3bX⟧",
+            "/set irc.server.libera.sasl_password \"⟦Tundra+Orbit8203⟧\"",
+            "poll imap.example.test protocol IMAP user \"dana\" password \"⟦Sequoia!Mango7278⟧\" ssl",
         ],
         negatives: &[
             "password reset",
