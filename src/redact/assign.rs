@@ -74,10 +74,12 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
         if option_then_more(line, vs, ve, val.end()) || line[vs..ve] == *name {
             continue;
         }
-        // `PageDescriptor("pageToken", "nextPageToken", …)`: field names, not a value.
+        // `PageDescriptor("pageToken", "nextPageToken", …)`: field names, not a value; a
+        // token of random letters is an identifier too, but not one made of words.
+        let v = &line[vs..ve];
         if let Some(class) = name_class_strict(name, Form::Env)
-            && !super::value::is_code_identifier(&line[vs..ve])
-            && should_redact(class, &line[vs..ve])
+            && !(super::value::is_code_identifier(v) && super::value::is_made_of_words(v))
+            && should_redact(class, v)
         {
             out.push(Span { start: vs, end: ve, rule: "assign" });
         }

@@ -23,8 +23,8 @@ lazy_re!(BASE64_40, r"(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]
 
 /// The secret beside an AWS access key id: the id names its neighbour, as a CSV download
 /// (`User,Access key ID,Secret access key`) or a pasted pair writes them, with no keyword.
-/// A neighbour is 40 characters of the key's alphabet with a capital, a small letter and a
-/// digit, so a commit id (hex) or a word is never taken for one.
+/// A neighbour is 40 characters of the key's alphabet with a capital and a small letter, so
+/// a commit id (hex) or a word is never taken for one.
 pub(crate) fn partner(line: &[u8], out: &mut Vec<Span>) {
     if !AWS_KEY_ID.is_match(line) {
         return;
@@ -32,8 +32,10 @@ pub(crate) fn partner(line: &[u8], out: &mut Vec<Span>) {
     for c in BASE64_40.captures_iter(line) {
         let m = c.get(1).unwrap();
         let v = m.as_bytes();
+        // Mixed case is enough beside the id: 40 letters of both cases are no word, and a
+        // random secret without a digit is one in a few thousand.
         let mixed = v.iter().any(u8::is_ascii_uppercase) && v.iter().any(u8::is_ascii_lowercase);
-        if mixed && v.iter().any(u8::is_ascii_digit) {
+        if mixed {
             out.push(Span { start: m.start(), end: m.end(), rule: "aws-secret-beside-id" });
         }
     }

@@ -274,6 +274,33 @@ pub static RULES: &[Rule] = &[
         ["pypi-AgEIcHlwaS5vcmc"]
     ),
     token!(
+        "github-add-mask",
+        "a value a GitHub Actions step masks (::add-mask::X): a secret by the step's own word",
+        ["add-mask"],
+        r#"::add-mask::(?P<s>[^\s"'`$%][^\s"'`]{5,})"#,
+        ["echo \"::add-mask::⟦‹a40›⟧\"", "::add-mask::⟦‹u32›⟧"],
+        ["echo \"::add-mask::$TOKEN\"", "echo '::add-mask::${{ steps.t.outputs.token }}'"]
+    ),
+    token!(
+        "windows-pass-flag",
+        "a password given as a Windows-style flag: cmdkey /pass:X, /password:X",
+        ["/pass"],
+        r#"(?i)(?:^|[\s"'])/pass(?:word)?:(?P<s>[^\s"'%$*][^\s"']{3,})"#,
+        ["cmdkey /add:sql01 /user:CORP\\svc /pass:⟦‹a22›⟧", "tool.exe /password:⟦Ab3‹a12›⟧"],
+        ["cmdkey /add:sql01 /user:svc /pass", "cmdkey /pass:%PASSWORD%", "net user /passwordreq:yes"]
+    ),
+    token!(
+        "net-use-password",
+        "the password of Windows' net use, the word after /user:NAME",
+        ["/user"],
+        r#"(?i)\bnet[ \t]+use\b[^\r\n]*?[ \t]/user:[^\s]+[ \t]+(?P<s>[^\s/"'*%$][^\s"']{3,})"#,
+        ["net use Z: \\\\fs01\\fin /user:CORP\\jdoe ⟦‹a20›⟧ /persistent:no"],
+        [
+            "net use Z: \\\\fs01\\fin /user:CORP\\jdoe * /persistent:no",
+            "net use Z: \\\\fs01\\fin /user:jdoe /persistent:no"
+        ]
+    ),
+    token!(
         "huggingface-token",
         "Hugging Face user and organisation tokens",
         ["hf_", "api_org_"],

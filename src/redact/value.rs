@@ -958,7 +958,7 @@ pub(crate) fn is_code_identifier(v: &[u8]) -> bool {
 /// Whether an identifier reads as words (`focusUiEnabled`, `total_output_tokens`): most of
 /// its parts of three letters or more hold a vowel, where a generated token
 /// (`pStnMGdYqLLLyDZUE_kd`) breaks into consonant runs.
-fn is_made_of_words(v: &[u8]) -> bool {
+pub(crate) fn is_made_of_words(v: &[u8]) -> bool {
     let segs = segments(v);
     let long: Vec<&String> = segs.iter().filter(|s| s.len() >= 3).collect();
     let voiced = long.iter().filter(|s| s.bytes().any(|b| b"aeiouy".contains(&b))).count();
