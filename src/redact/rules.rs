@@ -301,6 +301,22 @@ pub static RULES: &[Rule] = &[
         ]
     ),
     token!(
+        "crates-io-token",
+        "crates.io API tokens (cargo login, cargo publish --token)",
+        ["cio"],
+        r"\bcio[A-Za-z0-9]{32}\b",
+        ["cargo login ⟦cio‹a32›⟧"],
+        ["cargo login", "ciocia", "the cio of acme"]
+    ),
+    token!(
+        "password-verifier",
+        "PostgreSQL's stored password forms: SCRAM-SHA-256 verifiers and md5 hashes",
+        ["SCRAM-SHA-", "md5"],
+        r"\bSCRAM-SHA-(?:1|256)\$[0-9]{1,7}:[A-Za-z0-9+/=]{8,}\$[A-Za-z0-9+/=]{16,}:[A-Za-z0-9+/=]{16,}|\bmd5[0-9a-f]{32}\b",
+        ["\"admin\" \"⟦SCRAM-SHA-256$4096:‹b22›==$‹b43›=:‹b43›=⟧\"", "\"app\" \"⟦md5‹h32›⟧\""],
+        ["password_encryption = scram-sha-256", "md5sum file.txt", "SCRAM-SHA-256 is the default"]
+    ),
+    token!(
         "huggingface-token",
         "Hugging Face user and organisation tokens",
         ["hf_", "api_org_"],
@@ -646,7 +662,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "short-flag",
-        what: "per-command short password flags: mysql -pX, 7z -pX, sshpass -p, redis-cli -a, ldapsearch -w, zip -P …",
+        what: "per-command short password flags: mysql -pX, 7z -pX, sshpass -p, redis-cli -a, ldapsearch -w, zip -P, ipmitool -P, snmpwalk -c …",
         keywords: &[
             "mysql",
             "mariadb",
@@ -667,6 +683,8 @@ pub static RULES: &[Rule] = &[
             "openssl",
             "ssh-keygen",
             "sshpass",
+            "ipmitool",
+            "snmp",
             "mongo",
             "doctl",
             "codecov",
