@@ -7,7 +7,7 @@ use regex::bytes::Regex;
 
 use super::prose::looks_typed;
 use super::scan::{Span, ascii_regex, lazy_re};
-use super::value::{Class, Form, name_class, should_redact};
+use super::value::{Class, Form, name_class, name_class_strict, should_redact};
 
 lazy_re!(AWS_PROMPT, r"Secret Access Key(?: \[[^\]]*\])?:[ \t]*([A-Za-z0-9/+=]{40})");
 
@@ -55,12 +55,23 @@ lazy_re!(NETRC, r"\bmachine[ \t]+\S+.*?\bpassword[ \t]+([^\s'\x22]+)");
 // assignment, read elsewhere).
 lazy_re!(
     NETRC_LINE,
-    r#"(?:^[-+]?|[;:])[ \t]*(?:/?set[ \t]+)?(?:default[ \t]+)?(?:login[ \t]+\S+[ \t]+)?(?:[A-Za-z0-9_.\-]*[._\-])?(?:password|passwd)[ \t]+("[^"\\\s]+"|'[^'\\\s]+'|[^\s'"=:][^\s'"]*)[ \t]*$"#
+    r#"(?:^[-+]?|[;:])[ \t]*(?:/?set[ \t]+)?(?:default[ \t]+)?(?:login[ \t]+\S+[ \t]+)?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+("[^"\\\s]+"|'[^'\\\s]+'|[^\s'"=:][^\s'"]*)[ \t]*$"#
 );
 
 // A directive line of several settings (fetchmailrc's `poll … user "me" password "X"
 // ssl`): a quoted value after a bare `password`, wherever it stands.
 lazy_re!(QUOTED_AFTER, r#"(?:^|[ \t])(?:password|passwd|passphrase)[ \t]+("[^"\\\s]{4,}"|'[^'\\\s]{4,}')"#);
+
+/// A directive's value, when it could be its name's secret: a lone word is prose
+/// ("password reset"); a secret in a file of its own shape has a digit, a symbol or mixed
+/// case. One that names a password (`"app.db.password"`, `password-input`) is a key.
+fn directive_value(line: &[u8], (s, e): (usize, usize), class: Class, out: &mut Vec<Span>) {
+    let v = &line[s..e];
+    let names_one = v.windows(4).any(|w| w.eq_ignore_ascii_case(b"pass"));
+    if should_redact(class, v) && looks_typed(v) && !names_one {
+        out.push(Span { start: s, end: e, rule: "netrc-line" });
+    }
+}
 
 /// The value inside a captured group, quotes excluded.
 fn unquoted(m: regex::bytes::Match<'_>) -> (usize, usize) {
@@ -73,18 +84,23 @@ fn unquoted(m: regex::bytes::Match<'_>) -> (usize, usize) {
 }
 
 pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
-    for re in [&*NETRC_LINE, &*QUOTED_AFTER] {
-        for c in re.captures_iter(line) {
-            let (s, e) = unquoted(c.get(1).unwrap());
-            let v = &line[s..e];
-            // A lone word is prose ("password reset"); a password in a file of its own
-            // shape has a digit, a symbol or mixed case. One that names a password
-            // (`"app.db.password"`, `password-input`) is a key, not the secret.
-            let names_one = v.windows(4).any(|w| w.eq_ignore_ascii_case(b"pass"));
-            if should_redact(Class::Password, v) && looks_typed(v) && !names_one {
-                out.push(Span { start: s, end: e, rule: "netrc-line" });
-            }
+    // A directive's name says what its value is: a password's, or any secret's.
+    if let Some(c) = NETRC_LINE.captures(line) {
+        let name = c.get(1).unwrap().as_bytes();
+        let lower = name.to_ascii_lowercase();
+        let class = if lower.ends_with(b"password") || lower.ends_with(b"passwd") {
+            Some(Class::Password)
+        } else {
+            name_class_strict(name, Form::Env)
+        };
+        let (s, e) = unquoted(c.get(2).unwrap());
+        if let Some(class) = class {
+            directive_value(line, (s, e), class, out);
         }
+    }
+    for c in QUOTED_AFTER.captures_iter(line) {
+        let (s, e) = unquoted(c.get(1).unwrap());
+        directive_value(line, (s, e), Class::Password, out);
     }
     for c in NETRC.captures_iter(line) {
         let m = c.get(1).unwrap();

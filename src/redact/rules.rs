@@ -1084,7 +1084,18 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "netrc-line",
         what: "a config directive `password X`: a .netrc entry over several lines, msmtprc, fetchmailrc, an IRC client's /set …password",
-        keywords: &["password", "passwd", "passphrase"],
+        // A directive named like any secret: the name-keyed rules' words.
+        keywords: &[
+            "password",
+            "passwd",
+            "passphrase",
+            "secret",
+            "token",
+            "community",
+            "apikey",
+            "api_key",
+            "psk",
+        ],
         matcher: Matcher::Context(Engine::Netrc),
         gate: Gate::Any,
         positives: &[

@@ -77,7 +77,22 @@ const SHORT_FLAGS: &[ShortFlag] = &[
     sf(&["sshpass"], None, "-p", false, ValueKind::Plain),
     sf(&["ipmitool"], None, "-P", false, ValueKind::Plain),
     // SNMP v1/v2c's community string is its password.
-    sf(&["snmpwalk", "snmpget", "snmpgetnext", "snmpbulkwalk", "snmpbulkget", "snmpset", "snmptable", "snmptrap"], None, "-c", false, ValueKind::Plain),
+    sf(
+        &[
+            "snmpwalk",
+            "snmpget",
+            "snmpgetnext",
+            "snmpbulkwalk",
+            "snmpbulkget",
+            "snmpset",
+            "snmptable",
+            "snmptrap",
+        ],
+        None,
+        "-c",
+        false,
+        ValueKind::Plain,
+    ),
     sf(MONGO, None, "-p", false, ValueKind::Plain),
     sf(&["doctl", "codecov", "cml"], None, "-t", false, ValueKind::Plain),
     sf(REGISTRY_LOGIN, Some("login"), "-p", false, ValueKind::Plain),
