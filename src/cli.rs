@@ -604,8 +604,9 @@ Check that lokust is set up right on this machine, one line per check: the binar
 PATH and of one version; the prompt hook in the shell's startup file and firing (this \
 shell's live file is fresh); the state folder private; that you hold a key the sealing \
 variables seal to; tmux, its key binding and the sealing variables in its server; each \
-agent's home and CLI; stale Claude Code registry entries; conversations close to Claude \
-Code's cleanup; the git work --bundle would carry. Each problem has the line that fixes \
+agent's home and CLI; stale Claude Code registry entries; copies a move that did not \
+finish left set aside; conversations close to Claude Code's cleanup; the git work --bundle \
+would carry. Each problem has the line that fixes \
 it under it. Nothing is changed, and no key or secret is printed.
 
 Exit status: 0 unless a check failed (2), or with --strict a check warned (2).", after_long_help = ENV_HELP)]

@@ -64,6 +64,7 @@ pub fn run(probe: &Probe, shell_pid: Option<u32>) -> Vec<Check> {
     out.extend(tmux(probe, !recipients.is_empty()));
     out.extend(agents(probe));
     out.push(stale_claude_registry(probe));
+    out.push(interrupted_move(probe));
     out.push(claude_retention(probe));
     out.push(unpushed(probe));
     out
@@ -373,6 +374,37 @@ fn stale_claude_registry(probe: &Probe) -> Check {
             )),
         )
     }
+}
+
+/// A `move` killed part way leaves the old copies set aside, where their agents do not
+/// look: named, with the line that puts each back.
+fn interrupted_move(probe: &Probe) -> Check {
+    let left = crate::relocate::leftovers(probe);
+    if left.is_empty() {
+        return check("interrupted move", Status::Ok, "no conversations left set aside", None);
+    }
+    let quote = |p: &std::path::Path| {
+        crate::shell::posix_quote(&p.to_string_lossy(), crate::shell::Quote::WhenNeeded)
+    };
+    let fixes: Vec<String> = left
+        .iter()
+        .map(|(aside, original)| {
+            if original.exists() {
+                format!("rm -r {}   # {} is back already", quote(aside), quote(original))
+            } else {
+                format!("mv {} {}", quote(aside), quote(original))
+            }
+        })
+        .collect();
+    check(
+        "interrupted move",
+        Status::Warn,
+        format!(
+            "{} set aside by a move that did not finish; the move's backup is in the archive (lokust-shell list)",
+            crate::human::count_as(left.len() as u64, "copy", "copies")
+        ),
+        Some(fixes.join("\n")),
+    )
 }
 
 /// Claude Code deletes transcripts older than `cleanupPeriodDays` (30 by default) when it

@@ -19,6 +19,40 @@ use crate::archive;
 use crate::probe::Probe;
 use crate::sanitize::for_terminal as safe;
 
+/// How an old copy set aside by a move starts its name, beside where it was.
+pub const ASIDE_PREFIX: &str = ".lokust-moving-";
+
+/// Old copies a move set aside and never finished with (it was killed): each with the
+/// name it had. The agents do not see them; the move's backup in the archive holds them.
+pub fn leftovers(probe: &Probe) -> Vec<(PathBuf, PathBuf)> {
+    let mut dirs = Vec::new();
+    if let Some(config) = crate::capture::claude::config_dir(probe) {
+        dirs.push(config.join("projects"));
+    }
+    for a in agent::AGENTS {
+        if let Some(home) = a.home(probe) {
+            dirs.push(home);
+        }
+    }
+    let mut found = Vec::new();
+    // Codex keeps rollouts by date (`sessions/YYYY/MM/DD/`): a few levels down.
+    let mut stack: Vec<(PathBuf, usize)> = dirs.into_iter().map(|d| (d, 0)).collect();
+    while let Some((dir, depth)) = stack.pop() {
+        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(rest) = name.strip_prefix(ASIDE_PREFIX)
+                && let Some((_, original)) = rest.split_once('-')
+            {
+                found.push((entry.path(), dir.join(original)));
+            } else if depth < 4 && !name.starts_with('.') && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push((entry.path(), depth + 1));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// The agents whose stores `move` rewrites.
 const MOVED: &[&str] = &[agent::claude::NAME, "codex"];
 
@@ -564,7 +598,7 @@ fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Resul
     let mut moved: Vec<Aside> = Vec::new();
     let mut aside = |agent: Known, from: PathBuf| -> anyhow::Result<()> {
         let name = from.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let to = from.with_file_name(format!(".lokust-moving-{stamp}-{name}"));
+        let to = from.with_file_name(format!("{ASIDE_PREFIX}{stamp}-{name}"));
         fs::rename(&from, &to).with_context(|| format!("could not set {} aside", from.display()))?;
         moved.push(Aside { agent, from, to });
         Ok(())

@@ -81,6 +81,24 @@ fn a_stale_claude_registry_entry_is_named_with_its_fix() {
     assert!(out.contains(&format!("fix: rm {}", sessions.join("4194000.json").display())), "{out}");
 }
 
+/// A move killed between setting the old copies aside and finishing leaves them where no
+/// agent looks: doctor names them with the line that puts each back.
+#[test]
+fn copies_an_interrupted_move_set_aside_are_named_with_their_fix() {
+    let env = TestEnv::new();
+    let projects = env.home.join(".claude/projects");
+    let aside = projects.join(".lokust-moving-20261127T201718Z--src-app");
+    fs::create_dir_all(&aside).unwrap();
+    fs::write(aside.join("a.jsonl"), "{}\n").unwrap();
+    let out = stdout(&doctor(&env, &[]).success());
+    let line = out.lines().find(|l| l.contains("interrupted move")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.starts_with("! ") && line.contains("1 copy"), "{out}");
+    assert!(
+        out.contains(&format!("mv {} {}", aside.display(), projects.join("-src-app").display())),
+        "{out}"
+    );
+}
+
 #[test]
 fn conversations_close_to_claude_codes_cleanup_are_counted() {
     let env = TestEnv::new();
