@@ -287,6 +287,45 @@ fn run_move(with_codex_home: bool) {
     assert!(input.contains("PELICAN-3"), "{input}");
 }
 
+/// `lokust-shell move` on one machine: the real CLI resumes the conversation in the new
+/// folder, tells the model the new directory, and `--last` there picks it; one rollout is
+/// left, not two.
+#[test]
+fn a_conversation_resumes_after_lokust_shell_move() {
+    let Some(bin) = codex_bin() else { return };
+    let env = TestEnv::new();
+    let home = Home { home: env.home.clone(), codex_home: None };
+    let api = responses_api();
+    home.write_config(&api);
+    let base = std::fs::canonicalize(env.root.path()).unwrap().join("P");
+    let (a, b) = (base.join("a"), base.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    let id = new_conversation(&bin, &home, &a, "remember the word ZEBRA-42");
+    let mut cmd = env.cmd("lokust-shell");
+    home.env(&mut cmd);
+    let out = cmd.arg("move").arg(&a).arg(&b).arg("--move-dir").assert().success();
+    assert!(
+        crate::util::stdout(&out).contains(&format!("codex resume {id}")),
+        "{}",
+        crate::util::stdout(&out)
+    );
+    assert_eq!(rollouts(&home).len(), 1, "{:?}", rollouts(&home));
+
+    let (resumed, input) = resume(&bin, &api, &home, &b, &[&id], "which word?");
+    assert_eq!(resumed, id);
+    assert!(input.contains("ZEBRA-42"), "earlier turns missing: {input}");
+    assert!(
+        input.contains(&format!("<cwd>{}</cwd>", b.display())),
+        "the model is not told the new directory: {input}"
+    );
+    assert!(
+        !input.contains(&format!("<cwd>{}</cwd>", a.display())),
+        "the model still sees the old directory"
+    );
+    let (picked, _) = resume(&bin, &api, &home, &b, &["--last"], "and now?");
+    assert_eq!(picked, id, "--last in the new folder did not pick the moved conversation");
+}
+
 #[test]
 fn a_conversation_resumes_at_a_path_with_a_dot_a_space_and_non_ascii_letters() {
     run_move(false);
