@@ -11,6 +11,8 @@
 # there still see the status of the user's command. Sourcing twice is harmless.
 
 __lokust_bin='lokust-shell'
+# A notice for this shell (conversations about to be deleted), left by a refresh.
+__lokust_notice="${XDG_STATE_HOME:-${HOME}/.local/state}/lokust/notices/$$"
 __lokust_pwd=''
 __lokust_histcmd=-1
 __lokust_at=0
@@ -25,6 +27,13 @@ __lokust_save() {
 
 __lokust_hook() {
   \builtin local __lokust_status=$?
+  # Builtins only (read, printf, a redirection): emptied so it shows once.
+  if [[ -s ${__lokust_notice} ]]; then
+    \builtin local __lokust_line=''
+    IFS= \builtin read -r __lokust_line <"${__lokust_notice}"
+    \builtin printf '%s\n' "${__lokust_line}" >&2
+    : >"${__lokust_notice}"
+  fi
   if [[ ${LOKUST_HOOK:-1} != 0 ]]; then
     # EPOCHREALTIME is bash 5; before it, only a change of directory refreshes.
     \builtin local __lokust_now=${EPOCHREALTIME:-0}

@@ -11,9 +11,21 @@
 set -g __lokust_bin lokust-shell
 set -g __lokust_pwd ''
 set -g __lokust_last ''
+# A notice for this shell (conversations about to be deleted), left by a refresh.
+if set -q XDG_STATE_HOME; and test -n "$XDG_STATE_HOME"
+    set -g __lokust_notice $XDG_STATE_HOME/lokust/notices/$fish_pid
+else
+    set -g __lokust_notice $HOME/.local/state/lokust/notices/$fish_pid
+end
 
 function __lokust_hook --on-event fish_prompt
     set -l __lokust_status $status
+    # Builtins only; emptied so it shows once.
+    if test -s $__lokust_notice
+        read -l __lokust_line <$__lokust_notice
+        echo $__lokust_line >&2
+        echo -n >$__lokust_notice
+    end
     if test "$LOKUST_HOOK" = 0; or set -q fish_private_mode
         return $__lokust_status
     end

@@ -13,6 +13,8 @@
 \builtin zmodload -F zsh/parameter p:history 2>/dev/null
 
 typeset -g __lokust_bin='lokust-shell'
+# A notice for this shell (conversations about to be deleted), left by a refresh.
+typeset -g __lokust_notice="${XDG_STATE_HOME:-$HOME/.local/state}/lokust/notices/$$"
 typeset -g __lokust_pwd=''
 typeset -gi __lokust_histcmd=-1 __lokust_at=0
 
@@ -30,6 +32,11 @@ __lokust_save() {
 
 __lokust_precmd() {
   \builtin local -i __lokust_status=$?
+  # $(<file) reads without a fork; emptied so it shows once.
+  if [[ -s $__lokust_notice ]]; then
+    \builtin print -ru2 -- "$(<$__lokust_notice)"
+    : >|$__lokust_notice
+  fi
   if [[ ${LOKUST_HOOK:-1} != 0 ]]; then
     \builtin local -i __lokust_now=${${EPOCHREALTIME:-0}%%[.,]*} __lokust_every=30
     # Only digits reach arithmetic: "1m" would print a math error at every prompt.

@@ -491,3 +491,54 @@ fn doctor_sees_the_hook_firing_in_a_real_shell() {
     let hook = out.lines().find(|l| l.contains("prompt hook")).unwrap_or_else(|| panic!("{out}"));
     assert!(hook.starts_with("✓ ") && hook.contains("firing"), "{out}");
 }
+
+/// A conversation of the shell's directory close to Claude Code's cleanup: the next prompt
+/// after a refresh says so on one line, once; the prompt itself runs no program for it.
+fn notice(shell: &str) {
+    if !have(shell) || !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let s = session(&env, shell);
+    let real = fs::canonicalize(&env.cwd).unwrap();
+    let slot =
+        env.home.join(".claude/projects").join(lokust::capture::claude::slot_name(real.to_str().unwrap()));
+    fs::create_dir_all(&slot).unwrap();
+    fs::write(env.home.join(".claude/settings.json"), r#"{"cleanupPeriodDays": 30}"#).unwrap();
+    let old = slot.join("0b5e7c4a-3f8d-4a51-9e2c-7d1f0a6b8c93.jsonl");
+    fs::write(&old, "{}\n").unwrap();
+    let when = std::time::SystemTime::now() - Duration::from_secs(28 * 86_400);
+    filetime::set_file_mtime(&old, filetime::FileTime::from_system_time(when)).unwrap();
+    let tmux = Tmux::start("hook", &env.cwd, &env.home, &s.command);
+    let t = "=hook:";
+    wait_screen(&tmux, t, "ready>");
+    let pid = tmux.run(&["display-message", "-p", "-t", t, "#{pane_pid}"]).trim().to_string();
+    let notice = env.home.join(".local/state/lokust/notices").join(&pid);
+    wait_for(20, "the notice", || Some(()).filter(|()| notice.exists()), || screen(&tmux, t));
+    let type_line = |line: &str| {
+        tmux.run(&["send-keys", "-t", t, "-l", line]) + &tmux.run(&["send-keys", "-t", t, "Enter"])
+    };
+    type_line("echo one");
+    let said = wait_screen(&tmux, t, "Claude Code deletes 1 conversation of this project");
+    assert!(said.contains("keep them: lokust-shell archive"), "{shell}:\n{said}");
+    type_line("echo two");
+    type_line("echo three");
+    let all = wait_screen(&tmux, t, "\nthree\nready>");
+    assert_eq!(all.matches("Claude Code deletes").count(), 1, "{shell}: shown more than once:\n{all}");
+    assert_eq!(fs::metadata(&notice).unwrap().len(), 0);
+}
+
+#[test]
+fn zsh_says_when_conversations_are_about_to_be_deleted() {
+    notice("zsh");
+}
+
+#[test]
+fn bash_says_when_conversations_are_about_to_be_deleted() {
+    notice("bash");
+}
+
+#[test]
+fn fish_says_when_conversations_are_about_to_be_deleted() {
+    notice("fish");
+}
