@@ -583,3 +583,40 @@ fn a_registry_entry_of_another_process_is_not_used() {
     assert_eq!(stale["id"], "claude");
     assert!(stale["session_id"].is_null(), "a stale entry was trusted: {stale}");
 }
+
+/// `--all-sessions`: one file per session of the server, each with its own windows.
+#[test]
+fn every_session_of_the_server_is_saved_in_a_file_of_its_own() {
+    if !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let tmux = server(&env, None, &[]);
+    let dir = env.cwd.to_str().unwrap();
+    tmux.run(&["new-session", "-d", "-s", "alpha", "-n", "a1", "-c", dir]);
+    tmux.run(&["new-window", "-t", "alpha", "-n", "a2", "-c", dir]);
+    tmux.run(&["new-session", "-d", "-s", "beta", "-n", "b1", "-c", dir]);
+    lokust_tmux(&env, &tmux).args(["export", "--all-sessions", "--quiet"]).assert().success();
+    let exports = env.home.join(".local/state/lokust/exports");
+    let mut names: Vec<(String, Vec<String>)> = fs::read_dir(&exports)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let ts = tmux_session(&e.path());
+            let windows = ts["windows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w["name"].as_str().unwrap().to_string())
+                .collect();
+            (ts["name"].as_str().unwrap().to_string(), windows)
+        })
+        .collect();
+    names.sort();
+    let want: Vec<(String, Vec<String>)> = vec![
+        ("alpha".into(), vec!["a1".into(), "a2".into()]),
+        ("beta".into(), vec!["b1".into()]),
+        ("boot".into(), names.iter().find(|n| n.0 == "boot").map(|n| n.1.clone()).unwrap_or_default()),
+    ];
+    assert_eq!(names, want);
+}
