@@ -34,7 +34,7 @@ lazy_re!(
 );
 
 /// The inner span of a captured value: quotes excluded.
-fn unquote(line: &[u8], s: usize, e: usize) -> (usize, usize) {
+pub(crate) fn unquote(line: &[u8], s: usize, e: usize) -> (usize, usize) {
     let v = &line[s..e];
     if v.len() >= 2 && (v[0] == b'"' || v[0] == b'\'') && v[v.len() - 1] == v[0] {
         (s + 1, e - 1)

@@ -73,16 +73,6 @@ fn directive_value(line: &[u8], (s, e): (usize, usize), class: Class, out: &mut 
     }
 }
 
-/// The value inside a captured group, quotes excluded.
-fn unquoted(m: regex::bytes::Match<'_>) -> (usize, usize) {
-    let v = m.as_bytes();
-    if v.len() >= 2 && matches!(v[0], b'"' | b'\'') && v[v.len() - 1] == v[0] {
-        (m.start() + 1, m.end() - 1)
-    } else {
-        (m.start(), m.end())
-    }
-}
-
 pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
     // A directive's name says what its value is: a password's, or any secret's.
     if let Some(c) = NETRC_LINE.captures(line) {
@@ -93,13 +83,15 @@ pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
         } else {
             name_class_strict(name, Form::Env)
         };
-        let (s, e) = unquoted(c.get(2).unwrap());
+        let m = c.get(2).unwrap();
+        let (s, e) = super::assign::unquote(line, m.start(), m.end());
         if let Some(class) = class {
             directive_value(line, (s, e), class, out);
         }
     }
     for c in QUOTED_AFTER.captures_iter(line) {
-        let (s, e) = unquoted(c.get(1).unwrap());
+        let m = c.get(1).unwrap();
+        let (s, e) = super::assign::unquote(line, m.start(), m.end());
         directive_value(line, (s, e), Class::Password, out);
     }
     for c in NETRC.captures_iter(line) {

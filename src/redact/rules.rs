@@ -282,14 +282,6 @@ pub static RULES: &[Rule] = &[
         ["echo \"::add-mask::$TOKEN\"", "echo '::add-mask::${{ steps.t.outputs.token }}'"]
     ),
     token!(
-        "windows-pass-flag",
-        "a password given as a Windows-style flag: cmdkey /pass:X, /password:X",
-        ["/pass"],
-        r#"(?i)(?:^|[\s"'])/pass(?:word)?:(?P<s>[^\s"'%$*][^\s"']{3,})"#,
-        ["cmdkey /add:sql01 /user:CORP\\svc /pass:⟦‹a22›⟧", "tool.exe /password:⟦Ab3‹a12›⟧"],
-        ["cmdkey /add:sql01 /user:svc /pass", "cmdkey /pass:%PASSWORD%", "net user /passwordreq:yes"]
-    ),
-    token!(
         "net-use-password",
         "the password of Windows' net use, the word after /user:NAME",
         ["/user"],
@@ -643,9 +635,15 @@ pub static RULES: &[Rule] = &[
             "openssl rsa -in enc.key -passin pass:⟦t0ps3cret⟧ -out dec.key",
             // Corpus miss: a random token may start with a dash.
             "vendor-cli login --token ⟦-7Rh‹a37›⟧",
+            // Windows' spelling of a flag.
+            "cmdkey /add:sql01 /user:CORP\\svc /pass:⟦‹a22›⟧",
+            "tool.exe /password:⟦Ab3‹a12›⟧",
         ],
         negatives: &[
             "aws secretsmanager get-secret-value --secret-id prod/db/password",
+            "cmdkey /add:sql01 /user:svc /pass",
+            "cmdkey /pass:%PASSWORD%",
+            "net user bob /passwordreq:yes",
             "ansible-playbook site.yml --ask-pass",
             "docker login --password-stdin ghcr.io",
             "cargo login --token-file ~/.cargo/token",

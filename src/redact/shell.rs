@@ -1209,6 +1209,16 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         let w = &args[j];
         let t = w.text;
         j += 1;
+        // Windows' spelling of `--name=value`: `/name:value` (`cmdkey /pass:X`,
+        // `/password:X`, `/token:X`), judged by its name as a flag is.
+        if let Some(rest) = t.strip_prefix(b"/")
+            && let Some(colon) = rest.iter().position(|&b| b == b':')
+            && is_flag_name(&rest[..colon])
+            && let Some(c) = name_class(&rest[..colon], Form::Flag)
+        {
+            value(w, colon + 2, ValueKind::Plain, c, base, "flag", out);
+            continue;
+        }
         if t.len() < 2 || t[0] != b'-' {
             continue;
         }

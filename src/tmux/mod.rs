@@ -321,10 +321,7 @@ fn link_agents(captured: &mut session::Captured, exported: &Exported, bundled: b
                 .find(|c| c.agent.id() == agent.id && c.sessions.iter().any(|s| s.id == id))
                 .map(|c| format::ElementRef {
                     kind: c.agent.kind().into(),
-                    project_dir: crate::agent::old_root(
-                        c.element.as_object().expect("an element is an object"),
-                    )
-                    .unwrap_or_default(),
+                    project_dir: c.element.as_object().and_then(crate::agent::old_root).unwrap_or_default(),
                 })
         };
         if bundled && element.is_none() {

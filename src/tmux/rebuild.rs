@@ -58,18 +58,6 @@ pub struct PanePlan {
 /// The most scrollback text a rebuild shows in all its panes.
 const MAX_REPLAY_TOTAL: usize = 64 << 20;
 
-/// The last `max` bytes of `text`, from a character boundary.
-fn tail_of(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text[start..].to_string()
-}
-
 /// How pane directories map: `root → to`, then each `--map OLD=NEW`.
 pub struct Mapping<'a> {
     /// The session's root on the sending machine.
@@ -128,16 +116,19 @@ pub fn plan(
             } else {
                 String::new()
             };
-            // Escaping can grow a hostile text sixfold: each pane shows its last MiB, and
-            // the session at most MAX_REPLAY_TOTAL.
-            let scrollback = tail_of(&scrollback, format::MAX_SCROLLBACK.min(replay_budget));
-            if scrollback.len() == replay_budget && replay_budget > 0 {
+            // Escaping can grow a hostile text sixfold: each pane shows its last MiB (the
+            // capture's own cut: the last lines that fit), and the session at most
+            // MAX_REPLAY_TOTAL.
+            let max = format::MAX_SCROLLBACK.min(replay_budget);
+            let (kept, cut) = super::session::tail(&scrollback, max);
+            if cut > 0 && max == replay_budget {
+                let total = crate::human::size(MAX_REPLAY_TOTAL as u64);
                 warnings.push(format!(
-                    "{}: the session's scrollback passed {}; later panes show none",
-                    label(p),
-                    crate::human::size(MAX_REPLAY_TOTAL as u64)
+                    "{}: the session's scrollback passed {total}; later panes show none",
+                    label(p)
                 ));
             }
+            let scrollback = kept.to_string();
             replay_budget -= scrollback.len();
             let (staged, note) = offer(p, present);
             let mut replay = scrollback;

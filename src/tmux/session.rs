@@ -255,7 +255,7 @@ fn pane_of(
 }
 
 /// The last `max` bytes of `text`, from a line start, and how many bytes were cut.
-fn tail(text: &str, max: usize) -> (&str, usize) {
+pub(crate) fn tail(text: &str, max: usize) -> (&str, usize) {
     if text.len() <= max {
         return (text, 0);
     }
