@@ -200,14 +200,7 @@ fn claude(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, args: &[&str])
     cmd.output().expect("run claude")
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::util::output_text as text;
 
 /// Resumes `id` in `cwd` with a new prompt and returns the body of the request that
 /// carried it to the stand-in.

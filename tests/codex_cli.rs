@@ -97,14 +97,7 @@ impl Home {
     }
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::util::output_text as text;
 
 /// `codex exec --skip-git-repo-check --json ARGS` in `cwd`, under `env -i`.
 fn codex(bin: &Path, home: &Home, cwd: &Path, args: &[&str]) -> Output {

@@ -90,14 +90,7 @@ fn copilot(bin: &Path, api: &StandIn, home: &Home, cwd: &Path, args: &[&str]) ->
     cmd.output().expect("run copilot")
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::util::output_text as text;
 
 /// One prompt; returns the session and the body of the request that carried the prompt.
 fn turn(

@@ -41,14 +41,7 @@ fn write_settings(home: &Path, api: &StandIn) {
     std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::util::output_text as text;
 
 /// `droid exec -m custom:Mock-0 -o json ARGS` in `cwd`, under `env -i`.
 fn droid(bin: &Path, api: &StandIn, home: &Path, cwd: &Path, args: &[&str]) -> Output {

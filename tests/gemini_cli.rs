@@ -121,14 +121,7 @@ fn gemini(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, args: &[&str]) -
     cmd.output().expect("run gemini")
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::util::output_text as text;
 
 /// Runs `gemini -p PROMPT -o json` in `cwd` and returns the session id.
 fn new_conversation(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, prompt: &str) -> String {

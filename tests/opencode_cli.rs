@@ -58,14 +58,7 @@ impl Xdg {
     }
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::util::output_text as text;
 
 /// `opencode ARGS` in `cwd` under `env -i`.
 fn opencode(bin_dir: &Path, xdg: &Xdg, cwd: &Path, args: &[&str]) -> Output {

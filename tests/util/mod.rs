@@ -210,3 +210,13 @@ pub fn codex_rollout(home: &Path, dir: &Path, id: &str) -> PathBuf {
     fs::write(&path, format!("{meta}\n{msg}\n")).unwrap();
     path
 }
+
+/// A finished command's status and output, for an assertion's message.
+pub fn output_text(out: &std::process::Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
