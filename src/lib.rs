@@ -7,7 +7,7 @@
 //! - Leaves: [`lok`] the format's types and schema · [`probe`] the environment, clock and
 //!   cwd as read once · [`exec`] subprocesses with deadlines · [`fsutil`] private, atomic
 //!   writes · [`sanitize`] text from a file made safe for a terminal · [`human`] sizes,
-//!   times and counts as people read them · [`clock`] time since the epoch · [`interrupt`] the Ctrl-C flag · [`policy`] the one table of names that run or grant · [`shell`] zsh,
+//!   times and counts as people read them · [`clock`] time since the epoch · [`interrupt`] the Ctrl-C flag · [`policy`] the one table of names that run or grant · [`place`] the one writer of what a restore lays in an agent's store · [`shell`] zsh,
 //!   bash, fish and quoting · [`exit`] exit statuses and the one error printer.
 //! - Readers: [`capture`] one module per section of a snapshot (env, history, terminal,
 //!   multiplexer, git, Claude Code) · [`redact`] the redactor every text passes through
@@ -42,6 +42,7 @@ pub mod human;
 pub mod interrupt;
 pub mod latest;
 pub mod lok;
+pub mod place;
 pub mod policy;
 pub mod probe;
 pub mod redact;

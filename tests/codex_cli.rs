@@ -361,7 +361,7 @@ fn a_stale_index_row_is_pointed_at_the_restored_file() {
             .assert()
             .success(),
     );
-    assert!(plan.contains("/gone/rollout.jsonl") && plan.contains("would be pointed at"), "{plan}");
+    assert!(plan.contains("/gone/rollout.jsonl") && plan.contains("index row of"), "{plan}");
     assert!(rollouts(&home).is_empty(), "a dry run wrote");
 
     // While a Codex works in this home, the index is not touched and nothing is written.
@@ -381,7 +381,7 @@ fn a_stale_index_row_is_pointed_at_the_restored_file() {
     assert!(rollouts(&home).is_empty(), "written while Codex ran");
 
     let said = restore(&env, &home, &lok, &target, &[]);
-    assert!(said.contains("pointed 1 index rows"), "{said}");
+    assert!(said.contains("state_5.sqlite: index row of"), "{said}");
     let (resumed, input) = resume(&bin, &api, &home, &target, &[&id], "which word?");
     assert_eq!(resumed, id);
     assert!(input.contains("HERON-8"), "{input}");

@@ -214,7 +214,7 @@ fn run_move(with_copilot_home: bool) {
             .assert()
             .success(),
     );
-    assert!(plan.contains("GitHub Copilot CLI: 2 sessions would be placed"), "{plan}");
+    assert!(plan.contains("GitHub Copilot CLI: 2 sessions would go to"), "{plan}");
     assert!(!home.dir().join("session-state").exists(), "the dry run wrote");
     let said = stdout(
         &lokust(&env, &home, "lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success(),

@@ -138,7 +138,7 @@ fn a_session_resumes_at_a_path_with_a_dot_a_space_and_non_ascii_letters() {
         .arg("--dry-run")
         .assert()
         .success();
-    assert!(crate::util::stdout(&dry).contains("Factory Droid: 2 sessions would be placed"));
+    assert!(crate::util::stdout(&dry).contains("Factory Droid: 2 sessions would go to"));
     assert!(!env.home.join(".factory/sessions").exists(), "a dry run wrote");
     let said = crate::util::stdout(
         &env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success(),

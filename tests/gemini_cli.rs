@@ -339,7 +339,7 @@ fn restoring_where_the_path_is_already_a_project_merges_into_its_folder() {
     let said = restore(&env, &home, &lok, &target);
     let folder = home.gh().join("tmp").join(&own).join("chats");
     assert!(said.contains(&folder.to_string_lossy().into_owned()), "{said}");
-    assert!(said.contains("fixed the marker"), "{said}");
+    assert!(said.contains(".project_root: set to name"), "{said}");
     let with_marker: Vec<_> = std::fs::read_dir(home.gh().join("tmp"))
         .unwrap()
         .flatten()

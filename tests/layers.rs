@@ -9,7 +9,20 @@ use std::path::Path;
 /// Lower layers first. Leaves name nothing of the crate but other leaves.
 const LAYERS: &[&[&str]] = &[
     // Leaves: the format, the world as read, and small tools.
-    &["lok", "probe", "exec", "fsutil", "sanitize", "human", "interrupt", "shell", "exit", "clock", "policy"],
+    &[
+        "lok",
+        "probe",
+        "exec",
+        "fsutil",
+        "sanitize",
+        "human",
+        "interrupt",
+        "shell",
+        "exit",
+        "clock",
+        "policy",
+        "place",
+    ],
     // Readers of the machine and the redactor; sealing of a finished file.
     &["capture", "redact", "seal"],
     // A snapshot, and the bundle format in both directions.

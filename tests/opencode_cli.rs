@@ -220,7 +220,7 @@ fn a_session_resumes_in_a_fresh_clone_at_a_path_with_a_dot_a_space_and_non_ascii
             .success(),
     );
     assert!(
-        plan.contains("OpenCode: 1 session would be imported by") && plan.contains("import FILE"),
+        plan.contains("OpenCode: 1 session would go to its database") && plan.contains("import FILE"),
         "{plan}"
     );
     let said = crate::util::stdout(
@@ -232,7 +232,8 @@ fn a_session_resumes_in_a_fresh_clone_at_a_path_with_a_dot_a_space_and_non_ascii
             .success(),
     );
     assert!(
-        said.contains("OpenCode: 1 session imported") && said.contains(&format!("opencode --session {id}")),
+        said.contains("OpenCode: 1 session in its database")
+            && said.contains(&format!("opencode --session {id}")),
         "{said}"
     );
 
@@ -288,7 +289,7 @@ fn without_opencode_on_path_the_session_waits_for_a_later_import() {
             .assert()
             .success(),
     );
-    assert!(said.contains("OpenCode: not on PATH"), "{said}");
+    assert!(said.contains("(opencode is not on PATH)"), "{said}");
     let file = xdg.data().join(format!("lokust-import/{id}.json"));
     assert_eq!(lokust::fsutil::mode(&file).unwrap(), 0o600);
     let out = opencode(&bin_dir, &xdg, &target, &["import", file.to_str().unwrap()]);
@@ -366,7 +367,7 @@ fn a_strangers_opencode_element_grants_nothing_and_cannot_reach_another_session(
             .assert()
             .success(),
     );
-    assert!(said.contains("OpenCode: 1 session imported"), "{said}");
+    assert!(said.contains("OpenCode: 1 session in its database"), "{said}");
     let conn = rusqlite::Connection::open(xdg.data().join("opencode.db")).unwrap();
     let (permission, revert, directory): (Option<String>, Option<String>, String) = conn
         .query_row("SELECT permission, revert, directory FROM session WHERE id = ?1", [ses], |r| {
@@ -425,7 +426,7 @@ fn the_import_runs_nothing_the_checkout_configures() {
             .assert()
             .success(),
     );
-    assert!(said.contains("OpenCode: 1 session imported"), "{said}");
+    assert!(said.contains("OpenCode: 1 session in its database"), "{said}");
     assert!(!marker.exists(), "the checkout's plugin ran during the restore");
     let conn = rusqlite::Connection::open(xdg.data().join("opencode.db")).unwrap();
     let directory: String =

@@ -4,7 +4,8 @@
 //! credential file, devices), are restored into a private HOME and target. Whatever the
 //! exit status: nothing outside the declared roots changes; no name the policy withholds
 //! is laid in the target; no link under the roots points out of them; a dry run changes
-//! nothing at all. `LOKUST_PLACEMENT_RUNS` (default 40) and `LOKUST_PLACEMENT_SEED`
+//! nothing at all, and what a restore writes in the agents' stores is what its dry run
+//! listed. `LOKUST_PLACEMENT_RUNS` (default 40) and `LOKUST_PLACEMENT_SEED`
 //! explore further.
 
 use std::collections::BTreeMap;
@@ -120,10 +121,15 @@ fn valid_entries(kind: &str) -> Vec<(String, Vec<u8>)> {
             ]
         }
         "droid-sessions" => {
-            let start = serde_json::json!({"type": "session_start", "id": "droid_s1", "cwd": "/old/p"});
+            let id = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+            let start = serde_json::json!({"type": "session_start", "id": id, "cwd": "/old/p"});
             let msg = serde_json::json!({"type": "message", "id": "m1", "timestamp": "2026-01-01T00:00:00Z",
                 "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}});
-            vec![("droid_s1.jsonl".into(), [line(start), line(msg)].concat())]
+            let settings = serde_json::json!({"model": "m", "autonomyLevel": "high"});
+            vec![
+                (format!("{id}.jsonl"), [line(start), line(msg)].concat()),
+                (format!("{id}.settings.json"), line(settings)),
+            ]
         }
         "codeloops-sessions" => {
             let start = serde_json::json!({"type": "session_start", "timestamp": "2025-01-27T15:30:45Z", "prompt": "x",
@@ -152,8 +158,12 @@ fn valid_entries(kind: &str) -> Vec<(String, Vec<u8>)> {
 fn hostile_tar(rng: &mut Rng, kind: &str, names: &[&str], n: usize) -> Vec<u8> {
     let mut entries: Vec<(String, u8, Vec<u8>, String)> = Vec::new();
     // Half the elements start well-formed, so what is laid is tested, not only what is refused.
+    let mut n = n;
     if rng.below(2) == 0 {
         entries.extend(valid_entries(kind).into_iter().map(|(n, d)| (n, b'0', d, String::new())));
+        // And half of those stay well-formed, so every kind's placements are compared
+        // with their plan.
+        n *= rng.below(2);
     }
     for _ in 0..n {
         let name = rng.pick(names).to_string();
@@ -171,6 +181,63 @@ fn hostile_tar(rng: &mut Rng, kind: &str, names: &[&str], n: usize) -> Vec<u8> {
         .map(|(n, k, d, t)| Raw { name: n.as_bytes(), kind: *k, data: d, link: t.as_bytes() })
         .collect();
     raw_tar(&raws)
+}
+
+/// The paths below `home` that a restore's output names.
+fn named_paths(home: &Path, out: &[u8]) -> Vec<PathBuf> {
+    let text = String::from_utf8_lossy(out);
+    let prefix = home.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices(prefix.as_str()) {
+        let end = text[at..]
+            .find(|c: char| c.is_whitespace() || c == ':' || c == ',')
+            .map_or(text.len(), |e| at + e);
+        found.push(PathBuf::from(&text[at..end]));
+    }
+    found
+}
+
+/// What the agents' placements changed below `home` is what the dry run listed, and what
+/// the dry run said it would write is there: the plan and the file system agree. Claude
+/// Code's project (placed by `restore/`) and lokust's own state are not placements.
+fn same_as_planned(
+    run: usize,
+    home: &Path,
+    before: &BTreeMap<PathBuf, String>,
+    after: &BTreeMap<PathBuf, String>,
+    dry: &[u8],
+    real: &[u8],
+) {
+    // Each placement's own line, not the headers that name a whole store.
+    let lines: Vec<&str> =
+        std::str::from_utf8(dry).unwrap().lines().filter(|l| !l.contains(" would go to ")).collect();
+    let planned = named_paths(home, lines.join("\n").as_bytes());
+    let placement = |p: &Path| {
+        p.strip_prefix(home).is_ok_and(|r| {
+            !r.as_os_str().is_empty()
+                && !r.to_string_lossy().starts_with(".claude")
+                && !r.starts_with(".local/state")
+        })
+    };
+    for (path, what) in after.iter().filter(|(p, w)| placement(p) && before.get(*p) != Some(*w)) {
+        let listed = planned.iter().any(|n| path.starts_with(n) || (what == "dir" && n.starts_with(path)));
+        assert!(
+            listed,
+            "run {run}: {} ({what}) was written but the dry run did not list it:\n{}",
+            path.display(),
+            String::from_utf8_lossy(dry)
+        );
+    }
+    let refused = String::from_utf8_lossy(real).contains("refused");
+    for line in String::from_utf8_lossy(dry).lines().filter(|l| l.contains(" → ")) {
+        let Some(path) = named_paths(home, line.as_bytes()).into_iter().next() else { continue };
+        assert!(
+            refused || after.contains_key(&path),
+            "run {run}: the dry run said {} would be written, and it is not there:\n{}",
+            path.display(),
+            String::from_utf8_lossy(real)
+        );
+    }
 }
 
 #[test]
@@ -284,6 +351,7 @@ fn hostile_placements_never_leave_their_roots_nor_lay_what_the_policy_withholds(
         let out = restore(&[]);
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.code().is_some() && !said.contains("panicked"), "run {run}: {said}");
+        same_as_planned(run, &home, &before_all, &tree(&case), &dry.stdout, &out.stdout);
         assert_eq!(
             outside(env.root.path()),
             before_root,

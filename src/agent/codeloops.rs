@@ -20,11 +20,9 @@ use std::time::SystemTime;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::disk::{
-    complete_lines, is_plain_absolute, is_under, moved, read_bounded, set_aside, time_of, write_new,
-};
+use super::disk::{complete_lines, is_plain_absolute, is_under, moved, read_bounded, time_of};
 use super::{File, Session};
-use crate::fsutil;
+use crate::place::{Kind, Placement, Plan, Step};
 
 /// The kind of this payload in the `.lok`'s `bundles` array.
 pub const KIND: &str = "codeloops-sessions";
@@ -198,28 +196,8 @@ pub fn relocate(data: &[u8], old: &str, new: &str) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// What a restore does with one log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    Write,
-    Same,
-    /// The receiver has a log of that name with other content: kept.
-    Keep,
-    /// The same with `--force`: it is set aside as a backup first.
-    Replace,
-}
-
-/// One log's place on the receiver.
-#[derive(Debug, Clone)]
-pub struct Placement {
-    pub name: String,
-    pub dest: PathBuf,
-    pub data: Vec<u8>,
-    pub step: Step,
-    pub mtime: Option<SystemTime>,
-}
-
-/// Where each log of a validated element goes for `root`, writing nothing.
+/// Where each log of a validated element goes for `root`, writing nothing. A log of the
+/// same name with other content is kept unless `force`.
 pub fn plan(
     dir: &Path,
     root: &str,
@@ -227,64 +205,28 @@ pub fn plan(
     files: &[File],
     force: bool,
     now: SystemTime,
-) -> anyhow::Result<Vec<Placement>> {
+) -> anyhow::Result<Plan> {
     validate(files)?;
     let old =
         old_root.filter(|o| o.starts_with('/')).context("the element does not say where it came from")?;
-    let mut out = Vec::new();
+    let mut plan = Plan::new("codeloops", "session log", dir.join("sessions").to_string_lossy());
     for f in files {
         let data = relocate(&f.data, old, root).with_context(|| format!("log {}", f.rel))?;
-        let dest = dir.join("sessions").join(&f.rel);
+        let rel = Path::new("sessions").join(&f.rel);
+        let dest = dir.join(&rel);
         let step = match fs::symlink_metadata(&dest) {
             Err(_) => Step::Write,
             Ok(m) if m.is_file() && fs::read(&dest).is_ok_and(|b| b == data) => Step::Same,
-            Ok(m) if m.is_file() && force => Step::Replace,
-            Ok(_) => Step::Keep,
+            Ok(m) if m.is_file() && force => Step::Replace(vec![dest]),
+            Ok(_) => Step::Keep(vec![dest]),
         };
         let mtime = parse_log(&data).and_then(|l| l.last_time).and_then(|t| time_of(&t, now));
-        out.push(Placement { name: f.rel.clone(), dest, data, step, mtime });
+        let id = f.rel.trim_end_matches(".jsonl");
+        plan.items
+            .push(Placement::file(Kind::Conversation, id, dir, rel, data).with_mtime(mtime).with_step(step));
     }
-    Ok(out)
-}
-
-/// What a restore did.
-#[derive(Debug, Default)]
-pub struct Placed {
-    pub written: usize,
-    pub same: usize,
-    pub kept: Vec<String>,
-    pub backups: Vec<PathBuf>,
-}
-
-/// Places a plan, never over a file that appeared meanwhile.
-pub fn apply(dir: &Path, plan: &[Placement], now: SystemTime) -> anyhow::Result<Placed> {
-    let sessions = dir.join("sessions");
-    let mut placed = Placed::default();
-    if plan.iter().any(|p| matches!(p.step, Step::Write | Step::Replace)) {
-        fsutil::create_private_dir(&sessions)
-            .with_context(|| format!("could not create {}", sessions.display()))?;
-    }
-    for p in plan {
-        match p.step {
-            Step::Same => placed.same += 1,
-            Step::Keep => placed.kept.push(p.name.clone()),
-            Step::Write | Step::Replace => {
-                if p.step == Step::Replace {
-                    placed.backups.push(set_aside(&p.dest, now)?);
-                }
-                if write_new(&p.dest, &p.data, p.mtime)
-                    .with_context(|| format!("could not write {}", p.dest.display()))?
-                {
-                    placed.written += 1;
-                } else if fs::read(&p.dest).is_ok_and(|b| b == p.data) {
-                    placed.same += 1;
-                } else {
-                    placed.kept.push(p.name.clone());
-                }
-            }
-        }
-    }
-    Ok(placed)
+    // codeloops has no resume: a run is a record, read in its UI.
+    Ok(plan)
 }
 
 /// codeloops as an [`Agent`](super::Agent).
@@ -359,52 +301,9 @@ impl super::Agent for Codeloops {
         root: &str,
         files: &[File],
         opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let mut lines = vec![format!(
-            "codeloops: {} session logs would go to {}",
-            plan.len(),
-            safe(&home.join("sessions").to_string_lossy())
-        )];
-        for p in &plan {
-            let what = match p.step {
-                Step::Write => "new",
-                Step::Same => "already there",
-                Step::Keep => "differs from the receiver's own: kept (--force replaces it)",
-                Step::Replace => "differs from the receiver's own: replaced, the old one kept as a backup",
-            };
-            lines.push(format!("  {}: {what}", safe(&p.name)));
-        }
-        Ok(super::Restored { lines, resume: None })
+    ) -> anyhow::Result<Plan> {
+        plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)
     }
-
-    fn restore(
-        &self,
-        home: &Path,
-        root: &str,
-        files: &[File],
-        opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let placed = apply(home, &plan, opts.now)?;
-        let mut lines = vec![format!(
-            "codeloops: {} session logs in {} ({} written, {} already there, {} kept as they were)",
-            plan.len(),
-            safe(&home.join("sessions").to_string_lossy()),
-            placed.written,
-            placed.same,
-            placed.kept.len()
-        )];
-        for b in &placed.backups {
-            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
-        }
-        // codeloops has no resume: a run is a record, read in its UI.
-        Ok(super::Restored { lines, resume: None })
-    }
-}
-
-fn safe(s: &str) -> std::borrow::Cow<'_, str> {
-    crate::sanitize::for_terminal(s)
 }
 
 /// A log as normalized events: the task as the user's, each iteration's actor output and

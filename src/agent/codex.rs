@@ -21,9 +21,9 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 pub use super::disk::is_uuid;
-use super::disk::{complete_lines, is_under, moved, read_bounded, set_aside, step_for, time_of, write_new};
+use super::disk::{complete_lines, is_under, moved, read_bounded, step_for, time_of};
 use super::{File, Session};
-use crate::fsutil;
+use crate::place::{Edit, Kind, Placement, Plan, Step};
 
 /// The kind of this payload in the `.lok`'s `bundles` array.
 pub const KIND: &str = "codex-sessions";
@@ -375,21 +375,6 @@ pub fn relocate(data: &[u8], old: &str, new: &str) -> Vec<u8> {
     out
 }
 
-pub use super::disk::Step;
-
-/// One rollout's place on the receiver.
-#[derive(Debug, Clone)]
-pub struct Placement {
-    pub id: String,
-    pub dest: PathBuf,
-    pub data: Vec<u8>,
-    pub step: Step,
-    /// Index rows (database, file they name) to point at `dest`.
-    pub stale_rows: Vec<(PathBuf, String)>,
-    /// When the rollout was last written, for the file's mtime (the picker sorts by it).
-    pub mtime: Option<SystemTime>,
-}
-
 /// Every rollout of the receiver by id.
 fn receiver_rollouts(home: &Path) -> BTreeMap<String, Vec<PathBuf>> {
     let mut by_id: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
@@ -439,15 +424,31 @@ fn indexed_path(db: &Path, id: &str) -> anyhow::Result<Option<String>> {
     }
 }
 
-/// Points the row of `id` at `dest`, only if it still names `was`.
-fn repoint(db: &Path, id: &str, was: &str, dest: &Path) -> anyhow::Result<()> {
-    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
-        .with_context(|| format!("could not open {}", db.display()))?;
-    conn.busy_timeout(Duration::from_secs(10))?;
-    let dest = dest.to_str().context("the rollout path is not UTF-8")?;
-    conn.execute("UPDATE threads SET rollout_path = ?1 WHERE id = ?2 AND rollout_path = ?3", [dest, id, was])
+/// An index row to point at a placed rollout, only if it still names the file it named
+/// when the plan was made.
+struct Repoint {
+    id: String,
+    was: String,
+    dest: PathBuf,
+}
+
+impl Edit for Repoint {
+    fn describe(&self) -> String {
+        format!("index row of {}: {} → {}", self.id, self.was, self.dest.display())
+    }
+
+    fn apply(&self, db: &Path) -> anyhow::Result<()> {
+        let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .with_context(|| format!("could not open {}", db.display()))?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        let dest = self.dest.to_str().context("the rollout path is not UTF-8")?;
+        conn.execute(
+            "UPDATE threads SET rollout_path = ?1 WHERE id = ?2 AND rollout_path = ?3",
+            [dest, &self.id, &self.was],
+        )
         .with_context(|| format!("could not update {}", db.display()))?;
-    Ok(())
+        Ok(())
+    }
 }
 
 /// A Codex process of this user working in `home`, which may hold its index open: its
@@ -496,7 +497,8 @@ fn last_written(data: &[u8], now: SystemTime) -> Option<SystemTime> {
 }
 
 /// Where each rollout of a validated element goes for `root`, what is in the way, and
-/// which index rows must follow; reads the receiver, writes nothing.
+/// which index rows must follow; reads the receiver, writes nothing. Refused when an
+/// index row must change while Codex runs, since it holds the index open.
 pub fn plan(
     home: &Path,
     root: &str,
@@ -504,11 +506,13 @@ pub fn plan(
     files: &[File],
     force: bool,
     now: SystemTime,
-) -> anyhow::Result<Vec<Placement>> {
+) -> anyhow::Result<Plan> {
     validate(files)?;
     let have = receiver_rollouts(home);
     let databases = index_databases(home);
-    let mut out = Vec::new();
+    let mut plan = Plan::new("Codex CLI", "conversation", home.join("sessions").to_string_lossy());
+    let mut newest = None;
+    let mut repoints = false;
     for f in files {
         let id = parse_name(f.rel.rsplit('/').next().unwrap_or_default()).map(|n| n.id).unwrap_or_default();
         // The old path comes from the file: only an absolute path below `/` is moved.
@@ -518,89 +522,36 @@ pub fn plan(
         };
         let dest = home.join(&f.rel);
         let step = step_for(have.get(&id).map_or(&[][..], Vec::as_slice), &dest, &data, force);
-        let mut stale_rows = Vec::new();
-        if !matches!(step, Step::Keep(_)) {
-            for db in &databases {
-                if let Some(named) = indexed_path(db, &id)?
-                    && Path::new(&named) != dest
-                {
-                    stale_rows.push((db.clone(), named));
-                }
+        let mtime = last_written(&data, now);
+        let kept = matches!(step, Step::Keep(_));
+        if !kept {
+            newest = newest.max(Some((mtime, id.clone())));
+        }
+        plan.items.push(
+            Placement::file(Kind::Conversation, &id, home, &f.rel, data).with_mtime(mtime).with_step(step),
+        );
+        if kept {
+            continue;
+        }
+        for db in &databases {
+            if let Some(named) = indexed_path(db, &id)?
+                && Path::new(&named) != dest
+            {
+                let name = db.file_name().context("an index without a name")?;
+                let edit = Repoint { id: id.clone(), was: named, dest: dest.clone() };
+                plan.items.push(Placement::edit(Kind::Index, &id, home, name, Box::new(edit)));
+                repoints = true;
             }
         }
-        let mtime = last_written(&data, now);
-        out.push(Placement { id, dest, data, step, stale_rows, mtime });
     }
-    Ok(out)
-}
-
-/// What a restore did.
-#[derive(Debug, Default)]
-pub struct Placed {
-    pub written: Vec<String>,
-    pub same: usize,
-    /// Ids the receiver has with other content, kept.
-    pub kept: Vec<String>,
-    pub backups: Vec<PathBuf>,
-    /// Index rows pointed at the restored file.
-    pub repointed: usize,
-    /// The id to resume: the most recently written conversation.
-    pub newest: Option<String>,
-}
-
-/// Places a plan: files first (new ones never over an existing file), then the index rows
-/// of the ids written. Refused before anything is written when an index row must change
-/// while Codex runs.
-pub fn apply(home: &Path, plan: &[Placement], now: SystemTime) -> anyhow::Result<Placed> {
-    if plan.iter().any(|p| !p.stale_rows.is_empty())
-        && let Some(pid) = running_codex(home)
-    {
+    if repoints && let Some(pid) = running_codex(home) {
         bail!(
             "Codex is running (pid {pid}) and its index names another file for a restored session; \
              quit Codex and restore again"
         );
     }
-    let mut placed = Placed::default();
-    for p in plan {
-        if let Some(parent) = p.dest.parent() {
-            fsutil::create_private_dir(parent)
-                .with_context(|| format!("could not create {}", parent.display()))?;
-        }
-        match &p.step {
-            Step::Same => placed.same += 1,
-            Step::Keep(_) => {
-                placed.kept.push(p.id.clone());
-                continue;
-            }
-            Step::Write | Step::Replace(_) => {
-                if let Step::Replace(theirs) = &p.step {
-                    for path in theirs {
-                        placed.backups.push(set_aside(path, now)?);
-                    }
-                }
-                if write_new(&p.dest, &p.data, p.mtime)
-                    .with_context(|| format!("could not write {}", p.dest.display()))?
-                {
-                    placed.written.push(p.id.clone());
-                } else if fs::read(&p.dest).is_ok_and(|b| b == p.data) {
-                    placed.same += 1; // another restore of the same file, meanwhile
-                } else {
-                    placed.kept.push(p.id.clone());
-                    continue;
-                }
-            }
-        }
-        for (db, was) in &p.stale_rows {
-            repoint(db, &p.id, was, &p.dest)?;
-            placed.repointed += 1;
-        }
-    }
-    placed.newest = plan
-        .iter()
-        .filter(|p| !matches!(p.step, Step::Keep(_)))
-        .max_by_key(|p| (p.mtime, p.id.clone()))
-        .map(|p| p.id.clone());
-    Ok(placed)
+    plan.newest = newest.map(|(_, id)| id);
+    Ok(plan)
 }
 
 /// Codex CLI as an [`Agent`](super::Agent).
@@ -668,85 +619,9 @@ impl super::Agent for Codex {
         root: &str,
         files: &[File],
         opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let mut lines = vec![format!(
-            "Codex CLI: {} would go to {}",
-            crate::human::count(plan.len() as u64, "conversation"),
-            safe(&home.join("sessions").to_string_lossy())
-        )];
-        lines.extend(describe(&plan));
-        Ok(super::Restored { lines, resume: None })
+    ) -> anyhow::Result<Plan> {
+        plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)
     }
-
-    fn restore(
-        &self,
-        home: &Path,
-        root: &str,
-        files: &[File],
-        opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let placed = apply(home, &plan, opts.now)?;
-        let mut lines = vec![format!(
-            "Codex CLI: {} in {} ({} written, {} already there, {} kept as they were)",
-            crate::human::count(plan.len() as u64, "conversation"),
-            safe(&home.join("sessions").to_string_lossy()),
-            placed.written.len(),
-            placed.same,
-            placed.kept.len()
-        )];
-        for id in &placed.kept {
-            lines.push(format!(
-                "  kept the receiver's own {id}, which differs (--force replaces it, keeping a backup)"
-            ));
-        }
-        for b in &placed.backups {
-            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
-        }
-        if placed.repointed > 0 {
-            lines.push(format!("  pointed {} index rows at the restored files", placed.repointed));
-        }
-        Ok(super::Restored { lines, resume: placed.newest.map(|id| format!("codex resume {id}")) })
-    }
-}
-
-/// One line per thing a plan does beyond writing a new file.
-fn describe(plan: &[Placement]) -> Vec<String> {
-    let mut lines = Vec::new();
-    for p in plan {
-        let dest = safe(&p.dest.to_string_lossy()).into_owned();
-        match &p.step {
-            Step::Write => lines.push(format!("  {} → {dest}", p.id)),
-            Step::Same => lines.push(format!("  {} is already there", p.id)),
-            Step::Keep(_) => {
-                lines.push(format!("  {} differs from the receiver's own: kept (--force replaces it)", p.id))
-            }
-            Step::Replace(theirs) => {
-                for t in theirs {
-                    lines.push(format!(
-                        "  {}: {} would be set aside as a backup",
-                        p.id,
-                        safe(&t.to_string_lossy())
-                    ));
-                }
-                lines.push(format!("  {} → {dest}", p.id));
-            }
-        }
-        for (db, was) in &p.stale_rows {
-            lines.push(format!(
-                "  {}: the index {} names {}; it would be pointed at {dest}",
-                p.id,
-                safe(&db.to_string_lossy()),
-                safe(was)
-            ));
-        }
-    }
-    lines
-}
-
-fn safe(s: &str) -> std::borrow::Cow<'_, str> {
-    crate::sanitize::for_terminal(s)
 }
 
 /// A rollout as normalized events: its messages (the developer's and the system's as

@@ -15,18 +15,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::disk::{
-    Step, complete_lines, is_plain_absolute, is_under, is_uuid, moved, read_bounded, set_aside, time_of,
-};
+use super::disk::{complete_lines, is_plain_absolute, is_under, is_uuid, moved, read_bounded, time_of};
 use super::{File, Session};
-use crate::fsutil;
+use crate::place::{Content, Entry, Kind, Placement, Plan, Step};
 
 /// The kind of this payload in the `.lok`'s `bundles` array.
 pub const KIND: &str = "copilot-sessions";
@@ -423,20 +420,9 @@ pub fn validate(files: &[File]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One session's place on the receiver.
-#[derive(Debug, Clone)]
-pub struct Placement {
-    pub id: String,
-    pub folder: PathBuf,
-    /// The session's files moved for the new path, relative to its folder.
-    pub files: Vec<(String, Vec<u8>)>,
-    pub step: Step,
-    pub mtime: Option<SystemTime>,
-}
-
 /// Where each session of a validated element goes for `root`, reading the receiver and
-/// writing nothing. A session the receiver has (any file of its folder differing) is kept
-/// unless `force`.
+/// writing nothing: one folder each, placed whole. A session the receiver has (any file of
+/// its folder differing) is kept unless `force`.
 pub fn plan(
     home: &Path,
     root: &str,
@@ -444,14 +430,14 @@ pub fn plan(
     files: &[File],
     force: bool,
     now: SystemTime,
-) -> anyhow::Result<Vec<Placement>> {
+) -> anyhow::Result<Plan> {
     validate(files)?;
     // The session resumes in its `cwd`: it must come from the project folder the element
     // names, and go to `root`.
     let old = old_root
         .filter(|o| is_plain_absolute(o) && *o != "/")
         .context("the element does not say which project folder it came from")?;
-    let mut by_id: BTreeMap<&str, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+    let mut by_id: BTreeMap<&str, Vec<Entry>> = BTreeMap::new();
     for f in files {
         let (id, rel) = f.rel.split_once('/').unwrap_or_default();
         let data = match rel {
@@ -461,90 +447,40 @@ pub fn plan(
                 .into_bytes(),
             _ => f.data.clone(),
         };
-        by_id.entry(id).or_default().push((rel.to_string(), data));
+        by_id.entry(id).or_default().push(Entry { rel: rel.to_string(), data, mtime: None });
     }
-    let mut out = Vec::new();
-    for (id, files) in by_id {
-        let folder = home.join("session-state").join(id);
+    let state = home.join("session-state");
+    let mut plan = Plan::new("GitHub Copilot CLI", "session", state.to_string_lossy());
+    let mut newest = None;
+    for (id, mut entries) in by_id {
+        let folder = state.join(id);
         let step = match fs::symlink_metadata(&folder) {
             Err(_) => Step::Write,
-            Ok(_) if files.iter().all(|(rel, data)| fs::read(folder.join(rel)).is_ok_and(|b| &b == data)) => {
+            Ok(_) if entries.iter().all(|e| fs::read(folder.join(&e.rel)).is_ok_and(|b| b == e.data)) => {
                 Step::Same
             }
             Ok(_) if force => Step::Replace(vec![folder.clone()]),
             Ok(_) => Step::Keep(vec![folder.clone()]),
         };
-        let events =
-            files.iter().find(|(rel, _)| rel == EVENTS).map(|(_, d)| d.as_slice()).unwrap_or_default();
+        let events = entries.iter().find(|e| e.rel == EVENTS).map(|e| e.data.as_slice()).unwrap_or_default();
         let mtime = parse_events(events).and_then(|e| e.last_time).and_then(|t| time_of(&t, now));
-        out.push(Placement { id: id.to_string(), folder, files, step, mtime });
+        for e in entries.iter_mut().filter(|e| e.rel == EVENTS) {
+            e.mtime = mtime;
+        }
+        if !matches!(step, Step::Keep(_)) {
+            newest = newest.max(Some((mtime, id.to_string())));
+        }
+        plan.items.push(Placement {
+            kind: Kind::Conversation,
+            session: id.to_string(),
+            root: home.to_path_buf(),
+            rel: Path::new("session-state").join(id),
+            content: Content::Folder(entries),
+            step,
+        });
     }
-    Ok(out)
-}
-
-/// What a restore did.
-#[derive(Debug, Default)]
-pub struct Placed {
-    pub written: Vec<String>,
-    pub same: usize,
-    pub kept: Vec<String>,
-    pub backups: Vec<PathBuf>,
-    pub newest: Option<String>,
-}
-
-/// Places a plan: each session is made whole in a private folder beside its place, then
-/// renamed into it, so the CLI sees it complete or not at all; a folder the receiver has
-/// is never written into.
-pub fn apply(home: &Path, plan: &[Placement], now: SystemTime) -> anyhow::Result<Placed> {
-    let state = home.join("session-state");
-    let mut placed = Placed::default();
-    for p in plan {
-        match &p.step {
-            Step::Same => {
-                placed.same += 1;
-                continue;
-            }
-            Step::Keep(_) => {
-                placed.kept.push(p.id.clone());
-                continue;
-            }
-            Step::Write | Step::Replace(_) => {}
-        }
-        fsutil::create_private_dir(&state)
-            .with_context(|| format!("could not create {}", state.display()))?;
-        let staging = tempfile::Builder::new().prefix(".lokust-").tempdir_in(&state)?;
-        fs::set_permissions(staging.path(), fs::Permissions::from_mode(0o700))?;
-        for (rel, data) in &p.files {
-            let dest = staging.path().join(rel);
-            if let Some(parent) = dest.parent() {
-                fsutil::create_private_dir(parent)?;
-            }
-            let when = (rel == EVENTS).then_some(p.mtime).flatten();
-            super::disk::write_new(&dest, data, when).with_context(|| format!("could not write {rel}"))?;
-        }
-        if let Step::Replace(theirs) = &p.step {
-            for path in theirs {
-                placed.backups.push(set_aside(path, now)?);
-            }
-        }
-        // A folder that appeared meanwhile is the receiver's: kept, nothing written into it.
-        if fs::symlink_metadata(&p.folder).is_ok() {
-            placed.kept.push(p.id.clone());
-            continue;
-        }
-        let staged = staging.keep();
-        if let Err(e) = fs::rename(&staged, &p.folder) {
-            let _ = fs::remove_dir_all(&staged);
-            return Err(e).with_context(|| format!("could not place {}", p.folder.display()));
-        }
-        placed.written.push(p.id.clone());
-    }
-    placed.newest = plan
-        .iter()
-        .filter(|p| !matches!(p.step, Step::Keep(_)))
-        .max_by_key(|p| (p.mtime, p.id.clone()))
-        .map(|p| p.id.clone());
-    Ok(placed)
+    plan.newest = newest.map(|(_, id)| id);
+    Ok(plan)
 }
 
 /// GitHub Copilot CLI as an [`Agent`](super::Agent).
@@ -614,59 +550,9 @@ impl super::Agent for Copilot {
         root: &str,
         files: &[File],
         opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let mut lines = vec![format!(
-            "GitHub Copilot CLI: {} would be placed for the new path",
-            crate::human::count(plan.len() as u64, "session")
-        )];
-        for p in &plan {
-            let folder = safe(&p.folder.to_string_lossy()).into_owned();
-            lines.push(match &p.step {
-                Step::Write => format!("  {} → {folder}", p.id),
-                Step::Same => format!("  {} is already there", p.id),
-                Step::Keep(_) => {
-                    format!("  {} differs from the receiver's own: kept (--force replaces it)", p.id)
-                }
-                Step::Replace(_) => {
-                    format!("  {} → {folder}; the receiver's folder would be set aside", p.id)
-                }
-            });
-        }
-        Ok(super::Restored { lines, resume: None })
+    ) -> anyhow::Result<Plan> {
+        plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)
     }
-
-    fn restore(
-        &self,
-        home: &Path,
-        root: &str,
-        files: &[File],
-        opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let placed = apply(home, &plan, opts.now)?;
-        let mut lines = vec![format!(
-            "GitHub Copilot CLI: {} in {} ({} written, {} already there, {} kept as they were)",
-            crate::human::count(plan.len() as u64, "session"),
-            safe(&home.join("session-state").to_string_lossy()),
-            placed.written.len(),
-            placed.same,
-            placed.kept.len()
-        )];
-        for id in &placed.kept {
-            lines.push(format!(
-                "  kept the receiver's own {id}, which differs (--force replaces it, keeping a backup)"
-            ));
-        }
-        for b in &placed.backups {
-            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
-        }
-        Ok(super::Restored { lines, resume: placed.newest.map(|id| format!("copilot --resume={id}")) })
-    }
-}
-
-fn safe(s: &str) -> std::borrow::Cow<'_, str> {
-    crate::sanitize::for_terminal(s)
 }
 
 /// A transcript as normalized events: prompts, answers, tool runs and their results.

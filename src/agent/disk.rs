@@ -1,14 +1,12 @@
-//! What every agent adapter does on disk, written once: reads that never follow a link
-//! and stop at a size, new files that never replace an existing one, the receiver's file
-//! set aside as a backup, and paths moved on component boundaries.
+//! What every agent adapter reads on disk, written once: reads that never follow a link
+//! and stop at a size, what the receiver holds of a session, and paths moved on component
+//! boundaries. Writing is [`crate::place`]'s alone.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-
-use anyhow::Context;
 
 /// A UUID as the agents write them: 8-4-4-4-12 lowercase hex digits.
 pub fn is_uuid(s: &str) -> bool {
@@ -60,46 +58,7 @@ pub fn moved(path: &str, old: &str, new: &str) -> Option<String> {
     }
 }
 
-/// Writes `data` to `dest` as a new file, mode 0600, dated `mtime` when given; false when
-/// a file is already there (it is left as it is).
-pub fn write_new(dest: &Path, data: &[u8], mtime: Option<SystemTime>) -> io::Result<bool> {
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".lokust-").suffix(".tmp").tempfile_in(dir)?;
-    tmp.write_all(data)?;
-    tmp.as_file().sync_all()?;
-    if let Some(t) = mtime {
-        tmp.as_file().set_modified(t)?;
-    }
-    match tmp.persist_noclobber(dest) {
-        Ok(_) => Ok(true),
-        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e.error),
-    }
-}
-
-/// Sets a receiver's file aside beside where it was, under a name no agent reads
-/// (`<name>.lokust-backup-<time>`), and returns where.
-pub fn set_aside(path: &Path, now: SystemTime) -> anyhow::Result<PathBuf> {
-    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace([':', '-'], "");
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".lokust-backup-{stamp}"));
-    let backup = path.with_file_name(name);
-    fs::rename(path, &backup).with_context(|| format!("could not back up {}", path.display()))?;
-    Ok(backup)
-}
-
-/// What a restore does with a session the receiver may already hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    /// Not on the receiver: written.
-    Write,
-    /// The receiver has it with these bytes already.
-    Same,
-    /// The receiver has this session with other content (at these paths): kept as it is.
-    Keep(Vec<PathBuf>),
-    /// The same, with `--force`: those files are set aside as backups, then it is written.
-    Replace(Vec<PathBuf>),
-}
+pub use crate::place::Step;
 
 /// The step for writing `data` at `dest` when the receiver holds `theirs` for the same
 /// session (anywhere the agent would find it).
@@ -154,18 +113,5 @@ mod tests {
         ] {
             assert!(!is_uuid(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn a_new_file_never_replaces_one_and_a_backup_is_not_read_as_the_original() {
-        let dir = tempfile::tempdir().unwrap();
-        let dest = dir.path().join("a.jsonl");
-        assert!(write_new(&dest, b"one", None).unwrap());
-        assert!(!write_new(&dest, b"two", None).unwrap());
-        assert_eq!(fs::read(&dest).unwrap(), b"one");
-        let backup = set_aside(&dest, SystemTime::now()).unwrap();
-        assert!(!dest.exists() && !backup.to_string_lossy().ends_with(".jsonl"));
-        assert_eq!(crate::fsutil::mode(&backup).unwrap(), 0o600);
-        assert_eq!(complete_lines(b"a\nb".to_vec()), b"a\n");
     }
 }

@@ -20,11 +20,10 @@ use anyhow::{Context, bail};
 use serde_json::{Map, Value};
 
 use super::disk::{
-    complete_lines, is_plain_absolute, is_under, is_uuid, moved, read_bounded, set_aside, step_for, time_of,
-    write_new,
+    complete_lines, is_plain_absolute, is_under, is_uuid, moved, read_bounded, step_for, time_of,
 };
 use super::{File, Session};
-use crate::fsutil;
+use crate::place::{Kind, Placement, Plan, Step};
 
 /// The kind of this payload in the `.lok`'s `bundles` array.
 pub const KIND: &str = "droid-sessions";
@@ -323,21 +322,9 @@ pub fn relocate(data: &[u8], old: &str, new: &str) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
-pub use super::disk::Step;
-
-/// One session's place on the receiver.
-#[derive(Debug, Clone)]
-pub struct Placement {
-    pub id: String,
-    pub folder: PathBuf,
-    pub transcript: Vec<u8>,
-    pub settings: Option<Vec<u8>>,
-    pub step: Step,
-    pub mtime: Option<SystemTime>,
-}
-
 /// Where each session of a validated element goes for `root`, reading the receiver and
-/// writing nothing. A session recorded outside `old_root` refuses the element.
+/// writing nothing: the transcript, then its harmless settings beside it. A session
+/// recorded outside `old_root` refuses the element.
 pub fn plan(
     home: &Path,
     root: &str,
@@ -345,7 +332,7 @@ pub fn plan(
     files: &[File],
     force: bool,
     now: SystemTime,
-) -> anyhow::Result<Vec<Placement>> {
+) -> anyhow::Result<Plan> {
     validate(files)?;
     let old =
         old_root.filter(|o| o.starts_with('/')).context("the element does not say where it came from")?;
@@ -353,92 +340,46 @@ pub fn plan(
     for (path, id) in transcripts(&home.join("sessions")) {
         have.entry(id).or_default().push(path);
     }
-    let mut out = Vec::new();
+    let mut plan = Plan::new("Factory Droid", "session", home.join("sessions").to_string_lossy());
+    let mut newest = None;
     for f in files.iter().filter(|f| f.rel.ends_with(".jsonl")) {
         let id = f.rel.trim_end_matches(".jsonl").to_string();
         let transcript = relocate(&f.data, old, root).with_context(|| format!("session {id}"))?;
-        let cwd = parse_transcript(&transcript).map(|t| t.cwd).unwrap_or_default();
-        let folder = home.join("sessions").join(slot(&cwd));
-        let dest = folder.join(&f.rel);
+        let parsed = parse_transcript(&transcript);
+        let folder =
+            Path::new("sessions").join(slot(parsed.as_ref().map(|t| t.cwd.as_str()).unwrap_or_default()));
+        let dest = home.join(&folder).join(&f.rel);
+        let mut step = step_for(have.get(&id).map_or(&[][..], Vec::as_slice), &dest, &transcript, force);
+        // The receiver's settings go aside with its transcript.
+        if let Step::Replace(theirs) = &mut step {
+            let settings: Vec<PathBuf> = theirs
+                .iter()
+                .map(|t| t.with_file_name(format!("{id}{SETTINGS}")))
+                .filter(|s| fs::symlink_metadata(s).is_ok())
+                .collect();
+            theirs.extend(settings);
+        }
+        let mtime = parsed.and_then(|t| t.last_time).and_then(|t| time_of(&t, now));
+        if !matches!(step, Step::Keep(_)) {
+            newest = newest.max(Some((mtime, id.clone())));
+        }
         let settings = files
             .iter()
             .find(|g| g.rel == format!("{id}{SETTINGS}"))
             .and_then(|g| harmless_settings(&g.data));
-        let step = step_for(have.get(&id).map_or(&[][..], Vec::as_slice), &dest, &transcript, force);
-        let mtime = parse_transcript(&transcript).and_then(|t| t.last_time).and_then(|t| time_of(&t, now));
-        out.push(Placement { id, folder, transcript, settings, step, mtime });
-    }
-    Ok(out)
-}
-
-/// What a restore did.
-#[derive(Debug, Default)]
-pub struct Placed {
-    pub written: Vec<String>,
-    pub same: usize,
-    pub kept: Vec<String>,
-    pub backups: Vec<PathBuf>,
-    pub newest: Option<String>,
-}
-
-/// Places a plan: per session the settings, then the transcript (never over an existing
-/// file); a transcript that cannot be written takes its settings back out.
-pub fn apply(plan: &[Placement], now: SystemTime) -> anyhow::Result<Placed> {
-    let mut placed = Placed::default();
-    for p in plan {
-        match &p.step {
-            Step::Same => {
-                placed.same += 1;
-                continue;
-            }
-            Step::Keep(_) => {
-                placed.kept.push(p.id.clone());
-                continue;
-            }
-            Step::Write | Step::Replace(_) => {}
-        }
-        fsutil::create_private_dir(&p.folder)
-            .with_context(|| format!("could not create {}", p.folder.display()))?;
-        if let Step::Replace(theirs) = &p.step {
-            for path in theirs {
-                placed.backups.push(set_aside(path, now)?);
-                let settings = path.with_file_name(format!("{}{SETTINGS}", p.id));
-                if settings.exists() {
-                    placed.backups.push(set_aside(&settings, now)?);
-                }
-            }
-        }
-        let settings_dest = p.folder.join(format!("{}{SETTINGS}", p.id));
-        let wrote_settings = match &p.settings {
-            Some(data) => write_new(&settings_dest, data, p.mtime)
-                .with_context(|| format!("could not write {}", settings_dest.display()))?,
-            None => false,
-        };
-        let dest = p.folder.join(format!("{}.jsonl", p.id));
-        let written = write_new(&dest, &p.transcript, p.mtime);
-        match written {
-            Ok(true) => placed.written.push(p.id.clone()),
-            Ok(false) if fs::read(&dest).is_ok_and(|b| b == p.transcript) => placed.same += 1,
-            Ok(false) => {
-                if wrote_settings {
-                    let _ = fs::remove_file(&settings_dest);
-                }
-                placed.kept.push(p.id.clone());
-            }
-            Err(e) => {
-                if wrote_settings {
-                    let _ = fs::remove_file(&settings_dest);
-                }
-                return Err(e).with_context(|| format!("could not write {}", dest.display()));
-            }
+        let write = matches!(step, Step::Write | Step::Replace(_));
+        plan.items.push(
+            Placement::file(Kind::Conversation, &id, home, folder.join(&f.rel), transcript)
+                .with_mtime(mtime)
+                .with_step(step),
+        );
+        if let Some(data) = settings.filter(|_| write) {
+            let rel = folder.join(format!("{id}{SETTINGS}"));
+            plan.items.push(Placement::file(Kind::Companion, &id, home, rel, data).with_mtime(mtime));
         }
     }
-    placed.newest = plan
-        .iter()
-        .filter(|p| !matches!(p.step, Step::Keep(_)))
-        .max_by_key(|p| (p.mtime, p.id.clone()))
-        .map(|p| p.id.clone());
-    Ok(placed)
+    plan.newest = newest.map(|(_, id)| id);
+    Ok(plan)
 }
 
 /// Factory Droid as an [`Agent`](super::Agent).
@@ -506,65 +447,9 @@ impl super::Agent for Droid {
         root: &str,
         files: &[File],
         opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let mut lines = vec![format!(
-            "Factory Droid: {} would be placed for the new path",
-            crate::human::count(plan.len() as u64, "session")
-        )];
-        for p in &plan {
-            let folder = safe(&p.folder.to_string_lossy()).into_owned();
-            lines.push(match &p.step {
-                Step::Write => format!("  {} → {folder}", p.id),
-                Step::Same => format!("  {} is already there", p.id),
-                Step::Keep(_) => {
-                    format!("  {} differs from the receiver's own: kept (--force replaces it)", p.id)
-                }
-                Step::Replace(theirs) => format!(
-                    "  {} → {folder}; the receiver's {} would be set aside as a backup",
-                    p.id,
-                    theirs
-                        .iter()
-                        .map(|t| safe(&t.to_string_lossy()).into_owned())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
-        }
-        Ok(super::Restored { lines, resume: None })
+    ) -> anyhow::Result<Plan> {
+        plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)
     }
-
-    fn restore(
-        &self,
-        home: &Path,
-        root: &str,
-        files: &[File],
-        opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)?;
-        let placed = apply(&plan, opts.now)?;
-        let mut lines = vec![format!(
-            "Factory Droid: {} in {} ({} written, {} already there, {} kept as they were)",
-            crate::human::count(plan.len() as u64, "session"),
-            safe(&home.join("sessions").to_string_lossy()),
-            placed.written.len(),
-            placed.same,
-            placed.kept.len()
-        )];
-        for id in &placed.kept {
-            lines.push(format!(
-                "  kept the receiver's own {id}, which differs (--force replaces it, keeping a backup)"
-            ));
-        }
-        for b in &placed.backups {
-            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
-        }
-        Ok(super::Restored { lines, resume: placed.newest.map(|id| format!("droid --resume {id}")) })
-    }
-}
-
-fn safe(s: &str) -> std::borrow::Cow<'_, str> {
-    crate::sanitize::for_terminal(s)
 }
 
 /// A transcript as normalized events: its messages' text, tool calls and results.

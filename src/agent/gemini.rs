@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use super::{File, Session};
 use crate::fsutil;
+use crate::place::{Edit, Kind, Placement, Plan, Step};
 
 /// The kind of this payload in the `.lok`'s `bundles` array.
 pub const KIND: &str = "gemini-project";
@@ -714,43 +715,73 @@ pub fn plan_target(gh: &Path, root: &str) -> anyhow::Result<Target> {
     bail!("no free Gemini project folder name for {root}")
 }
 
-/// What a restore did.
-#[derive(Debug, Default)]
-pub struct Placed {
-    pub folder: PathBuf,
-    pub written: Vec<String>,
-    /// Files the receiver already had with other content: kept, the incoming one dropped.
-    pub kept: Vec<String>,
-    pub fixed_markers: Vec<PathBuf>,
-    /// Sessions whose `lastUpdated` was moved into the retention window.
-    pub refreshed: Vec<String>,
-    /// The session to resume: the newest.
-    pub newest: Option<String>,
+/// The marker of a project folder, set to name `root`.
+struct SetMarker {
+    root: String,
 }
 
-impl Placed {
-    pub fn resume_command(&self) -> Option<String> {
-        self.newest.as_ref().map(|id| format!("gemini --resume {id}"))
+impl Edit for SetMarker {
+    fn describe(&self) -> String {
+        format!("set to name {}", self.root)
+    }
+
+    fn apply(&self, path: &Path) -> anyhow::Result<()> {
+        write_marker(path.parent().context("a marker without a folder")?, &self.root)
     }
 }
 
-/// Restores a validated element for `root` (a realpath that exists) under `gh`: registers
-/// the folder, fixes markers, keeps every session inside the retention window, and writes
-/// the files without replacing any the receiver has.
-pub fn restore(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::Result<Placed> {
+/// The registry's entry for a project path: the claim on its folder, made first.
+struct Register {
+    root: String,
+    id: String,
+    /// The folder is a new one: another path taking it meanwhile stops the restore.
+    new: bool,
+}
+
+impl Edit for Register {
+    fn describe(&self) -> String {
+        format!("maps {} to {}", self.root, self.id)
+    }
+
+    fn apply(&self, path: &Path) -> anyhow::Result<()> {
+        let gh = path.parent().context("a registry without a folder")?;
+        let _lock = RegistryLock::take(gh)?;
+        if self.new
+            && read_registry(gh)?
+                .iter()
+                .any(|(p, id)| *p != self.root && id.as_str() == Some(self.id.as_str()))
+        {
+            bail!("another project took the folder {} meanwhile; restore again", self.id);
+        }
+        register(gh, &self.root, &self.id)
+    }
+}
+
+/// What a restore of a validated element writes for `root` (a realpath) under `gh`: the
+/// registry entry, the folder's marker and markers that named another path, then the
+/// chats, none over a file the receiver has; every session dated inside the retention
+/// window.
+pub fn plan(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::Result<Plan> {
     validate(files)?;
-    fsutil::create_private_dir(gh).with_context(|| format!("could not create {}", gh.display()))?;
-    let _lock = RegistryLock::take(gh)?;
     let target = plan_target(gh, root)?;
-    let folder = gh.join("tmp").join(&target.id);
-    fsutil::create_private_dir(&folder).with_context(|| format!("could not create {}", folder.display()))?;
-    if read_marker(&folder).as_deref() != Some(root) {
-        write_marker(&folder, root)?;
+    let folder = Path::new("tmp").join(&target.id);
+    let how = if target.existing { "merged into the existing folder" } else { "a new folder" };
+    let mut plan = Plan::new(
+        "Gemini CLI",
+        "conversation",
+        format!("{} ({how})", gh.join(&folder).join("chats").to_string_lossy()),
+    );
+    let edit = Register { root: root.to_string(), id: target.id.clone(), new: !target.existing };
+    plan.items.push(Placement::edit(Kind::Registry, "", gh, "projects.json", Box::new(edit)));
+    if read_marker(&gh.join(&folder)).as_deref() != Some(root) {
+        let edit = SetMarker { root: root.to_string() };
+        plan.items.push(Placement::edit(Kind::Marker, "", gh, folder.join(MARKER), Box::new(edit)));
     }
     for marker in &target.fixed_markers {
-        write_marker(marker.parent().unwrap_or(gh), root)?;
+        let rel = marker.strip_prefix(gh).context("a marker outside the Gemini home")?;
+        let edit = SetMarker { root: root.to_string() };
+        plan.items.push(Placement::edit(Kind::Marker, "", gh, rel, Box::new(edit)));
     }
-    register(gh, root, &target.id)?;
 
     // Which session each top-level chat file belongs to, and when it was last updated.
     let mut sessions: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -769,49 +800,41 @@ pub fn restore(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow
         Some(window) => keep_in_window(&list, now, window),
         None => BTreeMap::new(),
     };
-    let newest = list
+    plan.newest = list
         .iter()
         .map(|(id, last)| (refreshed.get(id).cloned().or_else(|| last.clone()), id))
         .max()
         .map(|(_, id)| id.clone());
-
-    let mut placed = Placed {
-        folder: folder.clone(),
-        fixed_markers: target.fixed_markers,
-        refreshed: refreshed.keys().cloned().collect(),
-        newest,
-        ..Placed::default()
-    };
+    if !refreshed.is_empty() {
+        plan.notes.push(format!(
+            "  {} older conversations dated into Gemini's retention window, order kept",
+            refreshed.len()
+        ));
+    }
     for f in files {
-        let dest = folder.join(&f.rel);
-        if let Some(parent) = dest.parent() {
-            // A link where a folder should be would send the write elsewhere.
-            let mut at = folder.clone();
-            for part in Path::new(&f.rel).parent().into_iter().flat_map(Path::components) {
-                at.push(part);
-                if fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
-                    bail!("{} is not a folder; nothing more written", at.display());
-                }
-            }
-            fsutil::create_private_dir(parent)
-                .with_context(|| format!("could not create {}", parent.display()))?;
-        }
-        let data = match owner.get(f.rel.as_str()).and_then(|id| refreshed.get(id)) {
+        let rel = folder.join(&f.rel);
+        let session = match owner.get(f.rel.as_str()) {
+            Some(id) => id.clone(),
+            // A subagent's chat (`chats/<parent>/…`) belongs to its parent, a session's
+            // own folder (`<id>/…`) to it.
+            None => match f.rel.split('/').collect::<Vec<_>>().as_slice() {
+                ["chats", parent, ..] | [parent, ..] => (*parent).to_string(),
+                [] => String::new(),
+            },
+        };
+        let data = match refreshed.get(&session) {
             Some(when) => set_last_updated(&f.data, when),
             None => f.data.clone(),
         };
-        if fs::read(&dest).is_ok_and(|have| have == data || have == f.data) {
-            continue;
-        }
-        if super::disk::write_new(&dest, &data, None)
-            .with_context(|| format!("could not write {}", dest.display()))?
-        {
-            placed.written.push(f.rel.clone());
-        } else {
-            placed.kept.push(f.rel.clone());
-        }
+        let dest = gh.join(&rel);
+        let step = match fs::symlink_metadata(&dest) {
+            Err(_) => Step::Write,
+            Ok(_) if fs::read(&dest).is_ok_and(|have| have == data || have == f.data) => Step::Same,
+            Ok(_) => Step::Keep(vec![dest]),
+        };
+        plan.items.push(Placement::file(Kind::Conversation, &session, gh, rel, data).with_step(step));
     }
-    Ok(placed)
+    Ok(plan)
 }
 
 /// Reads a session's files for the element: the caller redacts them on the way.
@@ -944,51 +967,11 @@ impl super::Agent for Gemini {
         root: &str,
         files: &[File],
         opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let (_, grants) = with_workspace_dirs(files, opts, root);
-        let target = plan_target(home, root)?;
-        let how = if target.existing { "merged into the existing folder" } else { "a new folder" };
-        let mut lines = vec![format!(
-            "Gemini CLI: {} would go to {} ({how}); projects.json would map {} to it",
-            crate::human::count(summarize(files).len() as u64, "conversation"),
-            safe(&home.join("tmp").join(&target.id).join("chats").to_string_lossy()),
-            safe(root)
-        )];
-        for m in &target.fixed_markers {
-            lines.push(format!("  marker {} would be set to the new path", safe(&m.to_string_lossy())));
-        }
-        lines.extend(grants);
-        Ok(super::Restored { lines, resume: None })
-    }
-
-    fn restore(
-        &self,
-        home: &Path,
-        root: &str,
-        files: &[File],
-        opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
+    ) -> anyhow::Result<Plan> {
         let (files, grants) = with_workspace_dirs(files, opts, root);
-        let files = &files[..];
-        let placed = restore(home, root, files, opts.now)?;
-        let mut lines = vec![format!(
-            "Gemini CLI: {} in {} ({} written, {} kept as they were)",
-            crate::human::count(summarize(files).len() as u64, "conversation"),
-            safe(&placed.folder.join("chats").to_string_lossy()),
-            placed.written.len(),
-            placed.kept.len()
-        )];
-        for m in &placed.fixed_markers {
-            lines.push(format!("  fixed the marker {} to name the new path", safe(&m.to_string_lossy())));
-        }
-        if !placed.refreshed.is_empty() {
-            lines.push(format!(
-                "  {} older conversations dated into Gemini's retention window, order kept",
-                placed.refreshed.len()
-            ));
-        }
-        lines.extend(grants);
-        Ok(super::Restored { lines, resume: placed.resume_command() })
+        let mut plan = plan(home, root, &files, opts.now)?;
+        plan.notes.extend(grants);
+        Ok(plan)
     }
 }
 

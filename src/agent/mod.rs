@@ -2,8 +2,9 @@
 //!
 //! Every agent is an [`Agent`]: it says where it keeps its state, finds the sessions of one
 //! project, lists the files that may travel (an allowlist: credentials, settings and
-//! indexes never do), checks what a `.lok` offers before anything is written, places the
-//! files for the new path, and says how to resume. Its files travel as one element of the
+//! indexes never do), checks what a `.lok` offers before anything is written, plans where
+//! the files go for the new path as typed placements that [`crate::place`] alone writes,
+//! and says how to resume. Its files travel as one element of the
 //! `.lok`'s `bundles` array (`docs/format.md`), written and read by
 //! [`crate::bundle::elements`] for every agent alike.
 //!
@@ -23,6 +24,7 @@ use anyhow::Context;
 use serde_json::{Map, Value};
 
 use crate::bundle::elements;
+pub use crate::place::Plan;
 use crate::probe::Probe;
 use crate::redact::Report;
 
@@ -115,6 +117,8 @@ pub struct Restored {
     pub lines: Vec<String>,
     /// The command that resumes the newest session, run in the new directory.
     pub resume: Option<String>,
+    /// A signal stopped it part way: what is listed was done, nothing after it.
+    pub interrupted: bool,
 }
 
 /// An agent whose sessions lokust moves with a project.
@@ -165,17 +169,10 @@ pub trait Agent: Sync {
     fn events(&self, files: &[File], session: &str) -> Vec<event::Event>;
     /// Refuses the whole element unless every file is one the agent allows, and reads.
     fn validate(&self, files: &[File]) -> anyhow::Result<()>;
-    /// What [`Agent::restore`] would do, written nowhere (`--dry-run`).
-    fn plan(&self, home: &Path, root: &str, files: &[File], opts: &PlaceOptions) -> anyhow::Result<Restored>;
-    /// Places validated files for `root`, never replacing what the receiver has unless
-    /// `opts.force`; says what was done and how to resume.
-    fn restore(
-        &self,
-        home: &Path,
-        root: &str,
-        files: &[File],
-        opts: &PlaceOptions,
-    ) -> anyhow::Result<Restored>;
+    /// What a restore of validated `files` for `root` writes, read from the receiver and
+    /// written nowhere: [`crate::place::apply`] alone writes it, and `--dry-run` prints the
+    /// same plan. Never replaces what the receiver has unless `opts.force`.
+    fn plan(&self, home: &Path, root: &str, files: &[File], opts: &PlaceOptions) -> anyhow::Result<Plan>;
 }
 
 /// Which agents `--agents` chose: every one (the default), or those named.

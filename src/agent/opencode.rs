@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use super::disk::is_under;
 use super::{File, Session};
 use crate::fsutil;
+use crate::place::{Edit, Kind, Placement, Plan, Step};
 
 /// The kind of this payload in the `.lok`'s `bundles` array.
 pub const KIND: &str = "opencode-sessions";
@@ -367,24 +368,71 @@ fn opencode_on_path() -> Option<PathBuf> {
         .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
-/// What a restore does with each session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    Import,
-    /// The receiver has a session of this id: left as it is (`--force` re-imports it,
-    /// which binds it to the new path and keeps its messages).
-    Keep,
-}
-
-/// The sessions of a validated element in import order, each with what happens to it.
-pub fn plan(data: &Path, files: &[File], force: bool) -> anyhow::Result<Vec<(String, Step)>> {
+/// What a restore of a validated element writes: each session imported by the user's own
+/// `opencode` (the only writer of its database), or, when it is not on PATH, its export
+/// saved to import later. A session the receiver's database has is kept unless `force`
+/// (a re-import binds it to the new path and keeps its messages).
+pub fn plan(data: &Path, root: &str, files: &[File], force: bool) -> anyhow::Result<Plan> {
     validate(files)?;
     let ids: Vec<&str> = files.iter().map(|f| f.rel.trim_end_matches(".json")).collect();
     let have = present(data, &ids)?;
-    Ok(ids
-        .iter()
-        .map(|id| (id.to_string(), if have.contains(*id) && !force { Step::Keep } else { Step::Import }))
-        .collect())
+    let opencode = opencode_on_path();
+    let store = match &opencode {
+        Some(bin) => format!("its database, by `{} import FILE` run in {root}", bin.display()),
+        None => format!("{} to import later (opencode is not on PATH)", pending(data).display()),
+    };
+    let mut plan = Plan::new("OpenCode", "session", store);
+    for f in files {
+        let id = f.rel.trim_end_matches(".json");
+        let doc = serde_json::from_slice(&f.data).map(without_grants).unwrap_or(Value::Null);
+        let export = serde_json::to_vec_pretty(&doc)?;
+        let kept = have.contains(id) && !force;
+        let item = match &opencode {
+            Some(bin) => {
+                let import =
+                    Import { opencode: bin.clone(), root: root.to_string(), id: id.to_string(), export };
+                Placement::edit(Kind::Conversation, id, data, "opencode.db", Box::new(import))
+            }
+            None => {
+                let rel = Path::new(PENDING).join(&f.rel);
+                let file = data.join(&rel);
+                let quoted =
+                    crate::shell::posix_quote(&file.to_string_lossy(), crate::shell::Quote::WhenNeeded);
+                if !kept {
+                    plan.notes.push(format!("  then, in {}: opencode import {}", safe(root), safe(&quoted)));
+                }
+                let step = match std::fs::read(&file) {
+                    Ok(b) if b == export => Step::Same,
+                    // An earlier restore's export, lokust's own: set aside, not kept.
+                    Ok(_) => Step::Replace(vec![file]),
+                    Err(_) => Step::Write,
+                };
+                Placement::file(Kind::Conversation, id, data, rel, export).with_step(step)
+            }
+        };
+        plan.items.push(if kept { item.with_step(Step::Keep(vec![data.join("opencode.db")])) } else { item });
+    }
+    // The newest session that is not a subagent's.
+    plan.newest = summarize(files).into_iter().rev().find(|s| s.outcome.is_none()).map(|s| s.id);
+    Ok(plan)
+}
+
+/// One session imported by OpenCode's own CLI.
+struct Import {
+    opencode: PathBuf,
+    root: String,
+    id: String,
+    export: Vec<u8>,
+}
+
+impl Edit for Import {
+    fn describe(&self) -> String {
+        format!("{} imported by {}", self.id, self.opencode.display())
+    }
+
+    fn apply(&self, _db: &Path) -> anyhow::Result<()> {
+        import(&self.opencode, &self.root, &self.id, &self.export)
+    }
 }
 
 /// Runs `opencode import FILE` in `root` for one export and checks OpenCode's own
@@ -479,101 +527,17 @@ impl super::Agent for OpenCode {
         root: &str,
         files: &[File],
         opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, files, opts.force)?;
-        let how = match opencode_on_path() {
-            Some(bin) => format!("`{} import FILE` run in {}", safe(&bin.to_string_lossy()), safe(root)),
-            None => format!(
-                "files in {} to import later (opencode is not on PATH)",
-                safe(&pending(home).to_string_lossy())
-            ),
-        };
-        let mut lines = vec![format!(
-            "OpenCode: {} would be imported by {how}",
-            crate::human::count(plan.len() as u64, "session")
-        )];
-        for (id, step) in &plan {
-            if *step == Step::Keep {
-                lines.push(format!(
-                    "  {id} is already in the receiver's database: kept (--force re-imports it)"
-                ));
-            }
-        }
-        Ok(super::Restored { lines, resume: None })
-    }
-
-    fn restore(
-        &self,
-        home: &Path,
-        root: &str,
-        files: &[File],
-        opts: &super::PlaceOptions,
-    ) -> anyhow::Result<super::Restored> {
-        let plan = plan(home, files, opts.force)?;
-        let exports: BTreeMap<&str, Vec<u8>> = files
-            .iter()
-            .map(|f| {
-                let doc = serde_json::from_slice(&f.data).map(without_grants).unwrap_or(Value::Null);
-                (f.rel.trim_end_matches(".json"), serde_json::to_vec_pretty(&doc).unwrap_or_default())
-            })
-            .collect();
-        // The newest session that is not a subagent's.
-        let newest = summarize(files).into_iter().rev().find(|s| s.outcome.is_none()).map(|s| s.id);
-        let kept: Vec<&String> = plan.iter().filter(|(_, s)| *s == Step::Keep).map(|(id, _)| id).collect();
-        let mut lines = Vec::new();
-        let Some(opencode) = opencode_on_path() else {
-            let dir = pending(home);
-            fsutil::create_private_dir(&dir)
-                .with_context(|| format!("could not create {}", dir.display()))?;
-            lines.push(format!(
-                "OpenCode: not on PATH; {} saved to import later, in {}:",
-                crate::human::count((plan.len() - kept.len()) as u64, "session"),
-                safe(root)
-            ));
-            for (id, step) in &plan {
-                if *step == Step::Import {
-                    let file = dir.join(format!("{id}.json"));
-                    fsutil::write_private_atomic(&file, |f| {
-                        std::io::Write::write_all(f, &exports[id.as_str()])
-                    })
-                    .with_context(|| format!("could not write {}", file.display()))?;
-                    lines.push(format!(
-                        "  opencode import {}",
-                        safe(&crate::shell::posix_quote(
-                            &file.to_string_lossy(),
-                            crate::shell::Quote::WhenNeeded
-                        ))
-                    ));
-                }
-            }
-            return Ok(super::Restored { lines, resume: None });
-        };
-        let mut imported = 0u64;
-        for (id, step) in &plan {
-            if *step == Step::Import {
-                import(&opencode, root, id, &exports[id.as_str()]).with_context(|| {
-                    format!("{} imported before this one", crate::human::count(imported, "session"))
-                })?;
-                imported += 1;
-            }
-        }
-        lines.push(format!(
-            "OpenCode: {} imported for {} ({} kept as they were)",
-            crate::human::count(imported, "session"),
-            safe(root),
-            kept.len()
-        ));
-        for id in kept {
-            lines.push(format!("  kept the receiver's own {id} (--force re-imports it for the new path)"));
-        }
-        Ok(super::Restored { lines, resume: newest.map(|id| format!("opencode --session {id}")) })
+    ) -> anyhow::Result<Plan> {
+        plan(home, root, files, opts.force)
     }
 }
 
 /// Where exports wait when OpenCode is not installed on the receiver.
 fn pending(data: &Path) -> PathBuf {
-    data.join("lokust-import")
+    data.join(PENDING)
 }
+
+const PENDING: &str = "lokust-import";
 
 fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     crate::sanitize::for_terminal(s)

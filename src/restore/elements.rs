@@ -70,7 +70,12 @@ pub fn restore_all(
             done.push(Outcome::Interrupted);
             break;
         }
+        let stopped = matches!(&outcome, Outcome::Done(d) if d.interrupted);
         done.push(outcome);
+        if stopped {
+            done.push(Outcome::Interrupted);
+            break;
+        }
     }
     Ok(done)
 }
@@ -127,7 +132,7 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
             "  run `{}` and restore again, or restore with --clone",
             safe(&carried.clone_command(dir)?)
         ));
-        return Ok(Restored { lines, resume: None });
+        return Ok(Restored { lines, ..Restored::default() });
     }
     let apply = worktree::ApplyOptions {
         force: opts.force,
@@ -139,7 +144,7 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
     if opts.dry_run {
         lines.push(format!("git work: would be laid on {}:", safe(&dir.to_string_lossy())));
         lines.extend(plan.steps.iter().map(|s| format!("  {}", safe(&s.to_string()))));
-        return Ok(Restored { lines, resume: None });
+        return Ok(Restored { lines, ..Restored::default() });
     }
     let applied = carried.apply(&plan, &apply)?;
     lines.push(format!("git work laid on {}:", safe(&dir.to_string_lossy())));
@@ -150,7 +155,7 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
     for left in &carried.meta.left_out {
         lines.push(format!("  left behind on the old machine: {} ({})", safe(&left.path), safe(&left.why)));
     }
-    Ok(Restored { lines, resume: None })
+    Ok(Restored { lines, ..Restored::default() })
 }
 
 fn restore_agent(
@@ -170,9 +175,18 @@ fn restore_agent(
         trust_config: opts.trust_config,
         now: SystemTime::now(),
     };
+    let plan = agent.plan(&home, root, &files, &place)?;
     if opts.dry_run {
-        agent.plan(&home, root, &files, &place)
-    } else {
-        agent.restore(&home, root, &files, &place)
+        return Ok(Restored { lines: plan.describe(), ..Restored::default() });
     }
+    let applied = crate::place::apply(&plan, place.now)?;
+    Ok(Restored {
+        lines: applied.report(&plan),
+        resume: plan
+            .newest
+            .as_deref()
+            .filter(|_| !applied.interrupted)
+            .and_then(|id| agent.resume_command(id)),
+        interrupted: applied.interrupted,
+    })
 }

@@ -95,19 +95,19 @@ fn a_restore_never_overwrites_unless_forced_and_refuses_bad_elements() {
     let files = vec![File { rel: NAME.into(), data: EXAMPLE.as_bytes().to_vec() }];
     let now = SystemTime::now();
     let p = plan(dir.path(), "/n/app", Some("/home/user/myapp"), &files, false, now).unwrap();
-    assert_eq!(p[0].step, Step::Write);
-    assert_eq!(apply(dir.path(), &p, now).unwrap().written, 1);
+    assert_eq!(p.items[0].step, Step::Write);
+    assert_eq!(crate::place::apply(&p, now).unwrap().written.len(), 1);
     let dest = dir.path().join("sessions").join(NAME);
     assert_eq!(parse_log(&fs::read(&dest).unwrap()).unwrap().working_dir, "/n/app");
     assert_eq!(crate::fsutil::mode(&dest).unwrap(), 0o600);
     let again = plan(dir.path(), "/n/app", Some("/home/user/myapp"), &files, false, now).unwrap();
-    assert_eq!(again[0].step, Step::Same);
+    assert_eq!(again.items[0].step, Step::Same);
     fs::write(&dest, "theirs\n").unwrap();
     let kept = plan(dir.path(), "/n/app", Some("/home/user/myapp"), &files, false, now).unwrap();
-    assert_eq!(apply(dir.path(), &kept, now).unwrap().kept, [NAME]);
+    assert_eq!(crate::place::apply(&kept, now).unwrap().kept, [NAME.trim_end_matches(".jsonl")]);
     assert_eq!(fs::read_to_string(&dest).unwrap(), "theirs\n");
     let forced = plan(dir.path(), "/n/app", Some("/home/user/myapp"), &files, true, now).unwrap();
-    let placed = apply(dir.path(), &forced, now).unwrap();
+    let placed = crate::place::apply(&forced, now).unwrap();
     assert_eq!(fs::read_to_string(&placed.backups[0]).unwrap(), "theirs\n");
 
     for bad in [

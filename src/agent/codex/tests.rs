@@ -189,13 +189,13 @@ fn a_restore_keeps_what_differs_unless_forced_and_repoints_a_stale_index_row() {
     drop(conn);
 
     let plan1 = plan(home.path(), "/new/p", Some("/old/p"), &files, false, now).unwrap();
-    assert_eq!(plan1[0].step, Step::Write);
-    assert_eq!(plan1[0].stale_rows.len(), 1);
-    let placed = apply(home.path(), &plan1, now).unwrap();
+    assert_eq!(plan1.items[0].step, Step::Write);
+    assert_eq!(plan1.items.iter().filter(|p| p.kind == crate::place::Kind::Index).count(), 1);
+    let placed = crate::place::apply(&plan1, now).unwrap();
     assert_eq!(placed.written, [ID]);
-    assert_eq!(placed.newest.as_deref(), Some(ID));
+    assert_eq!(plan1.newest.as_deref(), Some(ID));
     let dest = home.path().join(&files[0].rel);
-    assert_eq!(fsutil::mode(&dest).unwrap(), 0o600);
+    assert_eq!(crate::fsutil::mode(&dest).unwrap(), 0o600);
     assert!(String::from_utf8(fs::read(&dest).unwrap()).unwrap().contains("\"cwd\":\"/new/p\""));
     let conn = rusqlite::Connection::open(&db).unwrap();
     let named: String =
@@ -208,18 +208,18 @@ fn a_restore_keeps_what_differs_unless_forced_and_repoints_a_stale_index_row() {
 
     // Again: the same bytes are there.
     let again = plan(home.path(), "/new/p", Some("/old/p"), &files, false, now).unwrap();
-    assert_eq!(again[0].step, Step::Same);
-    assert!(again[0].stale_rows.is_empty());
+    assert_eq!(again.items[0].step, Step::Same);
+    assert_eq!(again.items.len(), 1, "no index row to repoint");
 
     // The receiver continued the conversation: its file is kept unless --force.
     fs::write(&dest, [rollout("/new/p"), b"{\"more\":1}\n".to_vec()].concat()).unwrap();
     let kept = plan(home.path(), "/new/p", Some("/old/p"), &files, false, now).unwrap();
-    assert!(matches!(kept[0].step, Step::Keep(_)));
-    let placed = apply(home.path(), &kept, now).unwrap();
+    assert!(matches!(kept.items[0].step, Step::Keep(_)));
+    let placed = crate::place::apply(&kept, now).unwrap();
     assert_eq!(placed.kept, [ID]);
     assert!(fs::read_to_string(&dest).unwrap().contains("\"more\""));
     let forced = plan(home.path(), "/new/p", Some("/old/p"), &files, true, now).unwrap();
-    let placed = apply(home.path(), &forced, now).unwrap();
+    let placed = crate::place::apply(&forced, now).unwrap();
     assert_eq!(placed.written, [ID]);
     assert_eq!(placed.backups.len(), 1);
     assert!(fs::read_to_string(&placed.backups[0]).unwrap().contains("\"more\""));

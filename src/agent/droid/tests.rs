@@ -121,8 +121,8 @@ fn a_restore_puts_both_in_the_new_slot_and_keeps_what_differs_unless_forced() {
     ];
     let now = SystemTime::now();
     let p = plan(home.path(), "/new/é p", Some("/old/p"), &files, false, now).unwrap();
-    assert_eq!(p[0].step, Step::Write);
-    let placed = apply(&p, now).unwrap();
+    assert_eq!(p.items[0].step, Step::Write);
+    let placed = crate::place::apply(&p, now).unwrap();
     assert_eq!(placed.written, [ID]);
     let folder = home.path().join("sessions/-new-é p-sub");
     let t = parse_transcript(&fs::read(folder.join(format!("{ID}.jsonl"))).unwrap()).unwrap();
@@ -132,7 +132,7 @@ fn a_restore_puts_both_in_the_new_slot_and_keeps_what_differs_unless_forced() {
     assert_eq!(crate::fsutil::mode(&folder.join(format!("{ID}.jsonl"))).unwrap(), 0o600);
 
     let again = plan(home.path(), "/new/é p", Some("/old/p"), &files, false, now).unwrap();
-    assert_eq!(again[0].step, Step::Same);
+    assert_eq!(again.items[0].step, Step::Same);
     // The receiver went on with the session elsewhere: kept unless --force.
     fs::write(
         folder.join(format!("{ID}.jsonl")),
@@ -140,9 +140,9 @@ fn a_restore_puts_both_in_the_new_slot_and_keeps_what_differs_unless_forced() {
     )
     .unwrap();
     let kept = plan(home.path(), "/new/é p", Some("/old/p"), &files, false, now).unwrap();
-    assert_eq!(apply(&kept, now).unwrap().kept, [ID]);
+    assert_eq!(crate::place::apply(&kept, now).unwrap().kept, [ID]);
     let forced = plan(home.path(), "/new/é p", Some("/old/p"), &files, true, now).unwrap();
-    let placed = apply(&forced, now).unwrap();
+    let placed = crate::place::apply(&forced, now).unwrap();
     assert_eq!(placed.written, [ID]);
     assert_eq!(placed.backups.len(), 2);
     assert!(!fs::read_to_string(folder.join(format!("{ID}.jsonl"))).unwrap().contains("more"));

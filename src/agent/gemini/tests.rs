@@ -4,6 +4,23 @@
 use super::*;
 use std::os::unix::fs::PermissionsExt;
 
+/// A restore through the placement layer, and where it put the chats.
+#[derive(Debug)]
+struct Restored {
+    folder: PathBuf,
+    written: Vec<String>,
+    kept: Vec<String>,
+    newest: Option<String>,
+    notes: Vec<String>,
+}
+
+fn restore(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::Result<Restored> {
+    let plan = plan(gh, root, files, now)?;
+    let done = crate::place::apply(&plan, now)?;
+    let folder = gh.join("tmp").join(find_project(gh, root).unwrap_or_default());
+    Ok(Restored { folder, written: done.written, kept: done.kept, newest: plan.newest, notes: plan.notes })
+}
+
 fn real(rel: &str) -> Option<Vec<u8>> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real/gemini").join(rel);
     Some(fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
@@ -270,7 +287,7 @@ fn a_fresh_home_gets_a_folder_markers_and_registry_that_agree() {
     let placed = restore(&gh, root, &files, now).unwrap();
     assert_eq!(placed.folder, gh.join("tmp/n-c-d"));
     assert_eq!(find_project(&gh, root).as_deref(), Some("n-c-d"));
-    assert_eq!(placed.resume_command().as_deref(), Some("gemini --resume aaaaaaaa-1"));
+    assert_eq!(placed.newest.as_deref(), Some("aaaaaaaa-1"));
     assert_eq!(fs::read_to_string(gh.join("tmp/n-c-d").join(MARKER)).unwrap(), root);
     let chat_file = gh.join("tmp/n-c-d/chats/session-2026-01-01T00-00-aaaaaaaa.jsonl");
     assert_eq!(fs::metadata(&chat_file).unwrap().permissions().mode() & 0o777, 0o600);
@@ -305,7 +322,7 @@ fn an_existing_project_is_merged_into_and_a_disagreeing_marker_fixed() {
     ];
     let placed = restore(gh.path(), root, &files, now).unwrap();
     assert_eq!(placed.folder, gh.path().join("tmp/proj"));
-    assert_eq!(placed.kept, ["chats/session-2026-01-01T00-00-same0000.jsonl"]);
+    assert_eq!(placed.kept, ["same0000-x"]);
     assert_eq!(fs::read_to_string(&mine).unwrap(), "receiver's own");
     assert_eq!(fs::read_to_string(gh.path().join("history/proj").join(MARKER)).unwrap(), root);
     assert_eq!(find_project(gh.path(), root).as_deref(), Some("proj"));
@@ -340,7 +357,7 @@ fn restored_sessions_are_refreshed_only_when_the_window_needs_it() {
         File { rel: "chats/session-new.jsonl".into(), data: chat("new-1", &iso(now - day)) },
     ];
     let placed = restore(gh.path(), "/p", &files, now).unwrap();
-    assert_eq!(placed.refreshed, ["old-1"]);
+    assert!(placed.notes[0].contains("1 older conversations dated"), "{:?}", placed.notes);
     assert_eq!(placed.newest.as_deref(), Some("new-1"));
     let old = parse_chat(&fs::read(placed.folder.join("chats/session-old.jsonl")).unwrap()).unwrap();
     let old_t = humantime::parse_rfc3339_weak(old.last_updated.as_deref().unwrap()).unwrap();

@@ -1,0 +1,556 @@
+//! One layer writes what a restore lays in an agent's store. An adapter only describes:
+//! it reads the receiver and returns a [`Plan`] of typed [`Placement`]s (what is written,
+//! below which root, from which bytes, of which kind, and what the receiver already has
+//! there). This module alone writes them, the same way for every agent:
+//!
+//! - confined below the placement's root: every folder on the way is opened with
+//!   `O_NOFOLLOW`, so a link planted anywhere below the root stops the write;
+//! - new files made whole under a temp name and renamed in with no-replace, so a file or
+//!   folder that appeared meanwhile is kept, never clobbered;
+//! - the receiver's own copy set aside as a named backup only when the plan says
+//!   `Replace` (`--force`);
+//! - Ctrl-C checked between placements: what was done is reported, the rest untouched.
+//!
+//! `--dry-run` prints [`Plan::describe`] of the very plan [`apply`] runs, so the two
+//! cannot disagree; [`Plan::writes`] lists every path it may create, for tests that
+//! compare a plan with what a restore changed.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
+
+use crate::sanitize::for_terminal;
+
+/// What a restore does with one placement, given what the receiver holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Not on the receiver: written.
+    Write,
+    /// The receiver has it with these bytes already.
+    Same,
+    /// The receiver has it with other content (at these paths): kept as it is.
+    Keep(Vec<PathBuf>),
+    /// The same, with `--force`: those are set aside as backups, then it is written.
+    Replace(Vec<PathBuf>),
+}
+
+/// What a placement is to the agent that reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A conversation's own file or folder: what the counts count.
+    Conversation,
+    /// A file an agent keeps beside a conversation (its harmless settings).
+    Companion,
+    /// A row of the agent's index, pointed at a placed conversation.
+    Index,
+    /// The agent's registry of project folders.
+    Registry,
+    /// A file naming the project a folder belongs to.
+    Marker,
+}
+
+/// A change to a file the receiver keeps that must keep the rest of it (a database row, a
+/// registry entry): the adapter knows the format, this layer decides when it runs and
+/// that nothing on the way to it is a link.
+pub trait Edit: Send + Sync {
+    /// What it changes, one line, for the plan and the report.
+    fn describe(&self) -> String;
+    /// Makes the change at `path`.
+    fn apply(&self, path: &Path) -> anyhow::Result<()>;
+}
+
+/// One file of a folder placement, or a whole-file placement's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Below the folder (`a/b.json`); a whole-file placement has an empty one.
+    pub rel: String,
+    pub data: Vec<u8>,
+    /// The modification time to give it (agents' pickers sort by it).
+    pub mtime: Option<SystemTime>,
+}
+
+/// What a placement writes.
+pub enum Content {
+    /// One new file.
+    File(Entry),
+    /// A new folder, made whole beside its place and renamed in: the agent sees all of it
+    /// or none.
+    Folder(Vec<Entry>),
+    /// A change to a file that is there.
+    Edit(Box<dyn Edit>),
+}
+
+/// One thing a restore writes.
+pub struct Placement {
+    pub kind: Kind,
+    /// The conversation it belongs to; empty for the project's own entries. When a
+    /// conversation's own placement ends up kept, its later placements are skipped.
+    pub session: String,
+    /// What it is confined to: the agent's store on the receiver.
+    pub root: PathBuf,
+    /// Where below `root`: plain names only.
+    pub rel: PathBuf,
+    pub content: Content,
+    pub step: Step,
+}
+
+impl Placement {
+    /// A whole new file.
+    pub fn file(kind: Kind, session: &str, root: &Path, rel: impl Into<PathBuf>, data: Vec<u8>) -> Placement {
+        Placement {
+            kind,
+            session: session.to_string(),
+            root: root.to_path_buf(),
+            rel: rel.into(),
+            content: Content::File(Entry { rel: String::new(), data, mtime: None }),
+            step: Step::Write,
+        }
+    }
+
+    /// An edit of a file under `root`.
+    pub fn edit(
+        kind: Kind,
+        session: &str,
+        root: &Path,
+        rel: impl Into<PathBuf>,
+        edit: Box<dyn Edit>,
+    ) -> Placement {
+        Placement {
+            kind,
+            session: session.to_string(),
+            root: root.to_path_buf(),
+            rel: rel.into(),
+            content: Content::Edit(edit),
+            step: Step::Write,
+        }
+    }
+
+    pub fn with_step(mut self, step: Step) -> Placement {
+        self.step = step;
+        self
+    }
+
+    pub fn with_mtime(mut self, mtime: Option<SystemTime>) -> Placement {
+        if let Content::File(e) = &mut self.content {
+            e.mtime = mtime;
+        }
+        self
+    }
+
+    /// Where it lands.
+    pub fn path(&self) -> PathBuf {
+        self.root.join(&self.rel)
+    }
+
+    /// The bytes it writes at its path, for a whole file.
+    pub fn data(&self) -> Option<&[u8]> {
+        match &self.content {
+            Content::File(e) => Some(&e.data),
+            _ => None,
+        }
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        let plain = !self.rel.as_os_str().is_empty()
+            && self.rel.components().all(|c| matches!(c, Component::Normal(_)))
+            && match &self.content {
+                Content::Folder(entries) => entries.iter().all(|e| is_plain_rel(&e.rel)),
+                _ => true,
+            };
+        if !plain || !self.root.is_absolute() {
+            bail!("{} is not a plain path below {}", self.rel.display(), self.root.display());
+        }
+        Ok(())
+    }
+}
+
+fn is_plain_rel(rel: &str) -> bool {
+    !rel.is_empty() && rel.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// Everything one agent's restore writes, in order, with what the report says of it.
+pub struct Plan {
+    /// The agent's name in messages (`Codex CLI`).
+    pub agent: &'static str,
+    /// What its conversations are called (`conversation`, `session`).
+    pub noun: &'static str,
+    /// Where they go, as the header says it.
+    pub store: String,
+    pub items: Vec<Placement>,
+    /// More lines for the plan and the report: grants dropped, dates moved, next steps.
+    pub notes: Vec<String>,
+    /// The conversation a resume opens: the newest that is not kept.
+    pub newest: Option<String>,
+}
+
+impl Plan {
+    pub fn new(agent: &'static str, noun: &'static str, store: impl Into<String>) -> Plan {
+        Plan { agent, noun, store: store.into(), items: Vec::new(), notes: Vec::new(), newest: None }
+    }
+
+    /// The conversations it places, each once, in order.
+    pub fn sessions(&self) -> Vec<&str> {
+        let mut seen = BTreeSet::new();
+        self.items
+            .iter()
+            .filter(|p| p.kind == Kind::Conversation && seen.insert(p.session.as_str()))
+            .map(|p| p.session.as_str())
+            .collect()
+    }
+
+    /// What a restore would do, one line per placement, for `--dry-run`.
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "{}: {} would go to {}",
+            self.agent,
+            crate::human::count(self.sessions().len() as u64, self.noun),
+            safe(&self.store)
+        )];
+        for p in &self.items {
+            let path = safe(&p.path().to_string_lossy()).into_owned();
+            let who = if p.session.is_empty() { String::new() } else { format!("{} ", safe(&p.session)) };
+            lines.push(match (&p.step, &p.content) {
+                (Step::Same, _) => format!("  {who}is already there: {path}"),
+                (Step::Keep(_), _) => {
+                    format!("  {who}differs from the receiver's own: kept (--force replaces it): {path}")
+                }
+                (Step::Write, Content::Edit(e)) => format!("  {path}: {}", safe(&e.describe())),
+                (Step::Write, _) => format!("  {who}→ {path}"),
+                (Step::Replace(theirs), _) => format!(
+                    "  {who}→ {path}; the receiver's {} would be set aside as a backup",
+                    theirs
+                        .iter()
+                        .map(|t| safe(&t.to_string_lossy()).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        lines.extend(self.notes.iter().cloned());
+        lines
+    }
+
+    /// Every path a restore of this plan may create or change, files and folders: each
+    /// placement that writes, and each backup it would make beside the receiver's copy.
+    pub fn writes(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for p in &self.items {
+            if let Step::Write | Step::Replace(_) = p.step {
+                out.push(p.path());
+            }
+            if let Step::Replace(theirs) = &p.step {
+                out.extend(theirs.iter().cloned());
+            }
+        }
+        out
+    }
+}
+
+/// What [`apply`] did.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Conversations written.
+    pub written: Vec<String>,
+    /// Conversations that were there already, byte for byte.
+    pub same: usize,
+    /// Conversations the receiver has with other content: kept.
+    pub kept: Vec<String>,
+    pub backups: Vec<PathBuf>,
+    /// Edits made, as their lines.
+    pub edits: Vec<String>,
+    /// Files beside a conversation the receiver already had with other content: left.
+    pub left: Vec<PathBuf>,
+    /// Ctrl-C (or TERM, HUP) came: the placements after it were not touched.
+    pub interrupted: bool,
+}
+
+impl Applied {
+    /// The report's lines for `plan`.
+    pub fn report(&self, plan: &Plan) -> Vec<String> {
+        let mut lines = vec![format!(
+            "{}: {} in {} ({} written, {} already there, {} kept as they were)",
+            plan.agent,
+            crate::human::count(plan.sessions().len() as u64, plan.noun),
+            safe(&plan.store),
+            self.written.len(),
+            self.same,
+            self.kept.len()
+        )];
+        for id in &self.kept {
+            lines.push(format!(
+                "  kept the receiver's own {}, which differs (--force replaces it, keeping a backup)",
+                safe(id)
+            ));
+        }
+        for b in &self.backups {
+            lines.push(format!("  backup: {}", safe(&b.to_string_lossy())));
+        }
+        lines.extend(self.edits.iter().map(|e| format!("  {e}")));
+        for path in &self.left {
+            lines.push(format!("  left the receiver's {} as it is", safe(&path.to_string_lossy())));
+        }
+        lines.extend(plan.notes.iter().cloned());
+        if self.interrupted {
+            lines.push("  interrupted: what follows in the file was not placed".into());
+        }
+        lines
+    }
+}
+
+/// Writes a plan. Nothing is written unless every placement has a plain path below its
+/// root; a signal stops it between two placements.
+pub fn apply(plan: &Plan, now: SystemTime) -> anyhow::Result<Applied> {
+    for p in &plan.items {
+        p.check()?;
+    }
+    let mut done = Applied::default();
+    let mut kept: BTreeSet<&str> = BTreeSet::new();
+    for p in &plan.items {
+        if crate::interrupt::interrupted() {
+            done.interrupted = true;
+            break;
+        }
+        if p.kind != Kind::Conversation && kept.contains(p.session.as_str()) {
+            continue;
+        }
+        let placed = place_one(p, now, &mut done.backups).with_context(|| {
+            format!("{} placed before this", crate::human::count(done.written.len() as u64, plan.noun))
+        })?;
+        match placed {
+            Placed::Written if p.kind == Kind::Conversation => {
+                if !done.written.contains(&p.session) {
+                    done.written.push(p.session.clone());
+                }
+            }
+            Placed::Written => {
+                if let Content::Edit(e) = &p.content {
+                    done.edits.push(format!(
+                        "{}: {}",
+                        safe(&p.path().to_string_lossy()),
+                        safe(&e.describe())
+                    ));
+                }
+            }
+            Placed::Same if p.kind == Kind::Conversation => done.same += 1,
+            Placed::Same => {}
+            Placed::Kept if p.kind == Kind::Conversation => {
+                kept.insert(&p.session);
+                if !done.kept.contains(&p.session) {
+                    done.kept.push(p.session.clone());
+                }
+            }
+            Placed::Kept => done.left.push(p.path()),
+        }
+    }
+    Ok(done)
+}
+
+enum Placed {
+    Written,
+    Same,
+    Kept,
+}
+
+fn place_one(p: &Placement, now: SystemTime, backups: &mut Vec<PathBuf>) -> anyhow::Result<Placed> {
+    match &p.step {
+        Step::Same => return Ok(Placed::Same),
+        Step::Keep(_) => return Ok(Placed::Kept),
+        Step::Write | Step::Replace(_) => {}
+    }
+    let parent_rel = p.rel.parent().unwrap_or(Path::new(""));
+    let name = p.rel.file_name().context("a placement without a name")?;
+    let dir = open_below(&p.root, parent_rel)?;
+    if let Step::Replace(theirs) = &p.step {
+        for path in theirs {
+            backups.push(set_aside(path, now)?);
+        }
+    }
+    let at = p.path();
+    let placed = match &p.content {
+        Content::File(entry) => write_new_at(&dir, name, entry),
+        Content::Folder(entries) => write_folder_at(&dir, &p.root.join(parent_rel), name, entries),
+        Content::Edit(edit) => {
+            edit.apply(&at)?;
+            return Ok(Placed::Written);
+        }
+    }
+    .with_context(|| format!("could not write {}", at.display()))?;
+    if placed {
+        return Ok(Placed::Written);
+    }
+    // Something appeared there meanwhile: the same bytes, or the receiver's, kept.
+    let same = matches!(&p.content, Content::File(e) if read_at(&dir, name).is_ok_and(|b| b == e.data));
+    Ok(if same { Placed::Same } else { Placed::Kept })
+}
+
+/// The folder `root/rel`, created 0700 where missing, opened with no link followed below
+/// `root` (the root itself is the receiver's own choice, and may be a link).
+pub fn open_below(root: &Path, rel: &Path) -> anyhow::Result<OwnedFd> {
+    crate::fsutil::create_private_dir(root)
+        .with_context(|| format!("could not create {}", root.display()))?;
+    let mut fd = rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(io::Error::from)
+        .with_context(|| format!("could not open {}", root.display()))?;
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        let Component::Normal(name) = part else {
+            bail!("{} is not a plain path below {}", rel.display(), root.display())
+        };
+        at.push(name);
+        fd = open_or_make_dir(&fd, name).map_err(|e| match e {
+            Errno::LOOP | Errno::NOTDIR => {
+                anyhow::anyhow!("{} is a link or not a folder; nothing is written through it", at.display())
+            }
+            e => anyhow::Error::from(io::Error::from(e)).context(format!("could not open {}", at.display())),
+        })?;
+    }
+    Ok(fd)
+}
+
+fn open_or_make_dir(parent: &OwnedFd, name: &std::ffi::OsStr) -> Result<OwnedFd, Errno> {
+    let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(parent, name, flags, Mode::empty()) {
+        Err(Errno::NOENT) => match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(Errno::EXIST) => rustix::fs::openat(parent, name, flags, Mode::empty()),
+            Err(e) => Err(e),
+        },
+        found => found,
+    }
+}
+
+fn temp_name() -> String {
+    format!(".lokust-{}.tmp", uuid::Uuid::new_v4().simple())
+}
+
+/// Writes `entry` as `dir/name`, mode 0600: false when something is already there (left
+/// as it is).
+fn write_new_at(dir: &OwnedFd, name: &std::ffi::OsStr, entry: &Entry) -> io::Result<bool> {
+    let tmp = temp_name();
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, &tmp, flags, Mode::from_raw_mode(0o600))?;
+    let written = (|| {
+        let mut f = fs::File::from(fd);
+        f.write_all(&entry.data)?;
+        f.sync_all()?;
+        if let Some(t) = entry.mtime {
+            f.set_modified(t)?;
+        }
+        rename_no_replace(dir, &tmp, name, false)
+    })();
+    if !matches!(written, Ok(true)) {
+        let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
+    }
+    written
+}
+
+/// Makes the folder whole under a temp name in `dir` (which is `dir_path`), then renames
+/// it to `name`: false when something is already there.
+fn write_folder_at(
+    dir: &OwnedFd,
+    dir_path: &Path,
+    name: &std::ffi::OsStr,
+    entries: &[Entry],
+) -> io::Result<bool> {
+    let tmp = temp_name();
+    rustix::fs::mkdirat(dir, &tmp, Mode::from_raw_mode(0o700))?;
+    let built = (|| {
+        let staging = rustix::fs::openat(
+            dir,
+            &tmp,
+            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        for e in entries {
+            let (sub, file) = e.rel.rsplit_once('/').unwrap_or(("", &e.rel));
+            let mut at = staging.try_clone()?;
+            for part in sub.split('/').filter(|s| !s.is_empty()) {
+                at = open_or_make_dir(&at, std::ffi::OsStr::new(part))?;
+            }
+            if !write_new_at(&at, std::ffi::OsStr::new(file), e)? {
+                return Err(io::Error::other(format!("{} is twice in one folder", e.rel)));
+            }
+        }
+        rename_no_replace(dir, &tmp, name, true)
+    })();
+    if !matches!(built, Ok(true)) {
+        let _ = fs::remove_dir_all(dir_path.join(&tmp));
+    }
+    built
+}
+
+/// Renames `from` to `to` in `dir` unless `to` exists: false then.
+fn rename_no_replace(dir: &OwnedFd, from: &str, to: &std::ffi::OsStr, is_dir: bool) -> io::Result<bool> {
+    match rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(true),
+        Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
+        // A file system without no-replace renames: a hard link fails on an existing name.
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) if !is_dir => {
+            match rustix::fs::linkat(dir, from, dir, to, AtFlags::empty()) {
+                Ok(()) => {
+                    let _ = rustix::fs::unlinkat(dir, from, AtFlags::empty());
+                    Ok(true)
+                }
+                Err(Errno::EXIST) => Ok(false),
+                Err(e) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn read_at(dir: &OwnedFd, name: &std::ffi::OsStr) -> io::Result<Vec<u8>> {
+    let fd =
+        rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
+    let mut buf = Vec::new();
+    io::Read::read_to_end(&mut fs::File::from(fd), &mut buf)?;
+    Ok(buf)
+}
+
+/// Sets a receiver's file aside beside where it was, under a name no agent reads
+/// (`<name>.lokust-backup-<time>`), and returns where.
+pub fn set_aside(path: &Path, now: SystemTime) -> anyhow::Result<PathBuf> {
+    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace([':', '-'], "");
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".lokust-backup-{stamp}"));
+    // Never over an earlier backup of the same second.
+    for n in 1..1000 {
+        let mut candidate = name.clone();
+        if n > 1 {
+            candidate.push(format!("-{n}"));
+        }
+        let backup = path.with_file_name(candidate);
+        match rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::CWD,
+            &backup,
+            RenameFlags::NOREPLACE,
+        ) {
+            Ok(()) => return Ok(backup),
+            Err(Errno::EXIST | Errno::NOTEMPTY) => continue,
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) if fs::symlink_metadata(&backup).is_err() => {
+                fs::rename(path, &backup).with_context(|| format!("could not back up {}", path.display()))?;
+                return Ok(backup);
+            }
+            Err(e) => {
+                return Err(io::Error::from(e))
+                    .with_context(|| format!("could not back up {}", path.display()));
+            }
+        }
+    }
+    bail!("could not back up {}: too many backups of it", path.display())
+}
+
+fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    for_terminal(s)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::time::{Duration, SystemTime};
+
+use super::*;
+
+fn conversation(root: &Path, id: &str, rel: &str, data: &[u8]) -> Placement {
+    Placement::file(Kind::Conversation, id, root, rel, data.to_vec())
+}
+
+fn plan_of(items: Vec<Placement>) -> Plan {
+    let mut plan = Plan::new("Agent", "conversation", "store");
+    plan.items = items;
+    plan
+}
+
+#[test]
+fn a_new_file_is_private_dated_and_listed_by_the_plan() {
+    let home = tempfile::tempdir().unwrap();
+    let when = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let plan = plan_of(vec![conversation(home.path(), "a", "s/2026/a.jsonl", b"one").with_mtime(Some(when))]);
+    assert_eq!(plan.writes(), [home.path().join("s/2026/a.jsonl")]);
+    assert!(plan.describe()[1].contains("a → "), "{:?}", plan.describe());
+    let done = apply(&plan, SystemTime::now()).unwrap();
+    assert_eq!(done.written, ["a"]);
+    let dest = home.path().join("s/2026/a.jsonl");
+    assert_eq!(fs::read(&dest).unwrap(), b"one");
+    assert_eq!(crate::fsutil::mode(&dest).unwrap(), 0o600);
+    assert_eq!(crate::fsutil::mode(&home.path().join("s/2026")).unwrap(), 0o700);
+    assert_eq!(fs::metadata(&dest).unwrap().modified().unwrap(), when);
+    // Nothing else is left in the folder: no temp file.
+    assert_eq!(fs::read_dir(home.path().join("s/2026")).unwrap().count(), 1);
+}
+
+#[test]
+fn a_link_anywhere_below_the_root_stops_the_write() {
+    let home = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    symlink(elsewhere.path(), home.path().join("s")).unwrap();
+    let plan = plan_of(vec![conversation(home.path(), "a", "s/x/a.jsonl", b"one")]);
+    let err = apply(&plan, SystemTime::now()).unwrap_err();
+    assert!(format!("{err:#}").contains("is a link or not a folder"), "{err:#}");
+    assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+
+    // A link at the file's own name is the receiver's: kept, its target untouched.
+    let target = elsewhere.path().join("target");
+    fs::write(&target, b"theirs").unwrap();
+    symlink(&target, home.path().join("b.jsonl")).unwrap();
+    let done =
+        apply(&plan_of(vec![conversation(home.path(), "b", "b.jsonl", b"ours")]), SystemTime::now()).unwrap();
+    assert_eq!(done.kept, ["b"]);
+    assert_eq!(fs::read(&target).unwrap(), b"theirs");
+}
+
+#[test]
+fn a_path_that_climbs_refuses_the_whole_plan_before_anything_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let plan = plan_of(vec![
+        conversation(home.path(), "a", "a.jsonl", b"one"),
+        conversation(home.path(), "b", "../b.jsonl", b"two"),
+    ]);
+    assert!(apply(&plan, SystemTime::now()).is_err());
+    assert_eq!(fs::read_dir(home.path()).unwrap().count(), 0);
+    let mut folder = conversation(home.path(), "c", "c", b"");
+    folder.content = Content::Folder(vec![Entry { rel: "x/../../y".into(), data: vec![], mtime: None }]);
+    assert!(apply(&plan_of(vec![folder]), SystemTime::now()).is_err());
+}
+
+#[test]
+fn a_file_that_appeared_meanwhile_is_kept_and_its_companions_are_skipped() {
+    let home = tempfile::tempdir().unwrap();
+    fs::write(home.path().join("a.jsonl"), b"theirs").unwrap();
+    let plan = plan_of(vec![
+        conversation(home.path(), "a", "a.jsonl", b"ours"),
+        Placement::file(Kind::Companion, "a", home.path(), "a.settings.json", b"{}".to_vec()),
+    ]);
+    let done = apply(&plan, SystemTime::now()).unwrap();
+    assert_eq!(done.kept, ["a"]);
+    assert!(done.written.is_empty());
+    assert_eq!(fs::read(home.path().join("a.jsonl")).unwrap(), b"theirs");
+    assert!(!home.path().join("a.settings.json").exists());
+    // The same bytes: already there.
+    let same = apply(&plan_of(vec![conversation(home.path(), "a", "a.jsonl", b"theirs")]), SystemTime::now());
+    assert_eq!(same.unwrap().same, 1);
+}
+
+#[test]
+fn replace_sets_the_receivers_copy_aside_and_never_over_an_earlier_backup() {
+    let home = tempfile::tempdir().unwrap();
+    let dest = home.path().join("a.jsonl");
+    let now = SystemTime::now();
+    let mut backups = Vec::new();
+    for round in ["first", "second"] {
+        fs::write(&dest, round).unwrap();
+        let item =
+            conversation(home.path(), "a", "a.jsonl", b"ours").with_step(Step::Replace(vec![dest.clone()]));
+        let done = apply(&plan_of(vec![item]), now).unwrap();
+        assert_eq!(done.written, ["a"]);
+        backups.extend(done.backups);
+        fs::remove_file(&dest).unwrap();
+    }
+    assert_eq!(backups.len(), 2);
+    assert_ne!(backups[0], backups[1]);
+    assert_eq!(fs::read(&backups[0]).unwrap(), b"first");
+    assert_eq!(fs::read(&backups[1]).unwrap(), b"second");
+}
+
+#[test]
+fn a_folder_is_placed_whole_or_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let entries = vec![
+        Entry { rel: "events.jsonl".into(), data: b"e".to_vec(), mtime: None },
+        Entry { rel: "files/a.txt".into(), data: b"f".to_vec(), mtime: None },
+    ];
+    let mut item = conversation(home.path(), "s", "state/s", b"");
+    item.content = Content::Folder(entries.clone());
+    let done = apply(&plan_of(vec![item]), SystemTime::now()).unwrap();
+    assert_eq!(done.written, ["s"]);
+    assert_eq!(fs::read(home.path().join("state/s/files/a.txt")).unwrap(), b"f");
+    assert_eq!(crate::fsutil::mode(&home.path().join("state/s")).unwrap(), 0o700);
+
+    let mut again = conversation(home.path(), "s", "state/s", b"");
+    again.content = Content::Folder(entries);
+    let done = apply(&plan_of(vec![again]), SystemTime::now()).unwrap();
+    assert_eq!(done.kept, ["s"]);
+    assert_eq!(fs::read_dir(home.path().join("state")).unwrap().count(), 1, "no staging folder left");
+}
+
+struct Recorder(std::sync::Mutex<Vec<PathBuf>>);
+
+impl Edit for &'static Recorder {
+    fn describe(&self) -> String {
+        "records".into()
+    }
+
+    fn apply(&self, path: &Path) -> anyhow::Result<()> {
+        self.0.lock().unwrap().push(path.to_path_buf());
+        Ok(())
+    }
+}
+
+#[test]
+fn an_edit_runs_at_its_turn_below_its_root_and_is_reported() {
+    static SEEN: Recorder = Recorder(std::sync::Mutex::new(Vec::new()));
+    let home = tempfile::tempdir().unwrap();
+    let plan = plan_of(vec![
+        conversation(home.path(), "a", "a.jsonl", b"one"),
+        Placement::edit(Kind::Index, "a", home.path(), "db/index.sqlite", Box::new(&SEEN)),
+    ]);
+    assert!(plan.describe()[2].ends_with("index.sqlite: records"), "{:?}", plan.describe());
+    let done = apply(&plan, SystemTime::now()).unwrap();
+    assert_eq!(*SEEN.0.lock().unwrap(), [home.path().join("db/index.sqlite")]);
+    assert!(done.report(&plan).iter().any(|l| l.ends_with("index.sqlite: records")));
+}
