@@ -29,7 +29,7 @@ const VALUE: &str = concat!(
 lazy_re!(
     EQUALS,
     &format!(
-        r#"(?:^|\\[nrt]|[\s\x00-\x08\x0e-\x1f\x80-\xff;&|('"`,{{?:/\[])(-{{0,2}})([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*{VALUE}"#
+        r#"(?:^|\\[nrt]|->|[\s\x00-\x08\x0e-\x1f\x80-\xff;&|('"`,{{?:/\[$])(-{{0,2}})([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*{VALUE}"#
     )
 );
 
@@ -580,6 +580,13 @@ pub(crate) fn looks_like_code(v: &[u8]) -> bool {
     if v.contains(&b'(') || v.contains(&b')') || v.windows(2).any(|w| w == b"::") || v.starts_with(b".$") {
         return true;
     }
+    // Perl's quote-like operators (`qr/[\x21…]/`, `qw{a b}`): a pattern or a list in code.
+    if let [b'q', kind, delimiter, ..] = v
+        && matches!(kind, b'r' | b'w' | b'q' | b'x')
+        && matches!(delimiter, b'/' | b'{' | b'[' | b'!' | b'|' | b'#' | b'<')
+    {
+        return true;
+    }
     // `auth[2]`, `line[start:pos]`, `grammar.opmap[value]`: an index into a variable.
     if let Some(open) = v.iter().position(|&b| b == b'[')
         && open > 0
@@ -587,6 +594,10 @@ pub(crate) fn looks_like_code(v: &[u8]) -> bool {
         && v[..open].iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
     {
         return true;
+    }
+    // A password of words is a literal, not a chain (`Walrus.Granite3933`).
+    if super::value::is_password_of_words(v) {
+        return false;
     }
     // `a?.b` (optional chaining) and `this.#field` (a private field) are chains too.
     let parts: Vec<&[u8]> = v.split(|&b| b == b'.').map(|p| p.strip_suffix(b"?").unwrap_or(p)).collect();
@@ -993,6 +1004,31 @@ mod tests {
 
     /// A quoted `NAME=` that PHP or Perl joins a variable onto: the quote after `=`
     /// closes the string, and what follows is code, in code and in text alike.
+    /// PHP's and Perl's variables carry a sigil (`$password`, `$this->password`), and a
+    /// password of words is a literal even where a member chain could stand.
+    #[test]
+    fn sigiled_names_and_passwords_of_words_are_read() {
+        for (line, secret) in [
+            ("$password = 'Xq7#pL9!mZ2@';", "Xq7#pL9!mZ2@"),
+            ("my $password = 'velvet_tundra_mango_maple11';", "velvet_tundra_mango_maple11"),
+            ("$this->db_password = \"Xq7#pL9!mZ2@\";", "Xq7#pL9!mZ2@"),
+            ("password = Walrus.Granite3933", "Walrus.Granite3933"),
+            ("  password: Walrus.Granite3933", "Walrus.Granite3933"),
+        ] {
+            let out = redact(line);
+            assert!(!out.contains(secret) && out.contains("[REDACTED]"), "{line} -> {out}");
+        }
+        for line in [
+            "password = self.password",
+            "my $Token = qr/[\\x21\\x23-\\x27]/;",
+            "      $pass = '-anonymous@'",
+            "[ \"$password\" = \"$other\" ]",
+            "token = hashlib.sha256",
+        ] {
+            assert_eq!(redact(line), line);
+        }
+    }
+
     #[test]
     fn a_variable_joined_after_a_quoted_name_is_code() {
         for line in [

@@ -579,6 +579,10 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
         "hidden",
         "masked",
         "required",
+        // Anonymous FTP's convention (`-anonymous@`, `anonymous@`): public, not a secret.
+        "anonymous",
+        "-anonymous@",
+        "anonymous@",
     ];
     if WORDS.contains(&l) {
         return true;
@@ -872,6 +876,30 @@ fn is_code_reference(v: &[u8]) -> bool {
     negated || called || joined || numbered
 }
 
+/// A password people make of words (`Walrus.Granite3933`, `fjord.basil.tundra.lantern5`,
+/// `velvet_tundra_mango_maple11`): two or more words of three letters or more, joined by
+/// one kind of separator, the last ending in a number. Code's chains end in a name
+/// (`self.password`, `settings.DB_PASSWORD`) or a technical stem (`hashlib.sha256`,
+/// `np.int64`), so such a value is a literal, even unquoted where a chain could stand.
+pub(crate) fn is_password_of_words(v: &[u8]) -> bool {
+    const STEMS: &[&[u8]] = &[
+        b"sha", b"md", b"int", b"uint", b"utf", b"base", b"http", b"ipv", b"float", b"arg", b"line", b"col",
+        b"row", b"address", b"item", b"field", b"param", b"value", b"var", b"step", b"stage", b"phase",
+        b"level", b"version", b"node", b"page", b"x", b"v",
+    ];
+    let Some(&sep) = v.iter().find(|b| matches!(b, b'.' | b'_' | b'-')) else { return false };
+    let parts: Vec<&[u8]> = v.split(|b| *b == sep).collect();
+    let Some((last, words)) = parts.split_last() else { return false };
+    let stem_len = last.iter().rposition(|b| !b.is_ascii_digit()).map_or(0, |i| i + 1);
+    let (stem, digits) = last.split_at(stem_len);
+    let word = |w: &[u8]| w.len() >= 3 && w.iter().all(u8::is_ascii_alphabetic) && is_made_of_words(w);
+    !words.is_empty()
+        && words.iter().all(|w| word(w))
+        && word(stem)
+        && (1..=4).contains(&digits.len())
+        && !STEMS.contains(&stem.to_ascii_lowercase().as_slice())
+}
+
 /// What a framework's schema says of a password field, not a password: a validation rule
 /// list (Laravel's `'required|string|min:8|confirmed'`, also as a JavaScript validator's
 /// `password: 'required|min:6'`), every piece of it a documented rule, or an Eloquent
@@ -1082,6 +1110,34 @@ mod tests {
             "UdEzgeLbxjePHpfcgwtX.k9",
         ] {
             assert!(should_redact(Class::Secret, v.as_bytes()), "{v}");
+        }
+    }
+
+    /// Words and a number are a password; a chain that ends in a name or a technical stem
+    /// is code.
+    #[test]
+    fn passwords_of_words_are_told_from_chains() {
+        for v in [
+            "Walrus.Granite3933",
+            "fjord.basil.tundra.lantern5",
+            "velvet_tundra_mango_maple11",
+            "Ember-Cactus3894",
+        ] {
+            assert!(is_password_of_words(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "self.password",
+            "settings.DB_PASSWORD",
+            "hashlib.sha256",
+            "np.int64",
+            "config.v2",
+            "row.col1",
+            "a.b1",
+            "process.env.API_KEY",
+            "Xq7pL9.mZ2abc4",
+            "tuple.0",
+        ] {
+            assert!(!is_password_of_words(v.as_bytes()), "{v}");
         }
     }
 }
