@@ -374,3 +374,117 @@ fn gemini_workspace_folders_are_judged_from_the_parsed_chat() {
         assert!(dirs.is_null() || dirs.as_array().is_some_and(Vec::is_empty), "{line}");
     }
 }
+
+/// A valid OpenCode export of one session recorded in `dir`.
+fn opencode_export(dir: &str) -> (String, Vec<u8>) {
+    let ses = "ses_0a0b0c0d0e0fStrangerSession";
+    let export = serde_json::json!({
+        "info": {"id": ses, "slug": "view", "projectID": "global", "directory": dir, "path": "", "title": "hello",
+            "version": "1.18.33", "time": {"created": 1795503445307_u64, "updated": 1795503448616_u64}},
+        "messages": [
+            {"info": {"role": "user", "time": {"created": 1795503445427_u64}, "id": "msg_0001", "sessionID": ses},
+             "parts": [{"type": "text", "text": "hi", "id": "prt_0001", "sessionID": ses, "messageID": "msg_0001"}]}]
+    });
+    (ses.to_string(), serde_json::to_vec(&export).unwrap())
+}
+
+/// An `opencode` reached through a relative PATH entry (looked up again in the checkout
+/// the import runs in) or lying below the target (where the same file may have put it) is
+/// never run: the session waits for the user's own import.
+#[test]
+fn an_opencode_in_the_checkout_or_on_a_relative_path_is_never_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    fs::create_dir_all(&project).unwrap();
+    make_project(&env, &project);
+    let (base, _) = snapshot(&env, &project, &[]);
+    let (ses, export) = opencode_export("/old/p");
+    let tar = crate::util::archive::raw_tar(&[crate::util::archive::Raw {
+        name: format!("{ses}.json").as_bytes(),
+        kind: b'0',
+        data: &export,
+        link: b"",
+    }]);
+    let element = crate::util::archive::element_of("opencode-sessions", &tar, Some("/old/p"));
+    let lok = crate::util::archive::with_bundles(&base, vec![element], "opencode.lok");
+    let target = env.root.path().join("t");
+    let ran = env.root.path().join("ran");
+    for dir in [target.clone(), target.join("bin"), target.join("abs")] {
+        fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("opencode");
+        fs::write(&bin, format!("#!/bin/sh\necho \"$0\" >> '{}'\n", ran.display())).unwrap();
+        fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("bin:.:{}:/usr/bin:/bin", target.join("abs").display());
+    for extra in [&["--dry-run"][..], &[]] {
+        let a = env
+            .cmd("lokust-shell-restore")
+            .current_dir(&target)
+            .env("PATH", &path)
+            .arg(&lok)
+            .arg("--to")
+            .arg(&target)
+            .args(extra)
+            .assert()
+            .success();
+        let said = stdout(&a);
+        assert!(said.contains("opencode is not on PATH"), "{said}");
+        assert!(!said.contains("opencode --session"), "a resume line for a session never imported: {said}");
+    }
+    assert!(!ran.exists(), "ran {}", fs::read_to_string(&ran).unwrap_or_default());
+}
+
+/// `--force` sets the receiver's copy aside only below the agent's home with no link on
+/// the way: an archive folder that is a link out refuses the element, and the file it
+/// leads to stays where and as it is.
+#[test]
+fn force_never_sets_aside_through_a_link() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    fs::create_dir_all(&project).unwrap();
+    let real = fs::canonicalize(&project).unwrap();
+    let id = "01a20c41-21e5-7a13-9fc0-01834a64b0db";
+    let name = format!("rollout-2026-11-24T06-32-04-{id}.jsonl");
+    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
+        "payload": {"id": id, "cwd": real}});
+    let sessions = env.home.join(".codex/sessions/2026/11/24");
+    fs::create_dir_all(&sessions).unwrap();
+    fs::write(sessions.join(&name), format!("{meta}\n")).unwrap();
+    make_project(&env, &project);
+    let (lok, _) = snapshot(&env, &project, &[]);
+    fs::remove_dir_all(env.home.join(".codex/sessions")).unwrap();
+    let outside = env.root.path().join("outside");
+    fs::create_dir_all(outside.join("2026/11/24")).unwrap();
+    fs::write(outside.join("2026/11/24").join(&name), "theirs\n").unwrap();
+    std::os::unix::fs::symlink(&outside, env.home.join(".codex/archived_sessions")).unwrap();
+    let a = restore(&env, &lok, &env.root.path().join("new"), &["--force"]);
+    let said = format!("{}{}", stdout(&a), stderr(&a));
+    assert_eq!(fs::read_dir(outside.join("2026/11/24")).unwrap().count(), 1, "{said}");
+    assert_eq!(fs::read_to_string(outside.join("2026/11/24").join(&name)).unwrap(), "theirs\n");
+    assert!(said.contains("is a link or not a folder") && said.contains("nothing of them written"), "{said}");
+    assert!(!env.home.join(".codex/sessions").exists(), "written after all: {said}");
+}
+
+/// A link where Gemini's project folders are refuses the element before anything of it is
+/// written: the registry does not name a folder the link leads elsewhere.
+#[test]
+fn gemini_writes_no_registry_entry_when_its_folders_are_a_link() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    fs::create_dir_all(&project).unwrap();
+    let gh = env.home.join(".gemini");
+    crate::util::gemini::make_chat(&gh, &project, "5e55-d1r5", "hello");
+    make_project(&env, &project);
+    let (lok, _) = snapshot(&env, &project, &[]);
+    fs::remove_dir_all(&gh).unwrap();
+    let outside = env.root.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::create_dir_all(&gh).unwrap();
+    std::os::unix::fs::symlink(&outside, gh.join("tmp")).unwrap();
+    let a = restore(&env, &lok, &env.root.path().join("new"), &[]);
+    let said = format!("{}{}", stdout(&a), stderr(&a));
+    assert!(said.contains("Gemini CLI conversations refused, nothing of them written"), "{said}");
+    assert!(!gh.join("projects.json").exists(), "the registry was written: {said}");
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+}

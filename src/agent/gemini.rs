@@ -761,7 +761,7 @@ impl Edit for Register {
 /// registry entry, the folder's marker and markers that named another path, then the
 /// chats, none over a file the receiver has; every session dated inside the retention
 /// window.
-pub fn plan(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::Result<Plan> {
+pub fn plan(gh: &Path, root: &str, files: &[File], force: bool, now: SystemTime) -> anyhow::Result<Plan> {
     validate(files)?;
     let target = plan_target(gh, root)?;
     let folder = Path::new("tmp").join(&target.id);
@@ -777,7 +777,7 @@ pub fn plan(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::R
         let edit = SetMarker { root: root.to_string() };
         plan.items.push(Placement::edit(Kind::Marker, "", gh, folder.join(MARKER), Box::new(edit)));
     }
-    for marker in &target.fixed_markers {
+    for marker in target.fixed_markers.iter().filter(|m| **m != gh.join(&folder).join(MARKER)) {
         let rel = marker.strip_prefix(gh).context("a marker outside the Gemini home")?;
         let edit = SetMarker { root: root.to_string() };
         plan.items.push(Placement::edit(Kind::Marker, "", gh, rel, Box::new(edit)));
@@ -800,11 +800,8 @@ pub fn plan(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::R
         Some(window) => keep_in_window(&list, now, window),
         None => BTreeMap::new(),
     };
-    plan.newest = list
-        .iter()
-        .map(|(id, last)| (refreshed.get(id).cloned().or_else(|| last.clone()), id))
-        .max()
-        .map(|(_, id)| id.clone());
+    let by_time: Vec<(Option<String>, &String)> =
+        list.iter().map(|(id, last)| (refreshed.get(id).cloned().or_else(|| last.clone()), id)).collect();
     if !refreshed.is_empty() {
         plan.notes.push(format!(
             "  {} older conversations dated into Gemini's retention window, order kept",
@@ -830,10 +827,14 @@ pub fn plan(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::R
         let step = match fs::symlink_metadata(&dest) {
             Err(_) => Step::Write,
             Ok(_) if fs::read(&dest).is_ok_and(|have| have == data || have == f.data) => Step::Same,
+            Ok(_) if force => Step::Replace(vec![dest]),
             Ok(_) => Step::Keep(vec![dest]),
         };
         plan.items.push(Placement::file(Kind::Conversation, &session, gh, rel, data).with_step(step));
     }
+    // The newest conversation that is not the receiver's own, kept.
+    let kept = |id: &str| plan.items.iter().any(|p| p.session == id && matches!(p.step, Step::Keep(_)));
+    plan.newest = by_time.into_iter().filter(|(_, id)| !kept(id)).max().map(|(_, id)| id.clone());
     Ok(plan)
 }
 
@@ -953,6 +954,17 @@ impl super::Agent for Gemini {
         Some(format!("gemini --resume {id}"))
     }
 
+    /// Gemini's ids are UUIDs, older chats' plain names; never one that reads as an
+    /// option (`--yolo`), and never what `--resume` reads as something else: an index
+    /// (`5`) or `latest`.
+    fn is_id(&self, id: &str) -> bool {
+        is_plain_name(id)
+            && id.as_bytes()[0].is_ascii_alphanumeric()
+            && id.len() <= 128
+            && !id.bytes().all(|b| b.is_ascii_digit())
+            && id != "latest"
+    }
+
     fn sessions(&self, files: &[File]) -> Vec<Session> {
         summarize(files)
     }
@@ -969,7 +981,7 @@ impl super::Agent for Gemini {
         opts: &super::PlaceOptions,
     ) -> anyhow::Result<Plan> {
         let (files, grants) = with_workspace_dirs(files, opts, root);
-        let mut plan = plan(home, root, &files, opts.now)?;
+        let mut plan = plan(home, root, &files, opts.force, opts.now)?;
         plan.notes.extend(grants);
         Ok(plan)
     }

@@ -360,12 +360,18 @@ fn present(data: &Path, ids: &[&str]) -> anyhow::Result<BTreeSet<String>> {
     Ok(out)
 }
 
-/// `opencode` on the PATH of this process, as the user would run it.
-fn opencode_on_path() -> Option<PathBuf> {
+/// `opencode` on the PATH of this process, as the user would run it, resolved to where
+/// it really is. A relative PATH entry (`.`, `bin`) would be looked up again in the
+/// checkout the import runs in, and a program below `root` may have come in the same
+/// file: neither is ever run.
+fn opencode_on_path(root: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(&std::env::var_os("PATH")?)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join("opencode"))
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .find(|p| p.to_str().is_some_and(|p| !is_under(p, root)))
 }
 
 /// What a restore of a validated element writes: each session imported by the user's own
@@ -376,7 +382,7 @@ pub fn plan(data: &Path, root: &str, files: &[File], force: bool) -> anyhow::Res
     validate(files)?;
     let ids: Vec<&str> = files.iter().map(|f| f.rel.trim_end_matches(".json")).collect();
     let have = present(data, &ids)?;
-    let opencode = opencode_on_path();
+    let opencode = opencode_on_path(root);
     let store = match &opencode {
         Some(bin) => format!("its database, by `{} import FILE` run in {root}", bin.display()),
         None => format!("{} to import later (opencode is not on PATH)", pending(data).display()),
@@ -412,8 +418,10 @@ pub fn plan(data: &Path, root: &str, files: &[File], force: bool) -> anyhow::Res
         };
         plan.items.push(if kept { item.with_step(Step::Keep(vec![data.join("opencode.db")])) } else { item });
     }
-    // The newest session that is not a subagent's.
-    plan.newest = summarize(files).into_iter().rev().find(|s| s.outcome.is_none()).map(|s| s.id);
+    // The newest session that is not a subagent's, once it is imported.
+    if opencode.is_some() {
+        plan.newest = summarize(files).into_iter().rev().find(|s| s.outcome.is_none()).map(|s| s.id);
+    }
     Ok(plan)
 }
 

@@ -152,3 +152,80 @@ fn an_edit_runs_at_its_turn_below_its_root_and_is_reported() {
     assert_eq!(*SEEN.0.lock().unwrap(), [home.path().join("db/index.sqlite")]);
     assert!(done.report(&plan).iter().any(|l| l.ends_with("index.sqlite: records")));
 }
+
+#[test]
+fn a_plan_that_cannot_be_written_whole_is_refused_before_anything_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let long = "x".repeat(256);
+    let mut clash = conversation(home.path(), "c", "c", b"");
+    clash.content = Content::Folder(vec![
+        Entry { rel: "a".into(), data: vec![], mtime: None },
+        Entry { rel: "a/b".into(), data: vec![], mtime: None },
+    ]);
+    for bad in [
+        vec![
+            conversation(home.path(), "a", "a.jsonl", b"one"),
+            conversation(home.path(), "b", long.as_str(), b""),
+        ],
+        vec![conversation(home.path(), "a", "a.jsonl", b"one"), clash],
+        vec![
+            conversation(home.path(), "a", "s/a.jsonl", b"one"),
+            conversation(home.path(), "b", "s/a.jsonl", b"two"),
+        ],
+    ] {
+        let plan = plan_of(bad);
+        assert!(apply(&plan, SystemTime::now()).is_err());
+        assert_eq!(fs::read_dir(home.path()).unwrap().count(), 0, "something was written");
+    }
+}
+
+#[test]
+fn a_failed_replace_puts_the_receivers_copy_back() {
+    let home = tempfile::tempdir().unwrap();
+    let theirs = home.path().join("state/s");
+    fs::create_dir_all(&theirs).unwrap();
+    fs::write(theirs.join("events.jsonl"), b"theirs").unwrap();
+    // Their copy is named in the plan, but something else is at the placement's own
+    // name: the rename in fails, and their copy must come back.
+    let mut item = conversation(home.path(), "s", "state/t", b"");
+    item.content =
+        Content::Folder(vec![Entry { rel: "events.jsonl".into(), data: b"ours".to_vec(), mtime: None }]);
+    fs::create_dir_all(home.path().join("state/t")).unwrap();
+    fs::write(home.path().join("state/t/x"), b"in the way").unwrap();
+    let done = apply(&plan_of(vec![item.with_step(Step::Replace(vec![theirs.clone()]))]), SystemTime::now())
+        .unwrap();
+    assert_eq!(done.kept, ["s"]);
+    assert!(done.backups.is_empty());
+    assert_eq!(fs::read(theirs.join("events.jsonl")).unwrap(), b"theirs");
+    assert_eq!(
+        fs::read_dir(home.path().join("state")).unwrap().count(),
+        2,
+        "a staging folder or backup was left"
+    );
+}
+
+#[test]
+fn settling_reads_what_is_there_and_an_edit_never_writes_through_a_link() {
+    let home = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    fs::write(home.path().join("same.jsonl"), b"one").unwrap();
+    symlink(elsewhere.path().join("x"), home.path().join("link.jsonl")).unwrap();
+    let mut plan = plan_of(vec![
+        conversation(home.path(), "a", "same.jsonl", b"one"),
+        conversation(home.path(), "b", "link.jsonl", b"two"),
+        conversation(home.path(), "c", "new.jsonl", b"three"),
+    ]);
+    plan.newest = Some("b".into());
+    settle(&mut plan);
+    assert_eq!(plan.items[0].step, Step::Same);
+    assert!(matches!(plan.items[1].step, Step::Keep(_)));
+    assert_eq!(plan.items[2].step, Step::Write);
+    assert_eq!(plan.newest, None, "a kept conversation is not the one to resume");
+
+    static NEVER: Recorder = Recorder(std::sync::Mutex::new(Vec::new()));
+    symlink(elsewhere.path().join("db"), home.path().join("index.sqlite")).unwrap();
+    let plan =
+        plan_of(vec![Placement::edit(Kind::Index, "a", home.path(), "index.sqlite", Box::new(&NEVER))]);
+    assert!(check(&plan).is_err());
+    assert!(NEVER.0.lock().unwrap().is_empty());
+}

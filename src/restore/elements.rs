@@ -108,8 +108,12 @@ fn restore_one(probe: &Probe, element: &Map<String, Value>, project_dir: &Path, 
     let Some(agent) = agent::by_kind(&kind) else { return Outcome::Unknown(kind) };
     match restore_agent(agent, probe, element, project_dir, opts) {
         Ok(done) => Outcome::Done(done),
-        Err(e) => Outcome::Refused(format!(
+        Err(Failed::Refused(e)) => Outcome::Refused(format!(
             "{} conversations refused, nothing of them written: {e:#}",
+            agent.name()
+        )),
+        Err(Failed::Stopped(e)) => Outcome::Refused(format!(
+            "placing the {} conversations stopped part way; what was placed before stays: {e:#}",
             agent.name()
         )),
     }
@@ -158,28 +162,44 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
     Ok(Restored { lines, ..Restored::default() })
 }
 
+/// Why an agent's element was not placed whole.
+enum Failed {
+    /// Before anything of it was written.
+    Refused(anyhow::Error),
+    /// While writing it: what was written before stays.
+    Stopped(anyhow::Error),
+}
+
 fn restore_agent(
     agent: &dyn Agent,
     probe: &Probe,
     element: &Map<String, Value>,
     project_dir: &Path,
     opts: Options,
-) -> anyhow::Result<Restored> {
+) -> Result<Restored, Failed> {
     use anyhow::Context;
-    let files = agent::files(agent, element, opts.max_size)?;
-    let home = agent.home(probe).with_context(|| format!("no home for {} (set HOME)", agent.name()))?;
-    let root = project_dir.to_str().context("the target path is not valid UTF-8")?;
-    let place = PlaceOptions {
-        old_root: agent::old_root(element),
-        force: opts.force,
-        trust_config: opts.trust_config,
-        now: SystemTime::now(),
+    let planned = || -> anyhow::Result<(crate::place::Plan, SystemTime)> {
+        let files = agent::files(agent, element, opts.max_size)?;
+        let home = agent.home(probe).with_context(|| format!("no home for {} (set HOME)", agent.name()))?;
+        let root = project_dir.to_str().context("the target path is not valid UTF-8")?;
+        let place = PlaceOptions {
+            old_root: agent::old_root(element),
+            force: opts.force,
+            trust_config: opts.trust_config,
+            now: SystemTime::now(),
+        };
+        let mut plan = agent.plan(&home, root, &files, &place)?;
+        crate::place::settle(&mut plan);
+        // A resume line is only ever built from an id of the agent's own form.
+        plan.newest = plan.newest.filter(|id| agent.is_id(id));
+        Ok((plan, place.now))
     };
-    let plan = agent.plan(&home, root, &files, &place)?;
+    let (plan, now) = planned().map_err(Failed::Refused)?;
+    crate::place::check(&plan).map_err(Failed::Refused)?;
     if opts.dry_run {
         return Ok(Restored { lines: plan.describe(), ..Restored::default() });
     }
-    let applied = crate::place::apply(&plan, place.now)?;
+    let applied = crate::place::apply(&plan, now).map_err(Failed::Stopped)?;
     Ok(Restored {
         lines: applied.report(&plan),
         resume: plan

@@ -15,7 +15,7 @@ struct Restored {
 }
 
 fn restore(gh: &Path, root: &str, files: &[File], now: SystemTime) -> anyhow::Result<Restored> {
-    let plan = plan(gh, root, files, now)?;
+    let plan = plan(gh, root, files, false, now)?;
     let done = crate::place::apply(&plan, now)?;
     let folder = gh.join("tmp").join(find_project(gh, root).unwrap_or_default());
     Ok(Restored { folder, written: done.written, kept: done.kept, newest: plan.newest, notes: plan.notes })

@@ -16,17 +16,18 @@
 //! compare a plan with what a restore changed.
 
 use std::collections::BTreeSet;
-use std::fs;
-use std::io::{self, Write};
-use std::os::fd::OwnedFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use anyhow::{Context, bail};
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
-use rustix::io::Errno;
+use anyhow::Context;
 
 use crate::sanitize::for_terminal;
+
+mod at;
+mod preflight;
+
+pub use at::open_below;
+pub use preflight::{check, settle};
 
 /// What a restore does with one placement, given what the receiver holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,23 +157,6 @@ impl Placement {
             _ => None,
         }
     }
-
-    fn check(&self) -> anyhow::Result<()> {
-        let plain = !self.rel.as_os_str().is_empty()
-            && self.rel.components().all(|c| matches!(c, Component::Normal(_)))
-            && match &self.content {
-                Content::Folder(entries) => entries.iter().all(|e| is_plain_rel(&e.rel)),
-                _ => true,
-            };
-        if !plain || !self.root.is_absolute() {
-            bail!("{} is not a plain path below {}", self.rel.display(), self.root.display());
-        }
-        Ok(())
-    }
-}
-
-fn is_plain_rel(rel: &str) -> bool {
-    !rel.is_empty() && rel.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 /// Everything one agent's restore writes, in order, with what the report says of it.
@@ -304,12 +288,10 @@ impl Applied {
     }
 }
 
-/// Writes a plan. Nothing is written unless every placement has a plain path below its
-/// root; a signal stops it between two placements.
+/// Writes a plan. Nothing is written unless the whole plan passes [`preflight`]; a signal
+/// stops it between two placements.
 pub fn apply(plan: &Plan, now: SystemTime) -> anyhow::Result<Applied> {
-    for p in &plan.items {
-        p.check()?;
-    }
+    preflight::check(plan)?;
     let mut done = Applied::default();
     let mut kept: BTreeSet<&str> = BTreeSet::new();
     for p in &plan.items {
@@ -320,16 +302,16 @@ pub fn apply(plan: &Plan, now: SystemTime) -> anyhow::Result<Applied> {
         if p.kind != Kind::Conversation && kept.contains(p.session.as_str()) {
             continue;
         }
-        let placed = place_one(p, now, &mut done.backups).with_context(|| {
+        let placed = at::place(p, now, &mut done.backups).with_context(|| {
             format!("{} placed before this", crate::human::count(done.written.len() as u64, plan.noun))
         })?;
         match placed {
-            Placed::Written if p.kind == Kind::Conversation => {
+            at::Placed::Written if p.kind == Kind::Conversation => {
                 if !done.written.contains(&p.session) {
                     done.written.push(p.session.clone());
                 }
             }
-            Placed::Written => {
+            at::Placed::Written => {
                 if let Content::Edit(e) = &p.content {
                     done.edits.push(format!(
                         "{}: {}",
@@ -338,214 +320,18 @@ pub fn apply(plan: &Plan, now: SystemTime) -> anyhow::Result<Applied> {
                     ));
                 }
             }
-            Placed::Same if p.kind == Kind::Conversation => done.same += 1,
-            Placed::Same => {}
-            Placed::Kept if p.kind == Kind::Conversation => {
+            at::Placed::Same if p.kind == Kind::Conversation => done.same += 1,
+            at::Placed::Same => {}
+            at::Placed::Kept if p.kind == Kind::Conversation => {
                 kept.insert(&p.session);
                 if !done.kept.contains(&p.session) {
                     done.kept.push(p.session.clone());
                 }
             }
-            Placed::Kept => done.left.push(p.path()),
+            at::Placed::Kept => done.left.push(p.path()),
         }
     }
     Ok(done)
-}
-
-enum Placed {
-    Written,
-    Same,
-    Kept,
-}
-
-fn place_one(p: &Placement, now: SystemTime, backups: &mut Vec<PathBuf>) -> anyhow::Result<Placed> {
-    match &p.step {
-        Step::Same => return Ok(Placed::Same),
-        Step::Keep(_) => return Ok(Placed::Kept),
-        Step::Write | Step::Replace(_) => {}
-    }
-    let parent_rel = p.rel.parent().unwrap_or(Path::new(""));
-    let name = p.rel.file_name().context("a placement without a name")?;
-    let dir = open_below(&p.root, parent_rel)?;
-    if let Step::Replace(theirs) = &p.step {
-        for path in theirs {
-            backups.push(set_aside(path, now)?);
-        }
-    }
-    let at = p.path();
-    let placed = match &p.content {
-        Content::File(entry) => write_new_at(&dir, name, entry),
-        Content::Folder(entries) => write_folder_at(&dir, &p.root.join(parent_rel), name, entries),
-        Content::Edit(edit) => {
-            edit.apply(&at)?;
-            return Ok(Placed::Written);
-        }
-    }
-    .with_context(|| format!("could not write {}", at.display()))?;
-    if placed {
-        return Ok(Placed::Written);
-    }
-    // Something appeared there meanwhile: the same bytes, or the receiver's, kept.
-    let same = matches!(&p.content, Content::File(e) if read_at(&dir, name).is_ok_and(|b| b == e.data));
-    Ok(if same { Placed::Same } else { Placed::Kept })
-}
-
-/// The folder `root/rel`, created 0700 where missing, opened with no link followed below
-/// `root` (the root itself is the receiver's own choice, and may be a link).
-pub fn open_below(root: &Path, rel: &Path) -> anyhow::Result<OwnedFd> {
-    crate::fsutil::create_private_dir(root)
-        .with_context(|| format!("could not create {}", root.display()))?;
-    let mut fd = rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(io::Error::from)
-        .with_context(|| format!("could not open {}", root.display()))?;
-    let mut at = root.to_path_buf();
-    for part in rel.components() {
-        let Component::Normal(name) = part else {
-            bail!("{} is not a plain path below {}", rel.display(), root.display())
-        };
-        at.push(name);
-        fd = open_or_make_dir(&fd, name).map_err(|e| match e {
-            Errno::LOOP | Errno::NOTDIR => {
-                anyhow::anyhow!("{} is a link or not a folder; nothing is written through it", at.display())
-            }
-            e => anyhow::Error::from(io::Error::from(e)).context(format!("could not open {}", at.display())),
-        })?;
-    }
-    Ok(fd)
-}
-
-fn open_or_make_dir(parent: &OwnedFd, name: &std::ffi::OsStr) -> Result<OwnedFd, Errno> {
-    let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    match rustix::fs::openat(parent, name, flags, Mode::empty()) {
-        Err(Errno::NOENT) => match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
-            Ok(()) | Err(Errno::EXIST) => rustix::fs::openat(parent, name, flags, Mode::empty()),
-            Err(e) => Err(e),
-        },
-        found => found,
-    }
-}
-
-fn temp_name() -> String {
-    format!(".lokust-{}.tmp", uuid::Uuid::new_v4().simple())
-}
-
-/// Writes `entry` as `dir/name`, mode 0600: false when something is already there (left
-/// as it is).
-fn write_new_at(dir: &OwnedFd, name: &std::ffi::OsStr, entry: &Entry) -> io::Result<bool> {
-    let tmp = temp_name();
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(dir, &tmp, flags, Mode::from_raw_mode(0o600))?;
-    let written = (|| {
-        let mut f = fs::File::from(fd);
-        f.write_all(&entry.data)?;
-        f.sync_all()?;
-        if let Some(t) = entry.mtime {
-            f.set_modified(t)?;
-        }
-        rename_no_replace(dir, &tmp, name, false)
-    })();
-    if !matches!(written, Ok(true)) {
-        let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
-    }
-    written
-}
-
-/// Makes the folder whole under a temp name in `dir` (which is `dir_path`), then renames
-/// it to `name`: false when something is already there.
-fn write_folder_at(
-    dir: &OwnedFd,
-    dir_path: &Path,
-    name: &std::ffi::OsStr,
-    entries: &[Entry],
-) -> io::Result<bool> {
-    let tmp = temp_name();
-    rustix::fs::mkdirat(dir, &tmp, Mode::from_raw_mode(0o700))?;
-    let built = (|| {
-        let staging = rustix::fs::openat(
-            dir,
-            &tmp,
-            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        for e in entries {
-            let (sub, file) = e.rel.rsplit_once('/').unwrap_or(("", &e.rel));
-            let mut at = staging.try_clone()?;
-            for part in sub.split('/').filter(|s| !s.is_empty()) {
-                at = open_or_make_dir(&at, std::ffi::OsStr::new(part))?;
-            }
-            if !write_new_at(&at, std::ffi::OsStr::new(file), e)? {
-                return Err(io::Error::other(format!("{} is twice in one folder", e.rel)));
-            }
-        }
-        rename_no_replace(dir, &tmp, name, true)
-    })();
-    if !matches!(built, Ok(true)) {
-        let _ = fs::remove_dir_all(dir_path.join(&tmp));
-    }
-    built
-}
-
-/// Renames `from` to `to` in `dir` unless `to` exists: false then.
-fn rename_no_replace(dir: &OwnedFd, from: &str, to: &std::ffi::OsStr, is_dir: bool) -> io::Result<bool> {
-    match rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE) {
-        Ok(()) => Ok(true),
-        Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
-        // A file system without no-replace renames: a hard link fails on an existing name.
-        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) if !is_dir => {
-            match rustix::fs::linkat(dir, from, dir, to, AtFlags::empty()) {
-                Ok(()) => {
-                    let _ = rustix::fs::unlinkat(dir, from, AtFlags::empty());
-                    Ok(true)
-                }
-                Err(Errno::EXIST) => Ok(false),
-                Err(e) => Err(e.into()),
-            }
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-fn read_at(dir: &OwnedFd, name: &std::ffi::OsStr) -> io::Result<Vec<u8>> {
-    let fd =
-        rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
-    let mut buf = Vec::new();
-    io::Read::read_to_end(&mut fs::File::from(fd), &mut buf)?;
-    Ok(buf)
-}
-
-/// Sets a receiver's file aside beside where it was, under a name no agent reads
-/// (`<name>.lokust-backup-<time>`), and returns where.
-pub fn set_aside(path: &Path, now: SystemTime) -> anyhow::Result<PathBuf> {
-    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace([':', '-'], "");
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".lokust-backup-{stamp}"));
-    // Never over an earlier backup of the same second.
-    for n in 1..1000 {
-        let mut candidate = name.clone();
-        if n > 1 {
-            candidate.push(format!("-{n}"));
-        }
-        let backup = path.with_file_name(candidate);
-        match rustix::fs::renameat_with(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::CWD,
-            &backup,
-            RenameFlags::NOREPLACE,
-        ) {
-            Ok(()) => return Ok(backup),
-            Err(Errno::EXIST | Errno::NOTEMPTY) => continue,
-            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) if fs::symlink_metadata(&backup).is_err() => {
-                fs::rename(path, &backup).with_context(|| format!("could not back up {}", path.display()))?;
-                return Ok(backup);
-            }
-            Err(e) => {
-                return Err(io::Error::from(e))
-                    .with_context(|| format!("could not back up {}", path.display()));
-            }
-        }
-    }
-    bail!("could not back up {}: too many backups of it", path.display())
 }
 
 fn safe(s: &str) -> std::borrow::Cow<'_, str> {

@@ -1,0 +1,301 @@
+//! The writes themselves, through folder descriptors: every folder below a root is opened
+//! with `O_NOFOLLOW`, so a link planted on the way stops the write instead of sending it
+//! elsewhere. A placement is staged whole under a temp name first; only then is the
+//! receiver's copy set aside (with `--force`), and the staged one renamed in with
+//! no-replace. When that rename fails, the receiver's copy is put back.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
+
+use super::{Content, Entry, Placement, Step};
+
+pub(super) enum Placed {
+    Written,
+    Same,
+    Kept,
+}
+
+const DIR: OFlags = OFlags::DIRECTORY.union(OFlags::RDONLY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+
+/// Writes one placement; the receiver's copies it replaces are added to `backups`.
+pub(super) fn place(p: &Placement, now: SystemTime, backups: &mut Vec<PathBuf>) -> anyhow::Result<Placed> {
+    match &p.step {
+        Step::Same => return Ok(Placed::Same),
+        Step::Keep(_) => return Ok(Placed::Kept),
+        Step::Write | Step::Replace(_) => {}
+    }
+    let at = p.path();
+    let parent_rel = p.rel.parent().unwrap_or(Path::new(""));
+    let name = p.rel.file_name().context("a placement without a name")?;
+    let dir = open_below(&p.root, parent_rel)?;
+    if let Content::Edit(edit) = &p.content {
+        // A link swapped in at the edited file's name is not written through.
+        if rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile
+        }) {
+            bail!("{} is not a regular file; left as it is", at.display());
+        }
+        edit.apply(&at)?;
+        return Ok(Placed::Written);
+    }
+    let staged = stage(&dir, &p.root.join(parent_rel), &p.content)
+        .with_context(|| format!("could not write {}", at.display()))?;
+    let mut aside = Vec::new();
+    if let Step::Replace(theirs) = &p.step {
+        for path in theirs {
+            match set_aside(&p.root, path, now) {
+                Ok(moved) => aside.push(moved),
+                Err(e) => {
+                    put_back(&aside);
+                    staged.discard(&dir);
+                    return Err(e);
+                }
+            }
+        }
+    }
+    let is_dir = matches!(p.content, Content::Folder(_));
+    match rename_no_replace(&dir, &staged.name, name, is_dir) {
+        Ok(true) => {
+            backups.extend(aside.into_iter().map(|a| a.backup));
+            Ok(Placed::Written)
+        }
+        outcome => {
+            put_back(&aside);
+            staged.discard(&dir);
+            outcome.with_context(|| format!("could not place {}", at.display()))?;
+            // Something appeared there meanwhile: the same bytes, or the receiver's, kept.
+            let same =
+                matches!(&p.content, Content::File(e) if read_at(&dir, name).is_ok_and(|b| b == e.data));
+            Ok(if same { Placed::Same } else { Placed::Kept })
+        }
+    }
+}
+
+/// A placement made whole under a temp name in its folder.
+struct Staged {
+    name: String,
+    /// Its path, for removing a staged folder.
+    path: PathBuf,
+}
+
+impl Staged {
+    fn discard(&self, dir: &OwnedFd) {
+        if rustix::fs::unlinkat(dir, &self.name, AtFlags::empty()).is_err() {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn temp_name() -> String {
+    format!(".lokust-{}.tmp", uuid::Uuid::new_v4().simple())
+}
+
+fn stage(dir: &OwnedFd, dir_path: &Path, content: &Content) -> io::Result<Staged> {
+    let name = temp_name();
+    let staged = Staged { path: dir_path.join(&name), name };
+    let made = match content {
+        Content::File(entry) => write_file(dir, &staged.name, entry),
+        Content::Folder(entries) => write_folder(dir, &staged.name, entries),
+        Content::Edit(_) => Ok(()),
+    };
+    if let Err(e) = made {
+        staged.discard(dir);
+        return Err(e);
+    }
+    Ok(staged)
+}
+
+/// A new file `name` in `dir`, mode 0600, synced, dated as the entry says.
+fn write_file(dir: &OwnedFd, name: &str, entry: &Entry) -> io::Result<()> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut f = fs::File::from(rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))?);
+    f.write_all(&entry.data)?;
+    f.sync_all()?;
+    if let Some(t) = entry.mtime {
+        f.set_modified(t)?;
+    }
+    Ok(())
+}
+
+/// A new folder `name` in `dir`, mode 0700, holding `entries`.
+fn write_folder(dir: &OwnedFd, name: &str, entries: &[Entry]) -> io::Result<()> {
+    rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o700))?;
+    let folder = rustix::fs::openat(dir, name, DIR, Mode::empty())?;
+    for e in entries {
+        let (sub, file) = e.rel.rsplit_once('/').unwrap_or(("", &e.rel));
+        let mut at = folder.try_clone()?;
+        for part in sub.split('/').filter(|s| !s.is_empty()) {
+            at = open_or_make_dir(&at, OsStr::new(part))?;
+        }
+        write_file(&at, file, e)?;
+    }
+    Ok(())
+}
+
+/// The folder `root/rel`, created 0700 where missing, opened with no link followed below
+/// `root` (the root itself is the receiver's own choice, and may be a link).
+pub fn open_below(root: &Path, rel: &Path) -> anyhow::Result<OwnedFd> {
+    crate::fsutil::create_private_dir(root)
+        .with_context(|| format!("could not create {}", root.display()))?;
+    walk(root, rel, true)
+}
+
+/// `root/rel` opened folder by folder with no link followed, made where missing when
+/// `create`.
+pub(super) fn walk(root: &Path, rel: &Path, create: bool) -> anyhow::Result<OwnedFd> {
+    let mut fd = rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(io::Error::from)
+        .with_context(|| format!("could not open {}", root.display()))?;
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        let Component::Normal(name) = part else {
+            bail!("{} is not a plain path below {}", rel.display(), root.display())
+        };
+        at.push(name);
+        let opened = if create {
+            open_or_make_dir(&fd, name)
+        } else {
+            rustix::fs::openat(&fd, name, DIR, Mode::empty())
+        };
+        fd = opened.map_err(|e| match e {
+            Errno::LOOP | Errno::NOTDIR => {
+                anyhow::anyhow!("{} is a link or not a folder; nothing is written through it", at.display())
+            }
+            e => anyhow::Error::from(io::Error::from(e)).context(format!("could not open {}", at.display())),
+        })?;
+    }
+    Ok(fd)
+}
+
+fn open_or_make_dir(parent: &OwnedFd, name: &OsStr) -> Result<OwnedFd, Errno> {
+    match rustix::fs::openat(parent, name, DIR, Mode::empty()) {
+        Err(Errno::NOENT) => match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(Errno::EXIST) => rustix::fs::openat(parent, name, DIR, Mode::empty()),
+            Err(e) => Err(e),
+        },
+        found => found,
+    }
+}
+
+/// Renames `from` to `to` in `dir` unless `to` exists: false then.
+fn rename_no_replace(dir: &OwnedFd, from: &str, to: &OsStr, is_dir: bool) -> io::Result<bool> {
+    match rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(true),
+        Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
+        // A file system without no-replace renames: a hard link fails on an existing name.
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) if !is_dir => {
+            match rustix::fs::linkat(dir, from, dir, to, AtFlags::empty()) {
+                Ok(()) => {
+                    let _ = rustix::fs::unlinkat(dir, from, AtFlags::empty());
+                    Ok(true)
+                }
+                Err(Errno::EXIST) => Ok(false),
+                Err(e) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn read_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Vec<u8>> {
+    let fd =
+        rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
+    let mut buf = Vec::new();
+    io::Read::read_to_end(&mut fs::File::from(fd), &mut buf)?;
+    Ok(buf)
+}
+
+/// A receiver's file set aside, and where it went.
+struct Aside {
+    dir: OwnedFd,
+    name: std::ffi::OsString,
+    backup_name: std::ffi::OsString,
+    backup: PathBuf,
+}
+
+/// Sets the receiver's `path` (below `root`, reached with no link followed) aside beside
+/// where it was, under a name no agent reads (`<name>.lokust-backup-<time>`), never over
+/// an earlier backup.
+fn set_aside(root: &Path, path: &Path, now: SystemTime) -> anyhow::Result<Aside> {
+    let rel = path
+        .strip_prefix(root)
+        .ok()
+        .filter(|r| r.components().all(|c| matches!(c, Component::Normal(_))))
+        .with_context(|| format!("{} is not below {}; not set aside", path.display(), root.display()))?;
+    let name = rel.file_name().context("nothing to set aside")?.to_os_string();
+    let dir = walk(root, rel.parent().unwrap_or(Path::new("")), false)?;
+    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace([':', '-'], "");
+    for n in 1..1000 {
+        let mut backup_name = name.clone();
+        backup_name.push(format!(".lokust-backup-{stamp}"));
+        if n > 1 {
+            backup_name.push(format!("-{n}"));
+        }
+        match rustix::fs::renameat_with(&dir, &name, &dir, &backup_name, RenameFlags::NOREPLACE) {
+            Ok(()) => {
+                let backup = path.with_file_name(&backup_name);
+                return Ok(Aside { dir, name, backup_name, backup });
+            }
+            Err(Errno::EXIST | Errno::NOTEMPTY) => continue,
+            Err(e) => {
+                return Err(io::Error::from(e))
+                    .with_context(|| format!("could not back up {}", path.display()));
+            }
+        }
+    }
+    bail!("could not back up {}: too many backups of it", path.display())
+}
+
+/// Puts set-aside copies back where they were, the last first.
+fn put_back(aside: &[Aside]) {
+    for a in aside.iter().rev() {
+        let _ = rustix::fs::renameat_with(&a.dir, &a.backup_name, &a.dir, &a.name, RenameFlags::NOREPLACE);
+    }
+}
+
+/// What is at `root/rel` now, reached with no link followed: `None` when it or a folder on
+/// the way is absent. A link or a non-folder on the way is an error.
+pub(super) fn existing(root: &Path, rel: &Path) -> anyhow::Result<Option<rustix::fs::FileType>> {
+    let Some(name) = rel.file_name() else { return Ok(Some(rustix::fs::FileType::Directory)) };
+    if fs::symlink_metadata(root).is_err() {
+        return Ok(None);
+    }
+    let mut fd = rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(io::Error::from)
+        .with_context(|| format!("could not open {}", root.display()))?;
+    let mut at = root.to_path_buf();
+    for part in rel.parent().unwrap_or(Path::new("")).components() {
+        at.push(part);
+        fd = match rustix::fs::openat(&fd, part.as_os_str(), DIR, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP | Errno::NOTDIR) => {
+                bail!("{} is a link or not a folder; nothing is written through it", at.display())
+            }
+            Err(e) => {
+                return Err(io::Error::from(e)).with_context(|| format!("could not open {}", at.display()));
+            }
+        };
+    }
+    match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some(rustix::fs::FileType::from_raw_mode(st.st_mode))),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => {
+            Err(io::Error::from(e)).with_context(|| format!("could not read {}", root.join(rel).display()))
+        }
+    }
+}
+
+/// The bytes of the regular file at `root/rel`, reached with no link followed.
+pub(super) fn read_below(root: &Path, rel: &Path) -> Option<Vec<u8>> {
+    let dir = walk(root, rel.parent()?, false).ok()?;
+    read_at(&dir, rel.file_name()?).ok()
+}
