@@ -35,7 +35,7 @@ pub(super) fn place(p: &Placement, now: SystemTime, backups: &mut Vec<PathBuf>) 
     let at = p.path();
     let parent_rel = p.rel.parent().unwrap_or(Path::new(""));
     let name = p.rel.file_name().context("a placement without a name")?;
-    let dir = open_below(&p.root, parent_rel)?;
+    let dir = open_below_as(&p.root, parent_rel, p.kind.folder_mode())?;
     if let Content::Edit(edit) = &p.content {
         // A link swapped in at the edited file's name is not written through.
         if rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
@@ -104,6 +104,8 @@ fn stage(dir: &OwnedFd, dir_path: &Path, content: &Content) -> io::Result<Staged
     let made = match content {
         Content::File(entry) => write_file(dir, &staged.name, entry),
         Content::Folder(entries) => write_folder(dir, &staged.name, entries),
+        Content::Copy { from, mode } => write_copy(dir, &staged.name, from, *mode),
+        Content::Link(to) => rustix::fs::symlinkat(to, dir, &staged.name).map_err(io::Error::from),
         Content::Edit(_) => Ok(()),
     };
     if let Err(e) = made {
@@ -125,6 +127,17 @@ fn write_file(dir: &OwnedFd, name: &str, entry: &Entry) -> io::Result<()> {
     Ok(())
 }
 
+/// A new file `name` in `dir` with the bytes of lokust's own staged `from`, then `mode`.
+fn write_copy(dir: &OwnedFd, name: &str, from: &Path, mode: u32) -> io::Result<()> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))?;
+    let mut f = fs::File::from(fd);
+    io::copy(&mut fs::File::open(from)?, &mut f)?;
+    f.sync_all()?;
+    rustix::fs::fchmod(&f, Mode::from_raw_mode(mode & 0o777))?;
+    Ok(())
+}
+
 /// A new folder `name` in `dir`, mode 0700, holding `entries`.
 fn write_folder(dir: &OwnedFd, name: &str, entries: &[Entry]) -> io::Result<()> {
     rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o700))?;
@@ -143,14 +156,23 @@ fn write_folder(dir: &OwnedFd, name: &str, entries: &[Entry]) -> io::Result<()> 
 /// The folder `root/rel`, created 0700 where missing, opened with no link followed below
 /// `root` (the root itself is the receiver's own choice, and may be a link).
 pub fn open_below(root: &Path, rel: &Path) -> anyhow::Result<OwnedFd> {
+    open_below_as(root, rel, 0o700)
+}
+
+fn open_below_as(root: &Path, rel: &Path, mode: u32) -> anyhow::Result<OwnedFd> {
     crate::fsutil::create_private_dir(root)
         .with_context(|| format!("could not create {}", root.display()))?;
-    walk(root, rel, true)
+    walk_as(root, rel, Some(mode))
 }
 
 /// `root/rel` opened folder by folder with no link followed, made where missing when
 /// `create`.
 pub(super) fn walk(root: &Path, rel: &Path, create: bool) -> anyhow::Result<OwnedFd> {
+    walk_as(root, rel, create.then_some(0o700))
+}
+
+/// [`walk`], making missing folders with `mode` (before umask) when given.
+fn walk_as(root: &Path, rel: &Path, create: Option<u32>) -> anyhow::Result<OwnedFd> {
     let mut fd = rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
         .map_err(io::Error::from)
         .with_context(|| format!("could not open {}", root.display()))?;
@@ -160,10 +182,9 @@ pub(super) fn walk(root: &Path, rel: &Path, create: bool) -> anyhow::Result<Owne
             bail!("{} is not a plain path below {}", rel.display(), root.display())
         };
         at.push(name);
-        let opened = if create {
-            open_or_make_dir(&fd, name)
-        } else {
-            rustix::fs::openat(&fd, name, DIR, Mode::empty())
+        let opened = match create {
+            Some(mode) => open_or_make_dir_as(&fd, name, mode),
+            None => rustix::fs::openat(&fd, name, DIR, Mode::empty()),
         };
         fd = opened.map_err(|e| match e {
             Errno::LOOP | Errno::NOTDIR => {
@@ -176,8 +197,12 @@ pub(super) fn walk(root: &Path, rel: &Path, create: bool) -> anyhow::Result<Owne
 }
 
 fn open_or_make_dir(parent: &OwnedFd, name: &OsStr) -> Result<OwnedFd, Errno> {
+    open_or_make_dir_as(parent, name, 0o700)
+}
+
+fn open_or_make_dir_as(parent: &OwnedFd, name: &OsStr, mode: u32) -> Result<OwnedFd, Errno> {
     match rustix::fs::openat(parent, name, DIR, Mode::empty()) {
-        Err(Errno::NOENT) => match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
+        Err(Errno::NOENT) => match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)) {
             Ok(()) | Err(Errno::EXIST) => rustix::fs::openat(parent, name, DIR, Mode::empty()),
             Err(e) => Err(e),
         },

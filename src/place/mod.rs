@@ -55,6 +55,16 @@ pub enum Kind {
     Registry,
     /// A file naming the project a folder belongs to.
     Marker,
+    /// A file of the checkout itself (the git work's untracked files): laid with the
+    /// modes a checkout has, its folders as the umask makes them.
+    Checkout,
+}
+
+impl Kind {
+    /// The mode of a folder made on the way to a placement of this kind (before umask).
+    fn folder_mode(self) -> u32 {
+        if self == Kind::Checkout { 0o777 } else { 0o700 }
+    }
 }
 
 /// A change to a file the receiver keeps that must keep the rest of it (a database row, a
@@ -86,6 +96,11 @@ pub enum Content {
     Folder(Vec<Entry>),
     /// A change to a file that is there.
     Edit(Box<dyn Edit>),
+    /// A new file copied from lokust's own staging, with this mode (a checkout's file,
+    /// `0644` or `0755`).
+    Copy { from: PathBuf, mode: u32 },
+    /// A new symbolic link to this target (a checkout's link, checked to stay inside it).
+    Link(PathBuf),
 }
 
 /// One thing a restore writes.
@@ -206,6 +221,9 @@ impl Plan {
                     format!("  {who}differs from the receiver's own: kept (--force replaces it): {path}")
                 }
                 (Step::Write, Content::Edit(e)) => format!("  {path}: {}", safe(&e.describe())),
+                (Step::Write, Content::Link(to)) => {
+                    format!("  {who}→ {path} (a link to {})", safe(&to.to_string_lossy()))
+                }
                 (Step::Write, _) => format!("  {who}→ {path}"),
                 (Step::Replace(theirs), _) => format!(
                     "  {who}→ {path}; the receiver's {} would be set aside as a backup",

@@ -36,7 +36,9 @@ pub fn check(plan: &Plan) -> anyhow::Result<()> {
                 folders.extend(p.rel.ancestors().skip(1).map(|a| p.root.join(a)));
                 continue;
             }
-            Content::File(_) => claim(&mut seen, &mut files, &mut folders, p.path())?,
+            Content::File(_) | Content::Copy { .. } | Content::Link(_) => {
+                claim(&mut seen, &mut files, &mut folders, p.path())?
+            }
             Content::Folder(entries) => {
                 claim(&mut seen, &mut files, &mut folders, p.path())?;
                 // Placed whole as a folder: not a file, whatever else claims it.

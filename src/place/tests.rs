@@ -229,3 +229,38 @@ fn settling_reads_what_is_there_and_an_edit_never_writes_through_a_link() {
     assert!(check(&plan).is_err());
     assert!(NEVER.0.lock().unwrap().is_empty());
 }
+
+#[test]
+fn a_checkout_file_keeps_its_mode_and_a_link_is_laid_as_a_link() {
+    let checkout = tempfile::tempdir().unwrap();
+    let staging = tempfile::tempdir().unwrap();
+    let staged = staging.path().join("u0");
+    fs::write(&staged, b"#!/bin/sh\n").unwrap();
+    let item = |rel: &str, content: Content| Placement {
+        kind: Kind::Checkout,
+        session: String::new(),
+        root: checkout.path().to_path_buf(),
+        rel: rel.into(),
+        content,
+        step: Step::Write,
+    };
+    let plan = plan_of(vec![
+        item("tools/run.sh", Content::Copy { from: staged.clone(), mode: 0o755 }),
+        item("tools/latest", Content::Link("run.sh".into())),
+    ]);
+    apply(&plan, SystemTime::now()).unwrap();
+    assert_eq!(crate::fsutil::mode(&checkout.path().join("tools/run.sh")).unwrap(), 0o755);
+    assert_eq!(fs::read_link(checkout.path().join("tools/latest")).unwrap(), Path::new("run.sh"));
+    // A checkout's folder is made as the umask says, not private like a session store's.
+    let umask = fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
+        .unwrap();
+    assert_eq!(crate::fsutil::mode(&checkout.path().join("tools")).unwrap(), 0o777 & !umask);
+    // Laid again: what is there is kept, never replaced.
+    let again = plan_of(vec![item("tools/run.sh", Content::Copy { from: staged, mode: 0o644 })]);
+    assert_eq!(apply(&again, SystemTime::now()).unwrap().left, [checkout.path().join("tools/run.sh")]);
+    assert_eq!(crate::fsutil::mode(&checkout.path().join("tools/run.sh")).unwrap(), 0o755);
+}

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -712,38 +712,34 @@ impl Carried {
         Ok(())
     }
 
-    /// Writes each untracked file new (never over one), refusing to follow a link on the way.
+    /// Writes each untracked file new (never over one) through the placement layer, which
+    /// opens every folder on the way with no link followed.
     fn write_untracked(&self, dir: &Path) -> Result<()> {
+        use crate::place;
+        let mut plan = place::Plan::new("git work", "file", dir.to_string_lossy());
         for (rel, content) in &self.untracked {
-            let target = dir.join(rel);
-            let mut at = dir.to_path_buf();
-            let parents: Vec<_> =
-                Path::new(rel).parent().map(|p| p.components().collect()).unwrap_or_default();
-            for c in parents {
-                at.push(c);
-                match fs::symlink_metadata(&at) {
-                    Ok(md) if md.file_type().is_symlink() || !md.is_dir() => {
-                        bail!("{} is a link or a file, not a folder; {rel} was not written", at.display())
-                    }
-                    Ok(_) => {}
-                    Err(_) => fs::create_dir(&at)?,
-                }
-            }
-            match content {
-                Content::Link(to) => std::os::unix::fs::symlink(to, &target)
-                    .with_context(|| format!("making the link {}", target.display()))?,
-                Content::File { staged, executable } => {
-                    let mut out = OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .open(&target)
-                        .with_context(|| format!("writing {}", target.display()))?;
-                    io::copy(&mut File::open(staged)?, &mut out)?;
-                    out.flush()?;
-                    let mode = if *executable { 0o755 } else { 0o644 };
-                    fs::set_permissions(&target, fs::Permissions::from_mode(mode))?;
-                }
-            }
+            let content = match content {
+                Content::Link(to) => place::Content::Link(PathBuf::from(to)),
+                Content::File { staged, executable } => place::Content::Copy {
+                    from: staged.clone(),
+                    mode: if *executable { 0o755 } else { 0o644 },
+                },
+            };
+            plan.items.push(place::Placement {
+                kind: place::Kind::Checkout,
+                session: String::new(),
+                root: dir.to_path_buf(),
+                rel: PathBuf::from(rel),
+                content,
+                step: place::Step::Write,
+            });
+        }
+        let done = place::apply(&plan, std::time::SystemTime::now())?;
+        if done.interrupted {
+            bail!(crate::interrupt::Interrupted);
+        }
+        if let Some(there) = done.left.first() {
+            bail!("{} appeared while the untracked files were written; left as it is", there.display());
         }
         Ok(())
     }
