@@ -488,3 +488,31 @@ fn gemini_writes_no_registry_entry_when_its_folders_are_a_link() {
     assert!(!gh.join("projects.json").exists(), "the registry was written: {said}");
     assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
 }
+
+/// Claude Code's restore renames its files in through the same layer: a link below one of
+/// the config dir's own folders (where lokust makes a session's folder) is not written
+/// through, while the folder itself may be a link the user made.
+#[test]
+fn claude_files_are_never_written_through_a_link_below_the_config_dirs_folders() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    fs::create_dir_all(&project).unwrap();
+    make_project(&env, &project);
+    let (lok, _) = snapshot(&env, &project, &[]);
+    let config = env.home.join(".claude");
+    fs::remove_dir_all(&config).unwrap();
+    let outside = env.root.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    // The user keeps todos on another disk: a link of their own, followed.
+    let todos = env.root.path().join("other-disk/todos");
+    fs::create_dir_all(&todos).unwrap();
+    fs::create_dir_all(config.join("file-history")).unwrap();
+    std::os::unix::fs::symlink(&todos, config.join("todos")).unwrap();
+    // A link where lokust would make the session's own folder: never written through.
+    std::os::unix::fs::symlink(&outside, config.join("file-history").join(crate::util::claude::SESSION))
+        .unwrap();
+    let a = restore(&env, &lok, &env.root.path().join("new"), &[]);
+    let said = format!("{}{}", stdout(&a), stderr(&a));
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "written through the link: {said}");
+    assert!(said.contains("is a link or not a folder"), "{said}");
+}

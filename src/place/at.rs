@@ -324,3 +324,51 @@ pub(super) fn read_below(root: &Path, rel: &Path) -> Option<Vec<u8>> {
     let dir = walk(root, rel.parent()?, false).ok()?;
     read_at(&dir, rel.file_name()?).ok()
 }
+
+/// Renames lokust's own staged file `from` to `root/rel`, the folders on the way opened
+/// (made 0700 where missing) with no link followed below `root`: false when something is
+/// already there, which is left as it is. For writers that stage a whole tree first, as
+/// Claude Code's restore does.
+pub fn rename_in(root: &Path, rel: &Path, from: &Path) -> anyhow::Result<bool> {
+    let name = rel.file_name().context("nothing to place")?;
+    let dir = open_below(root, rel.parent().unwrap_or(Path::new("")))?;
+    let placed = match rustix::fs::renameat_with(rustix::fs::CWD, from, &dir, name, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(true),
+        Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+            match rustix::fs::linkat(rustix::fs::CWD, from, &dir, name, AtFlags::empty()) {
+                Ok(()) => {
+                    let _ = fs::remove_file(from);
+                    Ok(true)
+                }
+                Err(Errno::EXIST) => Ok(false),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    };
+    placed.map_err(io::Error::from).with_context(|| format!("could not place {}", root.join(rel).display()))
+}
+
+/// Replaces the receiver's `root/rel` with lokust's own staged file `from`, keeping the
+/// receiver's bytes under `<name><suffix>` beside it (a hard link, else a copy), all
+/// within the folder reached with no link followed; returns the backup's path.
+pub fn replace_in(root: &Path, rel: &Path, from: &Path, suffix: &str) -> anyhow::Result<PathBuf> {
+    let name = rel.file_name().context("nothing to place")?;
+    let dir = open_below(root, rel.parent().unwrap_or(Path::new("")))?;
+    let mut backup = name.to_os_string();
+    backup.push(suffix);
+    let path = root.join(rel);
+    let linked = rustix::fs::linkat(&dir, name, &dir, &backup, AtFlags::empty());
+    if linked.is_err() {
+        let mut theirs =
+            read_at(&dir, name).with_context(|| format!("could not back up {}", path.display()))?;
+        let entry = Entry { rel: String::new(), data: std::mem::take(&mut theirs), mtime: None };
+        write_file(&dir, &backup.to_string_lossy(), &entry)
+            .with_context(|| format!("could not back up {}", path.display()))?;
+    }
+    rustix::fs::renameat(rustix::fs::CWD, from, &dir, name)
+        .map_err(io::Error::from)
+        .with_context(|| format!("could not place {}", path.display()))?;
+    Ok(path.with_file_name(backup))
+}

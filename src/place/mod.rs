@@ -26,7 +26,7 @@ use crate::sanitize::for_terminal;
 mod at;
 mod preflight;
 
-pub use at::open_below;
+pub use at::{open_below, rename_in, replace_in};
 pub use preflight::{check, settle};
 
 /// What a restore does with one placement, given what the receiver holds.

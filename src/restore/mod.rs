@@ -934,46 +934,48 @@ impl<'a> Job<'a> {
         outcome: &mut RestoreOutcome,
     ) -> anyhow::Result<()> {
         let tree = self.staging.as_ref().map(|s| s.join("tree")).context("no staging dir")?;
+        let claude_dir = &self.opts.claude_dir.clone();
         let extras = Path::new(EXTRAS);
         // A new slot goes in with one rename: its files are all new.
-        if !slot_dir.exists() {
-            if let Some(parent) = slot_dir.parent() {
-                fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
-            }
+        if fs::symlink_metadata(slot_dir).is_err() {
             // The extras folder is placed below, not in the slot.
             let stage_extras = self.staging.as_ref().map(|s| s.join("extras")).context("no staging")?;
             if tree.join(EXTRAS).exists() {
                 fs::rename(tree.join(EXTRAS), &stage_extras)?;
             }
-            match fs::rename(&tree, slot_dir) {
-                Ok(()) => {}
+            let (root, rel) = confined(claude_dir, slot_dir)?;
+            if !crate::place::rename_in(&root, rel, &tree)? {
                 // Another restore created the slot since this one looked: nothing of
                 // this run was placed, and running again merges file by file.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST)) => {
-                    bail!(
-                        "{} was created by another restore while this one ran; nothing was changed \
-                         by this one: run it again to merge",
-                        slot_dir.display()
-                    )
-                }
-                Err(e) => return Err(e).with_context(|| format!("could not create {}", slot_dir.display())),
+                bail!(
+                    "{} was created by another restore while this one ran; nothing was changed \
+                     by this one: run it again to merge",
+                    slot_dir.display()
+                )
             }
             self.created.clear();
             for (i, p) in layout.files.iter().enumerate() {
                 if let Ok(inner) = p.rel.strip_prefix(extras) {
                     let file = &mut outcome.files[i];
-                    file.action =
-                        place(&stage_extras.join(inner), &p.dest, file.action, &mut outcome.backups)?;
+                    file.action = place(
+                        &stage_extras.join(inner),
+                        &p.dest,
+                        claude_dir,
+                        file.action,
+                        &mut outcome.backups,
+                    )?;
                 }
             }
         } else {
-            fs::DirBuilder::new().recursive(true).mode(0o700).create(slot_dir)?;
-            for dir in &layout.dirs {
-                fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            // Opened (made where missing) with no link followed on the way.
+            for dir in std::iter::once(slot_dir).chain(layout.dirs.iter().map(PathBuf::as_path)) {
+                let (root, rel) = confined(claude_dir, dir)?;
+                crate::place::open_below(&root, rel)?;
             }
             for (i, p) in layout.files.iter().enumerate() {
                 let file = &mut outcome.files[i];
-                file.action = place(&tree.join(&p.rel), &p.dest, file.action, &mut outcome.backups)?;
+                file.action =
+                    place(&tree.join(&p.rel), &p.dest, claude_dir, file.action, &mut outcome.backups)?;
             }
         }
         Ok(())
@@ -1242,63 +1244,50 @@ fn fingerprint(path: &Path) -> Option<(u64, u32)> {
 /// Moves a staged file into place by rename, as `action` says, and returns what
 /// happened: a file that appeared meanwhile (another restore of the same bundle) is
 /// never replaced; it counts as the same when it holds the same bytes, else as refused.
-fn place(staged: &Path, dest: &Path, action: Action, backups: &mut Vec<PathBuf>) -> anyhow::Result<Action> {
+/// The rename goes through [`crate::place`], which opens every folder below `claude_dir`
+/// with no link followed.
+fn place(
+    staged: &Path,
+    dest: &Path,
+    claude_dir: &Path,
+    action: Action,
+    backups: &mut Vec<PathBuf>,
+) -> anyhow::Result<Action> {
+    let (root, rel) = confined(claude_dir, dest)?;
     match action {
         Action::Same | Action::Refuse => Ok(action),
         Action::Add => {
-            if let Some(parent) = dest.parent() {
-                fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(parent)
-                    .with_context(|| format!("could not create {}", parent.display()))?;
-            }
-            match rename_noreplace(staged, dest) {
-                Ok(()) => Ok(Action::Add),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    if same_content(staged, dest).unwrap_or(false) {
-                        Ok(Action::Same)
-                    } else {
-                        Ok(Action::Refuse)
-                    }
-                }
-                Err(e) => Err(e).with_context(|| format!("could not place {}", dest.display())),
+            if crate::place::rename_in(&root, rel, staged)? {
+                Ok(Action::Add)
+            } else if same_content(staged, dest).unwrap_or(false) {
+                Ok(Action::Same)
+            } else {
+                Ok(Action::Refuse)
             }
         }
         Action::Replace => {
             let stamp = crate::human::utc(crate::clock::now().as_millis() as u64).replace([':', '-'], "");
-            let mut name = dest.file_name().unwrap_or_default().to_os_string();
-            name.push(format!(".lokust-backup-{stamp}"));
-            let backup = dest.with_file_name(name);
-            fs::hard_link(dest, &backup)
-                .or_else(|_| fs::copy(dest, &backup).map(|_| ()))
-                .with_context(|| format!("could not back up {}", dest.display()))?;
-            fs::rename(staged, dest).with_context(|| format!("could not place {}", dest.display()))?;
+            let backup = crate::place::replace_in(&root, rel, staged, &format!(".lokust-backup-{stamp}"))?;
             backups.push(backup);
             Ok(Action::Replace)
         }
     }
 }
 
-/// Renames `from` to `to` unless `to` exists, atomically (renameat2 NOREPLACE; on a
-/// filesystem without it, a file is linked then unlinked).
-fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
-    let (a, b) = (c(from)?, c(to)?);
-    // SAFETY: two valid NUL-terminated paths relative to the working directory.
-    let rc = unsafe {
-        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_NOREPLACE)
-    };
-    if rc == 0 {
-        return Ok(());
+/// The root a path of the restore is confined to, and the path below it: the config
+/// dir's own folder it goes in (`projects`, `file-history`, `todos`: the user may have
+/// made one a link, to another disk), with no link followed below it.
+fn confined<'a>(claude_dir: &Path, dest: &'a Path) -> anyhow::Result<(PathBuf, &'a Path)> {
+    let rel = dest
+        .strip_prefix(claude_dir)
+        .with_context(|| format!("{} is outside {}", dest.display(), claude_dir.display()))?;
+    let mut parts = rel.components();
+    match (parts.next(), parts.as_path()) {
+        (Some(std::path::Component::Normal(store)), below) if !below.as_os_str().is_empty() => {
+            Ok((claude_dir.join(store), below))
+        }
+        _ => Ok((claude_dir.to_path_buf(), rel)),
     }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EINVAL) && fs::metadata(from)?.is_file() {
-        fs::hard_link(from, to)?;
-        return fs::remove_file(from);
-    }
-    Err(err)
 }
 
 /// Other slots on this machine that hold one of these session ids.
