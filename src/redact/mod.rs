@@ -28,6 +28,7 @@
 
 mod arrow;
 mod assign;
+mod below;
 mod expansion;
 mod find;
 mod formats;

@@ -431,6 +431,8 @@ pub(crate) struct LineScanner {
     /// The whole text is about the file `shown` names (a record that names its path):
     /// every line its syntax reads is one of its lines.
     shows_whole_text: bool,
+    /// The line before named a secret that the next non-blank line holds.
+    named_above: Option<super::below::Named>,
     reading: Reading,
 }
 
@@ -493,6 +495,7 @@ impl LineScanner {
             || self.pair.is_some()
             || self.table.is_some()
             || self.shown.is_some()
+            || self.named_above.is_some()
     }
 
     /// Whether a trailing `\` joins a line to the next (not in code, where it ends a
@@ -572,6 +575,18 @@ impl LineScanner {
                 None if whole_text => {}
                 None => self.shown = None,
             }
+        }
+        let text = &body[cut..];
+        let named = self.named_above.take();
+        match named {
+            Some(named) if text.trim_ascii().is_empty() && named.blanks > 0 => {
+                self.named_above = Some(super::below::Named { blanks: named.blanks - 1, ..named });
+            }
+            Some(named) if let Some((start, end)) = super::below::value_below(text, &named) => {
+                self.forced.push(Span { start, end, rule: named.rule });
+            }
+            _ if kind == Body::Plain => self.named_above = super::below::names_what_follows(text),
+            _ => {}
         }
         self.text_line(line, cut, mask, kind, out, report)
     }
