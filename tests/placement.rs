@@ -329,13 +329,18 @@ fn ignored_files_in_the_way_of_carried_commits_are_kept_unless_forced() {
     let target = fresh_clone(&env, &origin, "t");
     write(&target, "x.log", b"the receiver's own\n");
     write(&target, "y.log/keep", b"precious\n");
+    // A copy saved by an earlier restore (ignored, as the receiver made it): never
+    // overwritten by the next one.
+    write(&target, "x.log.lokust-saved", b"saved before\n");
+    fs::write(target.join(".git/info/exclude"), "*.lokust-saved*\n").unwrap();
     let err = stderr(&restore(&env, &lok, &target, &[]).code(2));
     assert!(err.contains("x.log") && err.contains("--force"), "{err}");
     assert_eq!(fs::read(target.join("x.log")).unwrap(), b"the receiver's own\n");
     assert_eq!(fs::read(target.join("y.log/keep")).unwrap(), b"precious\n");
     let out = stdout(&restore(&env, &lok, &target, &["--force"]).success());
-    assert!(out.contains("x.log.lokust-saved") && out.contains("y.log.lokust-saved"), "{out}");
-    assert_eq!(fs::read(target.join("x.log.lokust-saved")).unwrap(), b"the receiver's own\n");
+    assert!(out.contains("x.log.lokust-saved-2") && out.contains("y.log.lokust-saved"), "{out}");
+    assert_eq!(fs::read(target.join("x.log.lokust-saved")).unwrap(), b"saved before\n");
+    assert_eq!(fs::read(target.join("x.log.lokust-saved-2")).unwrap(), b"the receiver's own\n");
     assert_eq!(fs::read(target.join("y.log.lokust-saved/keep")).unwrap(), b"precious\n");
     assert_eq!(fs::read(target.join("x.log")).unwrap(), b"the sender's\n");
 }
@@ -515,4 +520,32 @@ fn claude_files_are_never_written_through_a_link_below_the_config_dirs_folders()
     let said = format!("{}{}", stdout(&a), stderr(&a));
     assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "written through the link: {said}");
     assert!(said.contains("is a link or not a folder"), "{said}");
+    // Refused before anything was placed: no slot half-made, and the dry run says so too.
+    assert!(!config.join("projects").exists() || fs::read_dir(config.join("projects")).unwrap().count() == 0);
+    let dry = restore(&env, &lok, &env.root.path().join("new"), &["--dry-run"]);
+    assert!(stderr(&dry).contains("is a link or not a folder"), "{}", stdout(&dry));
+}
+
+/// An untracked file at a path the carried commits or changes also write, or below a file
+/// or link they lay, is refused before any of the git work is laid.
+#[test]
+fn untracked_files_that_clash_with_the_tracked_part_refuse_the_git_work_up_front() {
+    let env = TestEnv::new();
+    let (origin, _work, lok) = carried(&env);
+    // A commit adds `src/new.rs` and the staged change lays the link `lib-link`.
+    for (n, (name, clash)) in
+        [("untracked/src/new.rs", "src/new.rs"), ("untracked/lib-link/evil.txt", "lib-link")]
+            .into_iter()
+            .enumerate()
+    {
+        let bad = rewrite(&lok, "git-worktree", &format!("clash{n}.lok"), |entries| {
+            entries.push(Entry { name: name.into(), data: b"clash\n".to_vec(), link: None, mode: 0o644 });
+        });
+        let target = fresh_clone(&env, &origin, &format!("t{n}"));
+        let before = state(&target);
+        let a = restore(&env, &bad, &target, &[]);
+        let said = format!("{}{}", stdout(&a), stderr(&a));
+        assert!(said.contains(&format!("lays {clash} from its commits")), "{said}");
+        assert_eq!(state(&target), before, "the checkout changed: {said}");
+    }
 }

@@ -132,8 +132,11 @@ fn write_copy(dir: &OwnedFd, name: &str, from: &Path, mode: u32) -> io::Result<(
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))?;
     let mut f = fs::File::from(fd);
-    io::copy(&mut fs::File::open(from)?, &mut f)?;
+    let mut source = fs::File::open(from)?;
+    io::copy(&mut source, &mut f)?;
     f.sync_all()?;
+    // The staged file's time is the one it was given (a conversation's last write).
+    f.set_modified(source.metadata()?.modified()?)?;
     rustix::fs::fchmod(&f, Mode::from_raw_mode(mode & 0o777))?;
     Ok(())
 }
@@ -345,6 +348,21 @@ pub fn rename_in(root: &Path, rel: &Path, from: &Path) -> anyhow::Result<bool> {
                 Err(e) => Err(e),
             }
         }
+        // The folder is on another disk (the user's link to it): a file is copied there
+        // under a temp name, then renamed in with no-replace.
+        Err(Errno::XDEV) if fs::symlink_metadata(from).is_ok_and(|m| m.is_file()) => {
+            let tmp = temp_name();
+            let copied = write_copy(&dir, &tmp, from, 0o600)
+                .map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error))
+                .and_then(|()| rename_no_replace(&dir, &tmp, name, false).map_err(|_| Errno::IO));
+            if !matches!(copied, Ok(true)) {
+                let _ = rustix::fs::unlinkat(&dir, &tmp, AtFlags::empty());
+            }
+            if matches!(copied, Ok(true)) {
+                let _ = fs::remove_file(from);
+            }
+            copied
+        }
         Err(e) => Err(e),
     };
     placed.map_err(io::Error::from).with_context(|| format!("could not place {}", root.join(rel).display()))
@@ -371,4 +389,34 @@ pub fn replace_in(root: &Path, rel: &Path, from: &Path, suffix: &str) -> anyhow:
         .map_err(io::Error::from)
         .with_context(|| format!("could not place {}", path.display()))?;
     Ok(path.with_file_name(backup))
+}
+
+/// Renames the receiver's `root/rel` to `<name><suffix>` beside it (`-2`, `-3`… after it
+/// when that is taken: never over an earlier one), within its folder reached with no link
+/// followed; returns the new path.
+pub fn move_aside(root: &Path, rel: &Path, suffix: &str) -> anyhow::Result<PathBuf> {
+    let name = rel.file_name().context("nothing to move aside")?;
+    let dir = walk(root, rel.parent().unwrap_or(Path::new("")), false)?;
+    for n in 1..1000 {
+        let mut to = name.to_os_string();
+        to.push(suffix);
+        if n > 1 {
+            to.push(format!("-{n}"));
+        }
+        match rustix::fs::renameat_with(&dir, name, &dir, &to, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(root.join(rel).with_file_name(to)),
+            Err(Errno::EXIST | Errno::NOTEMPTY) => continue,
+            Err(e) => {
+                return Err(io::Error::from(e))
+                    .with_context(|| format!("could not move {} aside", root.join(rel).display()));
+            }
+        }
+    }
+    bail!("could not move {} aside: too many saved copies of it", root.join(rel).display())
+}
+
+/// Refuses `root/rel` when a link or a non-folder stands on the way to it below `root`
+/// (what is absent is fine: it will be made).
+pub fn check_below(root: &Path, rel: &Path) -> anyhow::Result<()> {
+    existing(root, rel).map(|_| ())
 }

@@ -26,7 +26,7 @@ use crate::sanitize::for_terminal;
 mod at;
 mod preflight;
 
-pub use at::{open_below, rename_in, replace_in};
+pub use at::{check_below, move_aside, open_below, rename_in, replace_in};
 pub use preflight::{check, settle};
 
 /// What a restore does with one placement, given what the receiver holds.
@@ -271,6 +271,8 @@ pub struct Applied {
     pub left: Vec<PathBuf>,
     /// Ctrl-C (or TERM, HUP) came: the placements after it were not touched.
     pub interrupted: bool,
+    /// Placements written, of every kind.
+    pub files: usize,
 }
 
 impl Applied {
@@ -321,8 +323,11 @@ pub fn apply(plan: &Plan, now: SystemTime) -> anyhow::Result<Applied> {
             continue;
         }
         let placed = at::place(p, now, &mut done.backups).with_context(|| {
-            format!("{} placed before this", crate::human::count(done.written.len() as u64, plan.noun))
+            format!("{} written before this", crate::human::count(done.files as u64, "file"))
         })?;
+        if matches!(placed, at::Placed::Written) {
+            done.files += 1;
+        }
         match placed {
             at::Placed::Written if p.kind == Kind::Conversation => {
                 if !done.written.contains(&p.session) {

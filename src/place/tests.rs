@@ -264,3 +264,30 @@ fn a_checkout_file_keeps_its_mode_and_a_link_is_laid_as_a_link() {
     assert_eq!(apply(&again, SystemTime::now()).unwrap().left, [checkout.path().join("tools/run.sh")]);
     assert_eq!(crate::fsutil::mode(&checkout.path().join("tools/run.sh")).unwrap(), 0o755);
 }
+
+/// A store folder the user linked to another disk: a staged file is copied there and
+/// renamed in, keeping its time. Runs where `/dev/shm` is another file system than the
+/// temp dir, as on Linux.
+#[test]
+fn renaming_in_across_file_systems_copies_with_no_replace() {
+    use std::os::unix::fs::MetadataExt;
+    let staging = tempfile::tempdir().unwrap();
+    let Ok(other) = tempfile::tempdir_in("/dev/shm") else { return };
+    if fs::metadata(other.path()).unwrap().dev() == fs::metadata(staging.path()).unwrap().dev() {
+        return;
+    }
+    let staged = staging.path().join("f");
+    fs::write(&staged, b"conversation").unwrap();
+    let when = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    fs::File::options().write(true).open(&staged).unwrap().set_modified(when).unwrap();
+    assert!(rename_in(other.path(), Path::new("s/f.jsonl"), &staged).unwrap());
+    let placed = other.path().join("s/f.jsonl");
+    assert_eq!(fs::read(&placed).unwrap(), b"conversation");
+    assert_eq!(crate::fsutil::mode(&placed).unwrap(), 0o600);
+    assert_eq!(fs::metadata(&placed).unwrap().modified().unwrap(), when);
+    assert!(!staged.exists());
+    fs::write(&staged, b"other").unwrap();
+    assert!(!rename_in(other.path(), Path::new("s/f.jsonl"), &staged).unwrap());
+    assert_eq!(fs::read(&placed).unwrap(), b"conversation");
+    assert_eq!(fs::read_dir(other.path().join("s")).unwrap().count(), 1, "a temp file was left");
+}

@@ -521,8 +521,9 @@ impl Carried {
                     applied.saved.push(format!("branch {branch} at {}", short(at)));
                 }
                 Step::MoveAside { path } => {
-                    let to = format!("{path}.lokust-saved");
-                    fs::rename(dir.join(path), dir.join(&to))?;
+                    // Never over an earlier saved copy: `-2`, `-3`… after the name then.
+                    let to = crate::place::move_aside(dir, Path::new(path), ".lokust-saved")?;
+                    let to = to.strip_prefix(dir).unwrap_or(&to).to_string_lossy().into_owned();
                     applied.saved.push(to);
                 }
                 Step::Checkout { branch: Some(b), head } => {
@@ -618,6 +619,21 @@ impl Carried {
                 bail!("the carried work has {why}: {} -> {}", safe(&change.path), safe(target));
             }
             withheld.push(&change.path);
+        }
+        // The untracked files go in last: a path the tracked part also writes, or one below
+        // a file or link it lays, would stop the restore half-laid. Refused before anything.
+        for (rel, _) in &self.untracked {
+            let clash = laid.changes.iter().filter(|c| !c.removed).find(|c| {
+                *rel == c.path || rel.strip_prefix(c.path.as_str()).is_some_and(|r| r.starts_with('/'))
+            });
+            if let Some(c) = clash {
+                bail!(
+                    "the carried work lays {} from its commits or changes and the untracked {} too; nothing of \
+                     the git work was laid",
+                    safe(&c.path),
+                    safe(rel)
+                );
+            }
         }
         self.refuse_withheld(withheld, opts)
     }

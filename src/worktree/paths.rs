@@ -11,6 +11,10 @@ pub fn refuse_path(rel: &str) -> Option<&'static str> {
     if rel.contains('\0') || rel.contains('\\') {
         return Some("a path with a NUL or a backslash");
     }
+    // `./x`, `a/./b`, `a//b`: not a plain path (a path's reading drops what is inside).
+    if rel.split('/').any(|c| c == "." || c.is_empty()) {
+        return Some("a path with a '.' or an empty name in it");
+    }
     let path = Path::new(rel);
     for c in path.components() {
         match c {
@@ -20,7 +24,8 @@ pub fn refuse_path(rel: &str) -> Option<&'static str> {
                     return Some("a path into .git");
                 }
             }
-            Component::CurDir => {}
+            // `./x` and `x/./y`: not a plain path, and what counts depth would miscount.
+            Component::CurDir => return Some("a path with a '.' in it"),
             Component::ParentDir => return Some("a path that climbs out with '..'"),
             Component::RootDir | Component::Prefix(_) => return Some("an absolute path"),
         }
@@ -39,7 +44,14 @@ pub fn refuse_link(rel: &str, target: &str) -> Option<&'static str> {
     if target.starts_with('/') {
         return Some("a link to an absolute path");
     }
-    let mut depth: i64 = Path::new(rel).components().count() as i64 - 1;
+    // Longer than a path may be: it could not be made, after the files before it were.
+    if target.len() >= 4096 {
+        return Some("a link whose target is longer than a path may be");
+    }
+    // How deep the link's folder is: its names, not a `.` among them (`./x -> ..` is at
+    // the top and climbs out).
+    let names = Path::new(rel).components().filter(|c| matches!(c, Component::Normal(_))).count();
+    let mut depth: i64 = names as i64 - 1;
     let mut named = false;
     for c in Path::new(target).components() {
         match c {
@@ -92,5 +104,9 @@ mod tests {
         assert!(refuse_link("AGENTS.md", "d/d/d/../../../etc/passwd").is_some());
         assert!(refuse_link("l", "b/../c").is_some());
         assert_eq!(refuse_link("a/b/l", "../../c/d"), None);
+        // A `.` in the link's own path is no folder to climb from.
+        assert!(refuse_link("./evil", "..").is_some());
+        assert!(refuse_path("./evil").is_some() && refuse_path("a/./b").is_some());
+        assert!(refuse_link("l", &"a/".repeat(2048)).is_some());
     }
 }
