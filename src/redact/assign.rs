@@ -86,6 +86,68 @@ pub(crate) fn code_assign(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
+lazy_re!(
+    SETTER_CALL,
+    concat!(
+        r#"(?:^|([.:>])|[^A-Za-z0-9_$.:>])([A-Za-z_][A-Za-z0-9_]*)[ \t]*\([ \t]*("(?:[^"\\]|\\.)*"|"#,
+        single_quoted!(),
+        r#")[ \t]*\)"#
+    )
+);
+
+/// A call that gives a secret its one literal argument by what the call is named:
+/// a builder's or a setter's (`.password("…")`, `setApiKey("…")`, `withToken('…')`,
+/// reqwest's `.bearer_auth("…")`, Redis's `red:auth("…")`). A function that does
+/// something with a secret is no setter: `getPassword("db")`, `hashPassword("…")`.
+pub(crate) fn setter_call(line: &[u8], out: &mut Vec<Span>) {
+    for c in SETTER_CALL.captures_iter(line) {
+        let method = c.get(1).is_some();
+        let (name, val) = (c.get(2).unwrap().as_bytes(), c.get(3).unwrap());
+        let Some(class) = setter_class(name, method) else { continue };
+        let (vs, ve) = unquote(line, val.start(), val.end());
+        let v = &line[vs..ve];
+        if !v.iter().any(u8::is_ascii_whitespace) && should_redact(class, v) {
+            out.push(Span { start: vs, end: ve, rule: "assign" });
+        }
+    }
+}
+
+/// Whether a call of this name is a setter of a secret ([`setter_call`] reads it);
+/// `method` when it is called on a receiver (`x.password(…)`).
+pub(crate) fn names_a_setter(name: &[u8], method: bool) -> bool {
+    setter_class(name, method).is_some()
+}
+
+/// What a setter's argument is, by the setter's name: a setting verb (`set`, `with`,
+/// `use`) and a secret's name (`setApiKey`, `with_token`), or, called on a receiver, a
+/// secret's name alone (`.password`, `.client_secret`, `.bearer_auth`, `:auth`): words
+/// that qualify a secret, the last one naming it.
+fn setter_class(name: &[u8], method: bool) -> Option<super::value::Class> {
+    use super::value::Class;
+    const QUALIFIERS: &[&str] = &[
+        "api", "access", "auth", "bearer", "client", "app", "db", "database", "master", "private", "refresh",
+        "session", "user", "admin", "root", "basic", "personal", "service", "secret", "signing",
+    ];
+    const NOUNS: &[&str] =
+        &["password", "passwd", "passphrase", "pwd", "token", "secret", "apikey", "key", "credentials"];
+    let verb = [&b"set"[..], b"with", b"use"].iter().find_map(|verb| {
+        let after = name.get(verb.len()..)?;
+        let starts = name[..verb.len()].eq_ignore_ascii_case(verb)
+            && after.first().is_some_and(|b| b.is_ascii_uppercase() || *b == b'_');
+        starts.then_some(after.strip_prefix(b"_").unwrap_or(after))
+    });
+    let rest = verb.unwrap_or(name);
+    let segments = super::value::segments(rest);
+    let (last, before) = segments.split_last()?;
+    if method && verb.is_none() && matches!(segments.as_slice(), [a] | [_, a] if a == "auth") {
+        return Some(Class::Secret);
+    }
+    let phrase = NOUNS.contains(&last.as_str())
+        && before.len() <= 2
+        && (verb.is_some() || method && before.iter().all(|s| QUALIFIERS.contains(&s.as_str())));
+    phrase.then(|| name_class_strict(rest, Form::Env)).flatten()
+}
+
 /// Whether the value at `vs..ve` is an option word (`-p`, `-storepass`, `--password`)
 /// with another argument after it (from `after`, past its closing quote). A token that
 /// starts with a dash (`-8fJ2kLmN…`) is no option word: a one-dash word is one letter or
@@ -129,6 +191,13 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
         }
         let (vs, mut ve) = unquote(line, val.start(), val.end());
         let before = line[..dashes.start()].last().copied();
+        // A sigiled variable (`$password`) is PHP's, Perl's or PowerShell's: a literal
+        // there is quoted, and a bare word is a constant or a command
+        // (`$p = ConvertTo-SecureString …`).
+        if before == Some(b'$') && vs == val.start() {
+            pos = val.end().max(pos + 1);
+            continue;
+        }
         // `'--password='.$config['password']`: the quote after `=` closes the string the
         // name is in, so what it seems to open is code between two strings.
         if vs > val.start()
@@ -1024,6 +1093,37 @@ mod tests {
             "      $pass = '-anonymous@'",
             "[ \"$password\" = \"$other\" ]",
             "token = hashlib.sha256",
+        ] {
+            assert_eq!(redact(line), line);
+        }
+    }
+
+    /// A setter or a builder gives a secret its one literal by what it is named; a
+    /// function that does something with a secret is no setter.
+    #[test]
+    fn setters_give_their_literal_a_name() {
+        for (line, secret) in [
+            ("        .password(\"eE!1rO#5VCoDF7_-yUiFC\")", "eE!1rO#5VCoDF7_-yUiFC"),
+            ("    .bearer_auth(\"IzXrlocMrCIIOVhfg9MEj83pfLJuUUMI\")", "IzXrlocMrCIIOVhfg9MEj83pfLJuUUMI"),
+            (
+                "local res, err = red:auth(\"kestrel-maple-granite-quartz96\")",
+                "kestrel-maple-granite-quartz96",
+            ),
+            (
+                "client.setApiKey(\"15DJ6ohyU6hnIAJETnmkbzNF1u7OzghgZEXpksRA\");",
+                "15DJ6ohyU6hnIAJETnmkbzNF1u7OzghgZEXpksRA",
+            ),
+            ("$this->withToken('Zx9Kq2Lm8Np4Rt6Vw1Yb');", "Zx9Kq2Lm8Np4Rt6Vw1Yb"),
+        ] {
+            let out = redact(line);
+            assert!(!out.contains(secret), "{line} -> {out}");
+        }
+        for line in [
+            "user.setPassword(password);",
+            "x = getPassword(\"database\")",
+            "hashPassword(\"hunter2xyz\")",
+            "config.token(\"my_token_name\")",
+            "$securePassword = ConvertTo-SecureString $plain -AsPlainText -Force",
         ] {
             assert_eq!(redact(line), line);
         }

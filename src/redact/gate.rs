@@ -274,6 +274,14 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
         Some(b'=') => judge(false),
         Some(b':') => judge(true),
         Some(b',') if closed > 0 => judge(true),
+        // A setter given its one literal (`.password("…")`, `setApiKey('…')`).
+        Some(b'(') if closed == 0 => {
+            // The call's own name: after a receiver's `.` (`client.setApiKey`), or `:`/`->`.
+            let at = name.iter().rposition(|b| *b == b'.').map_or(0, |i| i + 1);
+            let method = at > 0 || from > 0 && matches!(line[from - 1], b':' | b'>');
+            next_after_blanks(line, to + 1).is_some_and(|b| matches!(b, b'"' | b'\''))
+                && super::assign::names_a_setter(&name[at..], method)
+        }
         _ => false,
     };
     // The entry reading judges the name as the rest of its value does not: `"Name":
