@@ -68,6 +68,11 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
     let outcome = match restore::Source::open(&file, &keys).and_then(|source| restore::restore(source, &opts))
     {
         Ok(o) => o,
+        // Stopped while merging into a slot: some files are in place, and it says so.
+        Err(ref e) if e.chain().any(|c| c.is::<restore::PartlyPlaced>()) => {
+            eprintln!("lokust: {e}");
+            return Ok(exit::INTERRUPTED);
+        }
         // A signal can surface as another error (a pipe closed by the same Ctrl-C).
         Err(e)
             if crate::interrupt::interrupted()

@@ -35,6 +35,19 @@ pub enum RestoreError {
     },
 }
 
+/// Ctrl-C (or TERM, HUP) while an existing slot was merged file by file: the files
+/// before it are in place, none after it. Running the restore again places the rest.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "interrupted after {placed} of {total} files were placed in {}; run the restore again to place the rest",
+    slot.display()
+)]
+pub struct PartlyPlaced {
+    pub placed: usize,
+    pub total: usize,
+    pub slot: std::path::PathBuf,
+}
+
 /// The error as the restore's own, when it already is one (or an interruption).
 fn own(e: anyhow::Error) -> Result<RestoreError, anyhow::Error> {
     if e.chain().any(|c| c.is::<Interrupted>()) {

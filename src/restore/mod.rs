@@ -35,7 +35,7 @@ use crate::lok::{Lok, ShellLok};
 
 pub use crate::bundle::unpack::Budget;
 use crate::bundle::{scan, unpack};
-pub use error::RestoreError;
+pub use error::{PartlyPlaced, RestoreError};
 pub use paths::PathMap;
 
 /// The default `--max-size`: 4 GiB of decompressed tar.
@@ -979,9 +979,20 @@ impl<'a> Job<'a> {
                 crate::place::open_below(&root, rel)?;
             }
             for (i, p) in layout.files.iter().enumerate() {
+                // A signal stops the merge between two files, and says how far it got.
+                if interrupted() {
+                    let slot = slot_dir.to_path_buf();
+                    bail!(error::PartlyPlaced { placed: i, total: layout.files.len(), slot });
+                }
                 let file = &mut outcome.files[i];
-                file.action =
-                    place(&tree.join(&p.rel), &p.dest, claude_dir, file.action, &mut outcome.backups)?;
+                let placed =
+                    place(&tree.join(&p.rel), &p.dest, claude_dir, file.action, &mut outcome.backups);
+                // A signal that cut a system call short surfaces as its failure.
+                if placed.is_err() && interrupted() {
+                    let slot = slot_dir.to_path_buf();
+                    bail!(error::PartlyPlaced { placed: i, total: layout.files.len(), slot });
+                }
+                file.action = placed?;
             }
         }
         Ok(())
