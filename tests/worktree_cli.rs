@@ -48,6 +48,9 @@ fn unfinished_work_travels_with_the_conversation_and_lands_byte_for_byte() {
     git(env.root.path(), &["clone", "-q", origin.to_str().unwrap(), target.to_str().unwrap()]);
     let plan = stdout(&restore(&env, &lok, &target, &["--dry-run"]).success());
     assert!(plan.contains("fetch 2 unpushed commits") && plan.contains("check out branch feature"), "{plan}");
+    // Each untracked file is listed with the path it would be written at.
+    let real = fs::canonicalize(&target).unwrap();
+    assert!(plan.contains(&format!("→ {}/notes/todo.txt", real.display())), "{plan}");
     assert_eq!(
         git(&target, &["rev-parse", "--abbrev-ref", "HEAD"]),
         b"main\n",

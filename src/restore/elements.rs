@@ -65,8 +65,12 @@ pub fn restore_all(
             break;
         }
         let outcome = restore_one(probe, element, project_dir, opts);
-        // A signal that killed a git or an agent CLI mid-way surfaces as its failure.
+        // A signal that killed a git or an agent CLI mid-way surfaces as its failure;
+        // what that failure says of what was done is kept.
         if matches!(outcome, Outcome::Refused(_)) && crate::interrupt::interrupted() {
+            if matches!(&outcome, Outcome::Refused(m) if m.contains("laid only in part")) {
+                done.push(outcome);
+            }
             done.push(Outcome::Interrupted);
             break;
         }
@@ -102,6 +106,11 @@ fn restore_one(probe: &Probe, element: &Map<String, Value>, project_dir: &Path, 
     if kind == worktree::KIND {
         return match restore_worktree(element, project_dir, opts) {
             Ok(done) => Outcome::Done(done),
+            Err(e) if e.chain().any(|c| c.is::<crate::interrupt::Interrupted>()) => {
+                // The context says what was done; the signal's own words ("nothing was
+                // changed") are not true here.
+                Outcome::Refused(format!("the carried git work was laid only in part: {e}"))
+            }
             Err(e) => Outcome::Refused(format!("the carried git work was not laid on the checkout: {e:#}")),
         };
     }
@@ -148,6 +157,7 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
     if opts.dry_run {
         lines.push(format!("git work: would be laid on {}:", safe(&dir.to_string_lossy())));
         lines.extend(plan.steps.iter().map(|s| format!("  {}", safe(&s.to_string()))));
+        lines.extend(carried.untracked_lines(dir));
         return Ok(Restored { lines, ..Restored::default() });
     }
     let applied = carried.apply(&plan, &apply)?;

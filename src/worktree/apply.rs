@@ -731,6 +731,25 @@ impl Carried {
     /// Writes each untracked file new (never over one) through the placement layer, which
     /// opens every folder on the way with no link followed.
     fn write_untracked(&self, dir: &Path) -> Result<()> {
+        let plan = self.untracked_plan(dir);
+        let done = crate::place::apply(&plan, std::time::SystemTime::now())?;
+        if done.interrupted {
+            // The files before the signal are in the checkout: say how many, not "nothing".
+            return Err(anyhow!(crate::interrupt::Interrupted)).context(format!(
+                "{} of {} untracked files were written before it; restoring again with --force lays the rest",
+                done.files,
+                plan.items.len()
+            ));
+        }
+        if let Some(there) = done.left.first() {
+            bail!("{} appeared while the untracked files were written; left as it is", there.display());
+        }
+        Ok(())
+    }
+
+    /// The untracked files and links as placements in the checkout at `dir`: what the
+    /// dry run lists and what is written.
+    fn untracked_plan(&self, dir: &Path) -> crate::place::Plan {
         use crate::place;
         let mut plan = place::Plan::new("git work", "file", dir.to_string_lossy());
         for (rel, content) in &self.untracked {
@@ -750,14 +769,18 @@ impl Carried {
                 step: place::Step::Write,
             });
         }
-        let done = place::apply(&plan, std::time::SystemTime::now())?;
-        if done.interrupted {
-            bail!(crate::interrupt::Interrupted);
-        }
-        if let Some(there) = done.left.first() {
-            bail!("{} appeared while the untracked files were written; left as it is", there.display());
-        }
-        Ok(())
+        plan
+    }
+
+    /// One line per untracked file or link the git work would write, as the dry run
+    /// lists them.
+    pub fn untracked_lines(&self, dir: &Path) -> Vec<String> {
+        self.untracked_plan(dir)
+            .describe()
+            .into_iter()
+            .skip(1)
+            .map(|l| format!("  {}", l.trim_start()))
+            .collect()
     }
 }
 
