@@ -182,22 +182,7 @@ fn sse() -> String {
 
 /// Runs the CLI under `env -i`: only a private HOME, PATH and the stand-in's address.
 fn claude(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new("timeout");
-    cmd.arg("120")
-        .arg("env")
-        .arg("-i")
-        .arg(format!("HOME={}", home.display()))
-        .arg("PATH=/usr/local/bin:/usr/bin:/bin")
-        .arg(format!("ANTHROPIC_BASE_URL={}", api.url()))
-        .arg("ANTHROPIC_API_KEY=dummy")
-        .arg("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
-        .arg("DISABLE_TELEMETRY=1")
-        .arg("DISABLE_AUTOUPDATER=1")
-        .arg("DISABLE_ERROR_REPORTING=1")
-        .arg(bin)
-        .args(args)
-        .current_dir(cwd);
-    cmd.output().expect("run claude")
+    crate::util::claude::run_cli(bin, &api.url(), home, cwd, args)
 }
 
 use crate::util::output_text as text;

@@ -29,6 +29,44 @@ fn fresh_clone(env: &TestEnv, origin: &Path, name: &str) -> PathBuf {
     target
 }
 
+/// An empty project folder `p` and its realpath.
+fn project(env: &TestEnv) -> (PathBuf, PathBuf) {
+    let project = env.root.path().join("p");
+    fs::create_dir_all(&project).unwrap();
+    let real = fs::canonicalize(&project).unwrap();
+    (project, real)
+}
+
+/// A Claude Code project made in `project`, and the `.lok` of it.
+fn snapshot_of(env: &TestEnv, project: &Path) -> PathBuf {
+    make_project(env, project);
+    snapshot(env, project, &[]).0
+}
+
+const CODEX_ID: &str = "01a20c41-21e5-7a13-9fc0-01834a64b0db";
+const CODEX_ROLLOUT: &str = "rollout-2026-11-24T06-32-04-01a20c41-21e5-7a13-9fc0-01834a64b0db.jsonl";
+
+/// A Codex rollout of [`CODEX_ID`] recorded in `cwd`, one user message `text`.
+fn codex_rollout(cwd: &str, text: &str) -> String {
+    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
+        "payload": {"id": CODEX_ID, "cwd": cwd}});
+    let msg = serde_json::json!({"timestamp": "2026-11-24T06:32:05.059Z", "type": "event_msg",
+        "payload": {"type": "user_message", "message": text}});
+    format!("{meta}\n{msg}\n")
+}
+
+/// A `.lok` of a project whose Codex conversation travels with it; the receiver's
+/// `sessions` folder is emptied after, as on another machine.
+fn codex_carried(env: &TestEnv) -> PathBuf {
+    let (project, real) = project(env);
+    let sessions = env.home.join(".codex/sessions/2026/11/24");
+    fs::create_dir_all(&sessions).unwrap();
+    fs::write(sessions.join(CODEX_ROLLOUT), codex_rollout(real.to_str().unwrap(), "theirs")).unwrap();
+    let lok = snapshot_of(env, &project);
+    fs::remove_dir_all(env.home.join(".codex/sessions")).unwrap();
+    lok
+}
+
 fn restore(env: &TestEnv, lok: &Path, to: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
     env.cmd("lokust-shell-restore").arg(lok).arg("--to").arg(to).args(extra).assert()
 }
@@ -218,33 +256,17 @@ fn gemini_workspace_folders_outside_the_project_are_dropped_unless_trusted() {
 #[test]
 fn a_codex_conversation_the_receiver_archived_is_kept() {
     let env = TestEnv::new();
-    let project = env.root.path().join("p");
-    fs::create_dir_all(&project).unwrap();
-    let real = fs::canonicalize(&project).unwrap();
-    let id = "01a20c41-21e5-7a13-9fc0-01834a64b0db";
-    let name = format!("rollout-2026-11-24T06-32-04-{id}.jsonl");
-    let line = |cwd: &str, text: &str| {
-        let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
-            "payload": {"id": id, "cwd": cwd}});
-        let msg = serde_json::json!({"timestamp": "2026-11-24T06:32:05.059Z", "type": "event_msg",
-            "payload": {"type": "user_message", "message": text}});
-        format!("{meta}\n{msg}\n")
-    };
-    let sessions = env.home.join(".codex/sessions/2026/11/24");
-    fs::create_dir_all(&sessions).unwrap();
-    fs::write(sessions.join(&name), line(real.to_str().unwrap(), "theirs")).unwrap();
-    make_project(&env, &project);
-    let (lok, _) = snapshot(&env, &project, &[]);
+    let (id, name) = (CODEX_ID, CODEX_ROLLOUT);
+    let lok = codex_carried(&env);
     // The receiver: the same id, archived, with its own content.
-    fs::remove_dir_all(env.home.join(".codex/sessions")).unwrap();
     let archived = env.home.join(".codex/archived_sessions");
     fs::create_dir_all(&archived).unwrap();
-    let own = line("/somewhere/else", "mine");
-    fs::write(archived.join(&name), &own).unwrap();
+    let own = codex_rollout("/somewhere/else", "mine");
+    fs::write(archived.join(name), &own).unwrap();
     let to = env.root.path().join("new");
     let a = restore(&env, &lok, &to, &[]);
     let said = format!("{}{}", stdout(&a), stderr(&a));
-    assert_eq!(fs::read_to_string(archived.join(&name)).unwrap(), own, "the archived copy changed");
+    assert_eq!(fs::read_to_string(archived.join(name)).unwrap(), own, "the archived copy changed");
     let written: Vec<PathBuf> = crate::util::files_below(&env.home.join(".codex"))
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(id) && !p.starts_with(&archived))
@@ -400,10 +422,7 @@ fn opencode_export(dir: &str) -> (String, Vec<u8>) {
 fn an_opencode_in_the_checkout_or_on_a_relative_path_is_never_run() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
-    let project = env.root.path().join("p");
-    fs::create_dir_all(&project).unwrap();
-    make_project(&env, &project);
-    let (base, _) = snapshot(&env, &project, &[]);
+    let base = snapshot_of(&env, &project(&env).0);
     let (ses, export) = opencode_export("/old/p");
     let tar = crate::util::archive::raw_tar(&[crate::util::archive::Raw {
         name: format!("{ses}.json").as_bytes(),
@@ -446,27 +465,16 @@ fn an_opencode_in_the_checkout_or_on_a_relative_path_is_never_run() {
 #[test]
 fn force_never_sets_aside_through_a_link() {
     let env = TestEnv::new();
-    let project = env.root.path().join("p");
-    fs::create_dir_all(&project).unwrap();
-    let real = fs::canonicalize(&project).unwrap();
-    let id = "01a20c41-21e5-7a13-9fc0-01834a64b0db";
-    let name = format!("rollout-2026-11-24T06-32-04-{id}.jsonl");
-    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
-        "payload": {"id": id, "cwd": real}});
-    let sessions = env.home.join(".codex/sessions/2026/11/24");
-    fs::create_dir_all(&sessions).unwrap();
-    fs::write(sessions.join(&name), format!("{meta}\n")).unwrap();
-    make_project(&env, &project);
-    let (lok, _) = snapshot(&env, &project, &[]);
-    fs::remove_dir_all(env.home.join(".codex/sessions")).unwrap();
+    let name = CODEX_ROLLOUT;
+    let lok = codex_carried(&env);
     let outside = env.root.path().join("outside");
     fs::create_dir_all(outside.join("2026/11/24")).unwrap();
-    fs::write(outside.join("2026/11/24").join(&name), "theirs\n").unwrap();
+    fs::write(outside.join("2026/11/24").join(name), "theirs\n").unwrap();
     std::os::unix::fs::symlink(&outside, env.home.join(".codex/archived_sessions")).unwrap();
     let a = restore(&env, &lok, &env.root.path().join("new"), &["--force"]);
     let said = format!("{}{}", stdout(&a), stderr(&a));
     assert_eq!(fs::read_dir(outside.join("2026/11/24")).unwrap().count(), 1, "{said}");
-    assert_eq!(fs::read_to_string(outside.join("2026/11/24").join(&name)).unwrap(), "theirs\n");
+    assert_eq!(fs::read_to_string(outside.join("2026/11/24").join(name)).unwrap(), "theirs\n");
     assert!(said.contains("is a link or not a folder") && said.contains("nothing of them written"), "{said}");
     assert!(!env.home.join(".codex/sessions").exists(), "written after all: {said}");
 }
@@ -476,12 +484,10 @@ fn force_never_sets_aside_through_a_link() {
 #[test]
 fn gemini_writes_no_registry_entry_when_its_folders_are_a_link() {
     let env = TestEnv::new();
-    let project = env.root.path().join("p");
-    fs::create_dir_all(&project).unwrap();
+    let (project, _) = project(&env);
     let gh = env.home.join(".gemini");
     crate::util::gemini::make_chat(&gh, &project, "5e55-d1r5", "hello");
-    make_project(&env, &project);
-    let (lok, _) = snapshot(&env, &project, &[]);
+    let lok = snapshot_of(&env, &project);
     fs::remove_dir_all(&gh).unwrap();
     let outside = env.root.path().join("outside");
     fs::create_dir_all(&outside).unwrap();
@@ -500,10 +506,7 @@ fn gemini_writes_no_registry_entry_when_its_folders_are_a_link() {
 #[test]
 fn claude_files_are_never_written_through_a_link_below_the_config_dirs_folders() {
     let env = TestEnv::new();
-    let project = env.root.path().join("p");
-    fs::create_dir_all(&project).unwrap();
-    make_project(&env, &project);
-    let (lok, _) = snapshot(&env, &project, &[]);
+    let lok = snapshot_of(&env, &project(&env).0);
     let config = env.home.join(".claude");
     fs::remove_dir_all(&config).unwrap();
     let outside = env.root.path().join("outside");

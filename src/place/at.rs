@@ -261,25 +261,27 @@ fn set_aside(root: &Path, path: &Path, now: SystemTime) -> anyhow::Result<Aside>
     let name = rel.file_name().context("nothing to set aside")?.to_os_string();
     let dir = walk(root, rel.parent().unwrap_or(Path::new("")), false)?;
     let stamp = humantime::format_rfc3339_seconds(now).to_string().replace([':', '-'], "");
+    let backup_name = rename_beside(&dir, &name, &format!(".lokust-backup-{stamp}"))
+        .with_context(|| format!("could not back up {}", path.display()))?;
+    Ok(Aside { backup: path.with_file_name(&backup_name), dir, name, backup_name })
+}
+
+/// Renames `name` in `dir` to `<name><suffix>`, or `<name><suffix>-2`, `-3`… when that is
+/// taken: never over an earlier copy. Returns the name it took.
+fn rename_beside(dir: &OwnedFd, name: &OsStr, suffix: &str) -> anyhow::Result<std::ffi::OsString> {
     for n in 1..1000 {
-        let mut backup_name = name.clone();
-        backup_name.push(format!(".lokust-backup-{stamp}"));
+        let mut to = name.to_os_string();
+        to.push(suffix);
         if n > 1 {
-            backup_name.push(format!("-{n}"));
+            to.push(format!("-{n}"));
         }
-        match rustix::fs::renameat_with(&dir, &name, &dir, &backup_name, RenameFlags::NOREPLACE) {
-            Ok(()) => {
-                let backup = path.with_file_name(&backup_name);
-                return Ok(Aside { dir, name, backup_name, backup });
-            }
+        match rustix::fs::renameat_with(dir, name, dir, &to, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(to),
             Err(Errno::EXIST | Errno::NOTEMPTY) => continue,
-            Err(e) => {
-                return Err(io::Error::from(e))
-                    .with_context(|| format!("could not back up {}", path.display()));
-            }
+            Err(e) => return Err(io::Error::from(e).into()),
         }
     }
-    bail!("could not back up {}: too many backups of it", path.display())
+    bail!("too many copies of it already")
 }
 
 /// Puts set-aside copies back where they were, the last first.
@@ -397,26 +399,18 @@ pub fn replace_in(root: &Path, rel: &Path, from: &Path, suffix: &str) -> anyhow:
 pub fn move_aside(root: &Path, rel: &Path, suffix: &str) -> anyhow::Result<PathBuf> {
     let name = rel.file_name().context("nothing to move aside")?;
     let dir = walk(root, rel.parent().unwrap_or(Path::new("")), false)?;
-    for n in 1..1000 {
-        let mut to = name.to_os_string();
-        to.push(suffix);
-        if n > 1 {
-            to.push(format!("-{n}"));
-        }
-        match rustix::fs::renameat_with(&dir, name, &dir, &to, RenameFlags::NOREPLACE) {
-            Ok(()) => return Ok(root.join(rel).with_file_name(to)),
-            Err(Errno::EXIST | Errno::NOTEMPTY) => continue,
-            Err(e) => {
-                return Err(io::Error::from(e))
-                    .with_context(|| format!("could not move {} aside", root.join(rel).display()));
-            }
-        }
-    }
-    bail!("could not move {} aside: too many saved copies of it", root.join(rel).display())
+    let to = rename_beside(&dir, name, suffix)
+        .with_context(|| format!("could not move {} aside", root.join(rel).display()))?;
+    Ok(root.join(rel).with_file_name(to))
 }
 
-/// Refuses `root/rel` when a link or a non-folder stands on the way to it below `root`
-/// (what is absent is fine: it will be made).
-pub fn check_below(root: &Path, rel: &Path) -> anyhow::Result<()> {
-    existing(root, rel).map(|_| ())
+/// Refuses the folder `root/rel` unless it is absent (it will be made) or a folder
+/// reached with no link followed below `root`.
+pub fn check_folder(root: &Path, rel: &Path) -> anyhow::Result<()> {
+    match existing(root, rel)? {
+        Some(kind) if kind != rustix::fs::FileType::Directory => {
+            bail!("{} is a link or not a folder; nothing is written through it", root.join(rel).display())
+        }
+        _ => Ok(()),
+    }
 }

@@ -26,7 +26,7 @@ use crate::sanitize::for_terminal;
 mod at;
 mod preflight;
 
-pub use at::{check_below, move_aside, open_below, rename_in, replace_in};
+pub use at::{check_folder, move_aside, open_below, rename_in, replace_in};
 pub use preflight::{check, settle};
 
 /// What a restore does with one placement, given what the receiver holds.
@@ -308,10 +308,21 @@ impl Applied {
     }
 }
 
-/// Writes a plan. Nothing is written unless the whole plan passes [`preflight`]; a signal
+/// Why a plan was not written whole.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The plan failed its [`check`]: nothing of it was written.
+    #[error("{0:#}")]
+    Refused(anyhow::Error),
+    /// Writing stopped part way: what was written before stays.
+    #[error("{0:#}")]
+    Stopped(anyhow::Error),
+}
+
+/// Writes a plan. Nothing is written unless the whole plan passes [`check`]; a signal
 /// stops it between two placements.
-pub fn apply(plan: &Plan, now: SystemTime) -> anyhow::Result<Applied> {
-    preflight::check(plan)?;
+pub fn apply(plan: &Plan, now: SystemTime) -> Result<Applied, Failure> {
+    check(plan).map_err(Failure::Refused)?;
     let mut done = Applied::default();
     let mut kept: BTreeSet<&str> = BTreeSet::new();
     for p in &plan.items {
@@ -322,9 +333,11 @@ pub fn apply(plan: &Plan, now: SystemTime) -> anyhow::Result<Applied> {
         if p.kind != Kind::Conversation && kept.contains(p.session.as_str()) {
             continue;
         }
-        let placed = at::place(p, now, &mut done.backups).with_context(|| {
-            format!("{} written before this", crate::human::count(done.files as u64, "file"))
-        })?;
+        let placed = at::place(p, now, &mut done.backups)
+            .with_context(|| {
+                format!("{} written before this", crate::human::count(done.files as u64, "file"))
+            })
+            .map_err(Failure::Stopped)?;
         if matches!(placed, at::Placed::Written) {
             done.files += 1;
         }

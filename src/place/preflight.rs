@@ -20,6 +20,7 @@ const NAME_MAX: usize = 255;
 /// a regular file, or a copy to set aside is not below the placement's root.
 pub fn check(plan: &Plan) -> anyhow::Result<()> {
     let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut walked: BTreeSet<PathBuf> = BTreeSet::new();
     let mut files: BTreeSet<PathBuf> = BTreeSet::new();
     let mut folders: BTreeSet<PathBuf> = BTreeSet::new();
     for p in &plan.items {
@@ -27,10 +28,15 @@ pub fn check(plan: &Plan) -> anyhow::Result<()> {
         if !matches!(p.step, Step::Write | Step::Replace(_)) {
             continue;
         }
-        let kind = existing(&p.root, &p.rel)?;
+        // Each folder on the way is walked once, however many placements go in it.
+        if let Some(parent) = p.rel.parent().filter(|r| !r.as_os_str().is_empty())
+            && walked.insert(p.root.join(parent))
+        {
+            super::at::check_folder(&p.root, parent)?;
+        }
         match &p.content {
             Content::Edit(_) => {
-                if kind.is_some_and(|k| k != FileType::RegularFile) {
+                if existing(&p.root, &p.rel)?.is_some_and(|k| k != FileType::RegularFile) {
                     bail!("{} is not a regular file; lokust does not write through it", p.path().display());
                 }
                 folders.extend(p.rel.ancestors().skip(1).map(|a| p.root.join(a)));

@@ -128,8 +128,6 @@ fn setter_class(name: &[u8], method: bool) -> Option<super::value::Class> {
         "api", "access", "auth", "bearer", "client", "app", "db", "database", "master", "private", "refresh",
         "session", "user", "admin", "root", "basic", "personal", "service", "secret", "signing",
     ];
-    const NOUNS: &[&str] =
-        &["password", "passwd", "passphrase", "pwd", "token", "secret", "apikey", "key", "credentials"];
     let verb = [&b"set"[..], b"with", b"use"].iter().find_map(|verb| {
         let after = name.get(verb.len()..)?;
         let starts = name[..verb.len()].eq_ignore_ascii_case(verb)
@@ -142,7 +140,10 @@ fn setter_class(name: &[u8], method: bool) -> Option<super::value::Class> {
     if method && verb.is_none() && matches!(segments.as_slice(), [a] | [_, a] if a == "auth") {
         return Some(Class::Secret);
     }
-    let phrase = NOUNS.contains(&last.as_str())
+    // The last word names the secret itself (`password`, `token`; `key` after a
+    // qualifier, as in `apiKey`), as the value judge reads names.
+    let noun = last == "key" && !before.is_empty() || name_class_strict(last.as_bytes(), Form::Env).is_some();
+    let phrase = noun
         && before.len() <= 2
         && (verb.is_some() || method && before.iter().all(|s| QUALIFIERS.contains(&s.as_str())));
     phrase.then(|| name_class_strict(rest, Form::Env)).flatten()

@@ -5,7 +5,7 @@
 //! has no name of its own, so no reading of it alone finds it; the naming line arms the
 //! scanner, and the next non-blank line is judged as that name's value.
 
-use super::value::{Class, should_redact};
+use super::value::{Class, Form, name_class, should_redact};
 
 /// Blank lines that may come between the naming line and its value.
 pub(crate) const BLANKS: u8 = 2;
@@ -22,22 +22,12 @@ pub(crate) struct Named {
     pub rule: &'static str,
 }
 
-/// Secret nouns a message names what follows it by.
-const NOUNS: &[&str] = &[
-    "password",
-    "passwords",
-    "passphrase",
-    "passcode",
-    "token",
-    "tokens",
-    "secret",
-    "key",
-    "apikey",
-    "api-key",
-    "pat",
-    "pin",
-    "credentials",
-];
+/// Whether a word, or two beside each other (`api key`), names a secret as the value
+/// judge reads names (`password`, `token`, `initialAdminPassword`, `master.key`).
+fn names_a_secret(words: &[&str]) -> bool {
+    let named = |w: &str| name_class(w.as_bytes(), Form::Env).is_some();
+    words.iter().any(|w| named(w)) || words.windows(2).any(|p| named(&format!("{}_{}", p[0], p[1])))
+}
 
 /// Whether `text` (a line past its view's prefix) names a secret that the next line
 /// holds.
@@ -63,12 +53,13 @@ pub(crate) fn names_what_follows(text: &[u8]) -> Option<Named> {
     {
         return None;
     }
-    let words: Vec<String> = t
+    let words: Vec<&str> = t
         .trim_end_matches(':')
         .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-').to_ascii_lowercase())
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
         .collect();
-    (words.len() >= 3 && words.iter().rev().take(8).any(|w| NOUNS.contains(&w.as_str()))).then_some(Named {
+    let last = &words[words.len().saturating_sub(8)..];
+    (words.len() >= 3 && names_a_secret(last)).then_some(Named {
         blanks: BLANKS,
         prompt: None,
         rule: "prose",
@@ -91,11 +82,8 @@ fn prints_a_secret(command: &str) -> bool {
     let stages: Vec<&str> = lower.split('|').map(str::trim).collect();
     let last = stages.last().copied().unwrap_or_default();
     let words: Vec<&str> = last.split_whitespace().collect();
-    let named = |s: &str| {
-        ["password", "passwd", "token", "secret", "apikey", "api_key", "credential", "master.key"]
-            .iter()
-            .any(|n| s.contains(n))
-    };
+    // A path, a field or a JSON path names a secret when one of its words does.
+    let named = |s: &str| names_a_secret(&s.split(|c: char| "/{}[]\"'=:,".contains(c)).collect::<Vec<_>>());
     // `… | base64 -d` of a field named as a secret.
     if matches!(words.as_slice(), ["base64", "-d" | "--decode" | "-D"]) {
         return stages.len() > 1 && named(&stages[..stages.len() - 1].join("|"));

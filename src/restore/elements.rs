@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::agent::{self, Agent, PlaceOptions, Restored};
 use crate::lok::ShellLok;
+use crate::place::Failure;
 use crate::probe::Probe;
 use crate::worktree;
 
@@ -117,11 +118,11 @@ fn restore_one(probe: &Probe, element: &Map<String, Value>, project_dir: &Path, 
     let Some(agent) = agent::by_kind(&kind) else { return Outcome::Unknown(kind) };
     match restore_agent(agent, probe, element, project_dir, opts) {
         Ok(done) => Outcome::Done(done),
-        Err(Failed::Refused(e)) => Outcome::Refused(format!(
+        Err(Failure::Refused(e)) => Outcome::Refused(format!(
             "{} conversations refused, nothing of them written: {e:#}",
             agent.name()
         )),
-        Err(Failed::Stopped(e)) => Outcome::Refused(format!(
+        Err(Failure::Stopped(e)) => Outcome::Refused(format!(
             "placing the {} conversations stopped part way; what was placed before stays: {e:#}",
             agent.name()
         )),
@@ -172,21 +173,13 @@ fn restore_worktree(element: &Map<String, Value>, dir: &Path, opts: Options) -> 
     Ok(Restored { lines, ..Restored::default() })
 }
 
-/// Why an agent's element was not placed whole.
-enum Failed {
-    /// Before anything of it was written.
-    Refused(anyhow::Error),
-    /// While writing it: what was written before stays.
-    Stopped(anyhow::Error),
-}
-
 fn restore_agent(
     agent: &dyn Agent,
     probe: &Probe,
     element: &Map<String, Value>,
     project_dir: &Path,
     opts: Options,
-) -> Result<Restored, Failed> {
+) -> Result<Restored, Failure> {
     use anyhow::Context;
     let planned = || -> anyhow::Result<(crate::place::Plan, SystemTime)> {
         let files = agent::files(agent, element, opts.max_size)?;
@@ -204,12 +197,12 @@ fn restore_agent(
         plan.newest = plan.newest.filter(|id| agent.is_id(id));
         Ok((plan, place.now))
     };
-    let (plan, now) = planned().map_err(Failed::Refused)?;
-    crate::place::check(&plan).map_err(Failed::Refused)?;
+    let (plan, now) = planned().map_err(Failure::Refused)?;
     if opts.dry_run {
+        crate::place::check(&plan).map_err(Failure::Refused)?;
         return Ok(Restored { lines: plan.describe(), ..Restored::default() });
     }
-    let applied = crate::place::apply(&plan, now).map_err(Failed::Stopped)?;
+    let applied = crate::place::apply(&plan, now)?;
     Ok(Restored {
         lines: applied.report(&plan),
         resume: plan

@@ -898,9 +898,11 @@ impl<'a> Job<'a> {
         let layout = layout(&self.entries, &slot_dir, &self.opts.claude_dir);
         // A link on the way to any file refuses the whole restore before anything is
         // placed, and the dry run says so too.
-        for p in &layout.files {
-            let (root, rel) = confined(&self.opts.claude_dir, &p.dest)?;
-            crate::place::check_below(&root, rel)?;
+        let folders: std::collections::BTreeSet<&Path> =
+            layout.files.iter().filter_map(|p| p.dest.parent()).collect();
+        for folder in folders {
+            let (root, rel) = confined(&self.opts.claude_dir, folder)?;
+            crate::place::check_folder(&root, rel)?;
         }
         let tree = self.staging.as_ref().map(|s| s.join("tree"));
         for p in &layout.files {
