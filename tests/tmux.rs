@@ -162,8 +162,22 @@ fn the_key_binding_exports_the_pane_and_import_brings_it_back() {
     );
 
     let mut client = Client::attach(&tmux, "work");
-    client.type_bytes(b"\x02\x05"); // prefix (C-b), then C-e
-    let path = wait_for(20, "the export", || exports(&env).pop(), || tmux.run(&["show-messages"]));
+    // Keys typed while the new client still sets up its terminal can be discarded with the
+    // pending input (seen under a loaded machine): typed again every 3 s until the export
+    // shows; the newest file is the one read.
+    let mut typed = Instant::now() - Duration::from_secs(3);
+    let path = wait_for(
+        30,
+        "the export",
+        || {
+            if typed.elapsed() >= Duration::from_secs(3) {
+                client.type_bytes(b"\x02\x05"); // prefix (C-b), then C-e
+                typed = Instant::now();
+            }
+            exports(&env).pop()
+        },
+        || tmux.run(&["show-messages"]),
+    );
     // The file is complete when it appears: it is renamed into place.
     let lok = read_lok(&path);
     let name = path.file_name().unwrap().to_str().unwrap();
