@@ -67,10 +67,15 @@ pub fn root(probe: &Probe) -> Option<PathBuf> {
 /// The folder of one project's archives: named like Claude Code's slots, readable and
 /// without separators.
 pub fn project_folder(probe: &Probe, project: &str) -> Option<PathBuf> {
+    root(probe).map(|r| r.join(project_key(project)))
+}
+
+/// A project's realpath as one readable file name.
+pub fn project_key(project: &str) -> String {
     // Slot names fold every other character to `-`: the hash keeps `a b` and `a-b` apart.
     let hash: String =
         Sha256::digest(project.as_bytes()).iter().take(4).map(|b| format!("{b:02x}")).collect();
-    root(probe).map(|r| r.join(format!("{}-{hash}", crate::capture::claude::slot_name(project))))
+    format!("{}-{hash}", crate::capture::claude::slot_name(project))
 }
 
 pub enum Outcome {
@@ -140,7 +145,9 @@ pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<O
             crate::sanitize::for_terminal(&project)
         );
     }
-    let fingerprint = fingerprint(plan.as_ref(), &carried);
+    let mut warnings = std::mem::take(&mut snap.warnings);
+    let work = options.worktree.and_then(|max| crate::worktree::carry(dir, max, &mut warnings));
+    let fingerprint = fingerprint(plan.as_ref(), &carried, work.as_ref());
     let newest = entries_of(&folder)
         .into_iter()
         .filter(|e| e.manifest.project_dir == project)
@@ -161,8 +168,6 @@ pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<O
         .map(|name| folder.join(name))
         .find(|p| !p.exists() && !manifest_of(p).exists())
         .expect("a free name");
-    let mut warnings = std::mem::take(&mut snap.warnings);
-    let work = options.worktree.and_then(|max| crate::worktree::carry(dir, max, &mut warnings));
     let bundle_opts = bundle::BundleOptions {
         redact: options.redact,
         elements: carried.iter().map(|c| c.element.clone()).collect(),
@@ -210,9 +215,17 @@ fn conversations(plan: Option<&bundle::Plan>, carried: &[agent::Carried]) -> Vec
     out.into_iter().collect()
 }
 
-/// Ids, sizes and last changes of the conversations: what decides whether anything changed.
-fn fingerprint(plan: Option<&bundle::Plan>, carried: &[agent::Carried]) -> String {
+/// Ids, sizes and last changes of the conversations, and the git work's own fingerprint:
+/// what decides whether anything changed.
+fn fingerprint(
+    plan: Option<&bundle::Plan>,
+    carried: &[agent::Carried],
+    work: Option<&crate::worktree::Capture>,
+) -> String {
     let mut h = Sha256::new();
+    if let Some(w) = work {
+        h.update(format!("git work {}\n", w.fingerprint()));
+    }
     if let Some(p) = plan {
         h.update(format!("claude {} {} {}\n", p.total_bytes, p.newest_conversation(), p.sessions.join(",")));
     }

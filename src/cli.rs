@@ -20,6 +20,7 @@ Environment:
   LOKUST_RECIPIENTS_FILE seal what is written to the recipients listed in this file
   LOKUST_HOOK          set to 0 to turn the prompt hook off
   LOKUST_HOOK_INTERVAL seconds between the hook's refreshes in one directory, default 30
+  LOKUST_ARCHIVE       auto: the hook archives a project whose conversations are due for deletion
 
 Exit status: 0 success (warnings may have been printed), 2 error or refused, 130 interrupted."
     };
@@ -402,6 +403,11 @@ refresh is LOKUST_HOOK_INTERVAL seconds old (default 30). It hands over the shel
 history from memory, so the snapshot is current even when the history file lags. It keeps \
 $?, prints nothing, and loading it twice is harmless. LOKUST_HOOK=0 turns it off.
 
+Once a day per project, the refresh looks at the directory's conversations: when Claude \
+Code or Gemini CLI will delete some within five days, the next prompt says so on one line. \
+With LOKUST_ARCHIVE=auto the refresh archives the project first (lokust-shell archive), in \
+the background, and the line says so.
+
 zsh, in ~/.zshrc: eval \"$(lokust-shell init zsh)\"
 
 bash, in ~/.bashrc: eval \"$(lokust-shell init bash)\"
@@ -534,13 +540,15 @@ Keep a bundled .lok of the project in DIR (default the working directory) in the
 $XDG_STATE_HOME/lokust/archive/: every agent's conversations and the git work, redacted as \
 snapshot --bundle does, sealed when LOKUST_ENCRYPT_TO or LOKUST_RECIPIENTS_FILE is set, \
 mode 0600 in folders 0700, with a manifest beside it saying what it holds (readable \
-without opening a sealed file). Nothing is written when the project's conversations are \
+without opening a sealed file). Nothing is written when the project's conversations and git work are \
 the same as in its newest archive.
 
 Agents delete conversations on their own: Claude Code those older than cleanupPeriodDays \
 (30 days by default), Gemini CLI after its sessionRetention (30 days by default). The \
 archive keeps them: lokust-shell list shows which exist only there, and \
-lokust-shell-restore FILE --session ID brings one back.", after_long_help = ENV_HELP)]
+lokust-shell-restore FILE --session ID brings one back. A change to the git work alone \
+also makes a new archive. With LOKUST_ARCHIVE=auto the prompt hook archives a project \
+whose conversations are within five days of deletion, once a day at most.", after_long_help = ENV_HELP)]
 pub struct ArchiveArgs {
     /// The project's directory.
     #[arg(value_name = "DIR")]
@@ -605,7 +613,7 @@ PATH and of one version; the prompt hook in the shell's startup file and firing 
 shell's live file is fresh); the state folder private; that you hold a key the sealing \
 variables seal to; tmux, its key binding and the sealing variables in its server; each \
 agent's home and CLI; stale Claude Code registry entries; copies a move that did not \
-finish left set aside; conversations close to Claude Code's cleanup; the git work --bundle \
+finish left set aside; conversations close to Claude Code's or Gemini CLI's cleanup; the git work --bundle \
 would carry. Each problem has the line that fixes \
 it under it. Nothing is changed, and no key or secret is printed.
 

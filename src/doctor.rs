@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
+use crate::agent::retention;
 use crate::probe::Probe;
 
 /// How a check came out.
@@ -66,6 +67,7 @@ pub fn run(probe: &Probe, shell_pid: Option<u32>) -> Vec<Check> {
     out.push(stale_claude_registry(probe));
     out.push(interrupted_move(probe));
     out.push(claude_retention(probe));
+    out.push(gemini_retention(probe));
     out.push(unpushed(probe));
     out
 }
@@ -410,35 +412,71 @@ fn interrupted_move(probe: &Probe) -> Check {
 /// Claude Code deletes transcripts older than `cleanupPeriodDays` (30 by default) when it
 /// starts: how many of this machine's are within five days of it.
 fn claude_retention(probe: &Probe) -> Check {
+    let name = "claude retention";
     let Some(config) = crate::capture::claude::config_dir(probe) else {
-        return check("claude retention", Status::Skipped, "no Claude Code config folder", None);
+        return check(name, Status::Skipped, "no Claude Code config folder", None);
     };
-    let days = crate::agent::claude::cleanup_days(&config);
     let slots: Vec<std::path::PathBuf> =
         fs::read_dir(config.join("projects")).into_iter().flatten().flatten().map(|d| d.path()).collect();
-    let (due, total) = crate::agent::claude::due_soon(&slots, days, 5);
-    if total == 0 {
-        check("claude retention", Status::Skipped, "no Claude Code conversations here", None)
-    } else if due == 0 {
-        check(
-            "claude retention",
+    let cwd = fs::canonicalize(probe.cwd()).ok();
+    if let retention::Cleanup::Skipped { from } = retention::claude_cleanup(&config, cwd.as_deref()) {
+        let why = format!(
+            "cleanupPeriodDays in {} is below 1 or not a number: Claude Code skips its cleanup",
+            from.display()
+        );
+        return check(name, Status::Ok, why, None);
+    }
+    retention_check(
+        name,
+        "Claude Code",
+        retention::claude_due(&config, cwd.as_deref(), &slots, SystemTime::now()),
+    )
+}
+
+/// Gemini CLI deletes chats older than `general.sessionRetention.maxAge` (on, 30 days, by
+/// default) in the project it starts in: how many of this machine's are close to it.
+fn gemini_retention(probe: &Probe) -> Check {
+    let name = "gemini retention";
+    let Some(gh) = crate::agent::Agent::home(&crate::agent::gemini::Gemini, probe) else {
+        return check(name, Status::Skipped, "no Gemini CLI folder", None);
+    };
+    let cwd = fs::canonicalize(probe.cwd()).ok();
+    let layers = retention::GeminiLayers::new(Some(probe), &gh, cwd.as_deref());
+    let Some(rule) = retention::gemini_retention(&layers) else {
+        return check(name, Status::Ok, "sessionRetention is off: Gemini CLI deletes nothing", None);
+    };
+    let projects: Vec<std::path::PathBuf> =
+        fs::read_dir(gh.join("tmp")).into_iter().flatten().flatten().map(|d| d.path()).collect();
+    retention_check(
+        name,
+        "Gemini CLI",
+        retention::gemini_due(&rule, &layers.user, &projects, SystemTime::now()),
+    )
+}
+
+fn retention_check(name: &str, agent: &str, due: Option<retention::Due>) -> Check {
+    match due {
+        None => check(name, Status::Skipped, format!("no {agent} conversations here"), None),
+        Some(d) if d.due == 0 => check(
+            name,
             Status::Ok,
-            format!("cleanupPeriodDays {days}; none of {total} due within five days"),
+            format!("{}; none of {} due within {}", d.rule, d.total, retention::MARGIN_WORDS),
             None,
-        )
-    } else {
-        check(
-            "claude retention",
+        ),
+        Some(d) => check(
+            name,
             Status::Warn,
             format!(
-                "{} within five days of Claude Code's cleanup (cleanupPeriodDays {days})",
-                crate::human::count(due, "conversation")
+                "{} within {} of {agent}'s cleanup ({})",
+                crate::human::count(d.due, "conversation"),
+                retention::MARGIN_WORDS,
+                d.rule
             ),
             Some(format!(
-                "keep them: lokust-shell archive in each project, or raise \"cleanupPeriodDays\" in {} (lokust never edits it)",
-                config.join("settings.json").display()
+                "keep them: lokust-shell archive in each project (LOKUST_ARCHIVE=auto does it from the prompt hook), or {} (lokust never edits it)",
+                d.fix
             )),
-        )
+        ),
     }
 }
 

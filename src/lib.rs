@@ -21,7 +21,8 @@
 //! - Presentation: [`summary`] what a `.lok` holds, for people · [`hook`] the prompt
 //!   hooks' live snapshots · [`doctor`] is lokust set up right here · [`latest`] the newest snapshot on this machine · [`tmux`]
 //!   export, import (one pane or whole sessions) and the key binding · [`archive`] bundled
-//!   copies of projects kept here, listed and pruned · [`relocate`] a project moved on this
+//!   copies of projects kept here, listed and pruned · [`watch`] the hook's once-a-day
+//!   look at conversations about to be deleted · [`relocate`] a project moved on this
 //!   machine with its conversations.
 //! - The command line: [`cli`] the clap definitions · [`cmd`] one module per subcommand,
 //!   called by the thin binaries in `bins/`.
@@ -54,4 +55,5 @@ pub mod shell;
 pub mod snapshot;
 pub mod summary;
 pub mod tmux;
+pub mod watch;
 pub mod worktree;

@@ -150,3 +150,105 @@ fn the_archive_keeps_a_conversation_claude_code_deletes_and_gives_it_back() {
     assert!(stderr(&a).contains("holds no conversation"), "{}", stderr(&a));
     assert!(!env.root.path().join("nowhere").exists());
 }
+
+/// Gemini CLI deletes the chats of the project it starts in whose `lastUpdated` is past
+/// `sessionRetention.maxAge`. With `maxAge` 10d and chats 1, 7 and 12 days old: `doctor`
+/// and `snapshot --bundle` count the two due; `archive` keeps them; the real CLI's next
+/// start deletes the 12-day one; `list` shows it only in the archive, `prune` keeps that
+/// file, and `--from-archive --session` brings it back so that `gemini --resume` sends it.
+#[test]
+fn the_archive_keeps_a_conversation_gemini_cli_deletes_and_gives_it_back() {
+    use crate::util::gemini::{GeminiApi, Home, files_of, gemini_bin, new_conversation, resume};
+    use lokust::agent::gemini::{iso, set_last_updated};
+    let Some(bin) = gemini_bin() else { return };
+    let env = TestEnv::new();
+    let home = Home { home: env.home.clone(), cli_home: None };
+    home.write_settings();
+    let settings = home.gh().join("settings.json");
+    let mut s: serde_json::Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+    s["general"]["sessionRetention"] = serde_json::json!({"enabled": true, "maxAge": "10d"});
+    fs::write(&settings, s.to_string()).unwrap();
+    let api = GeminiApi::start();
+    let project = env.root.path().join("P/app");
+    fs::create_dir_all(&project).unwrap();
+    let ids: Vec<String> = ["remember ONE-DAY", "remember SEVEN-DAYS", "remember TWELVE-DAYS"]
+        .iter()
+        .map(|p| new_conversation(&bin, &api, &home, &project, p))
+        .collect();
+    let folder = home.gh().join("tmp/app");
+    for (id, days) in ids.iter().zip([1, 7, 12]) {
+        let when = iso(SystemTime::now() - Duration::from_secs(days * 86_400));
+        for file in files_of(&folder, id) {
+            fs::write(&file, set_last_updated(&fs::read(&file).unwrap(), &when)).unwrap();
+        }
+    }
+    let twelve = &ids[2];
+
+    let out = stdout(&env.cmd("lokust-shell").arg("doctor").current_dir(&project).assert());
+    let line = out.lines().find(|l| l.contains("gemini retention")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.starts_with("! ") && line.contains("2 conversations within five days"), "{out}");
+    assert!(line.contains("sessionRetention maxAge 10d"), "{out}");
+    let a = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(&project)
+        .env("PWD", &project)
+        .args(["--bundle", "--no-worktree", "-o"])
+        .arg(env.root.path().join("b.lok"))
+        .assert()
+        .success();
+    assert!(stderr(&a).contains("Gemini CLI deletes 2 conversations of this project"), "{}", stderr(&a));
+
+    env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
+    let again = env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
+    assert!(stderr(&again).contains("nothing changed"), "{}", stderr(&again));
+    assert_eq!(archives(&env).len(), 1);
+    let kept = archives(&env)[0].clone();
+
+    // The control: the CLI's next start here deletes the 12-day chat, and only it.
+    new_conversation(&bin, &api, &home, &project, "a fourth one");
+    assert!(files_of(&folder, twelve).is_empty(), "Gemini CLI kept a chat past maxAge: the control failed");
+    assert!(!files_of(&folder, &ids[1]).is_empty());
+
+    let list = stdout(&env.cmd("lokust-shell").arg("list").assert().success());
+    assert!(list.contains(&format!("only here: gemini {twelve}")), "{list}");
+    env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
+    assert_eq!(archives(&env).len(), 2);
+    let a =
+        env.cmd("lokust-shell").args(["prune", "--older-than", "0d", "--keep-last", "1"]).assert().failure();
+    assert_eq!(a.get_output().status.code(), Some(2));
+    assert!(stderr(&a).contains(&format!("only copy of gemini {twelve}")), "{}", stderr(&a));
+    assert!(kept.exists());
+
+    let to = env.root.path().join("restored here");
+    env.cmd("lokust-shell-restore")
+        .args(["--from-archive", "--session", twelve, "--to"])
+        .arg(&to)
+        .assert()
+        .success();
+    // Dated back into the window by the restore, so this start does not delete it again.
+    let sent = resume(&bin, &api, &home, &to, twelve, "which words?");
+    assert!(sent.contains("TWELVE-DAYS"), "the resumed chat lacks its history");
+    assert!(!sent.contains("SEVEN-DAYS"), "more than the one conversation was placed");
+}
+
+/// A change to the git work alone is a change: the archive is written again, and not when
+/// nothing changed (a modified file of the same size counts, by its patch).
+#[test]
+fn a_change_to_the_git_work_alone_makes_a_new_archive() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("work");
+    crate::util::git_repo(&project);
+    crate::util::claude::make_project(&env, &project);
+    fs::write(project.join("README"), "hellO\n").unwrap();
+    let archive = || env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
+    archive();
+    assert!(stderr(&archive()).contains("nothing changed"));
+    assert_eq!(archives(&env).len(), 1);
+    fs::write(project.join("README"), "hellX\n").unwrap();
+    archive();
+    assert_eq!(archives(&env).len(), 2, "a modified file of the same size was not seen");
+    fs::write(project.join("notes.txt"), "new\n").unwrap();
+    archive();
+    assert_eq!(archives(&env).len(), 3, "a new untracked file was not seen");
+    assert!(stderr(&archive()).contains("nothing changed"));
+}

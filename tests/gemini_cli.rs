@@ -2,150 +2,14 @@
 //! `env -i` with a private home, against a local stand-in of the Gemini API on 127.0.0.1
 //! that records what the CLI sends, so a test sees the earlier turns go out again.
 
+use crate::util::output_text as text;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::time::{Duration, SystemTime};
 
 use lokust::agent::gemini;
 
 use crate::util::TestEnv;
-use crate::util::standin::{Reply, StandIn};
-
-/// The CLI installed by `scripts/agent-clis` (npm, into target/agent-clis/gemini).
-fn gemini_bin() -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis/gemini/node_modules/.bin/gemini");
-    if bin.exists() {
-        return Some(bin);
-    }
-    assert!(std::env::var_os("CI").is_none(), "the Gemini CLI is required in CI: run ./scripts/agent-clis");
-    eprintln!("skipped: {} is not installed (./scripts/agent-clis installs it)", bin.display());
-    None
-}
-
-const REPLY: &str = "STAND-IN-REPLY";
-
-/// A stand-in of the Gemini API: the router's JSON call gets a fixed score, every
-/// streamed call a short answer.
-struct GeminiApi(StandIn);
-
-impl GeminiApi {
-    fn start() -> GeminiApi {
-        GeminiApi(StandIn::start(|request| {
-            if request.path.contains(":streamGenerateContent") {
-                let event = serde_json::json!({
-                    "candidates": [{"content": {"role": "model", "parts": [{"text": REPLY}]}, "finishReason": "STOP"}],
-                    "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}
-                });
-                Reply::events(format!("data: {event}\r\n\r\n"))
-            } else if request.path.contains(":generateContent") {
-                // The model router asks for a complexity score in JSON.
-                let score =
-                    serde_json::json!({"complexity_reasoning": "simple", "complexity_score": 10}).to_string();
-                let reply = serde_json::json!({
-                    "candidates": [{"content": {"role": "model", "parts": [{"text": score}]}, "finishReason": "STOP"}]
-                });
-                Reply::json(reply.to_string())
-            } else {
-                Reply::json("{}".into())
-            }
-        }))
-    }
-
-    fn url(&self) -> String {
-        self.0.url()
-    }
-
-    /// The body of every streamed call, in order.
-    fn bodies(&self) -> Vec<String> {
-        self.0.bodies(":streamGenerateContent")
-    }
-}
-
-/// Where the CLI keeps its state, and how it is told so.
-struct Home {
-    /// `HOME` for the CLI.
-    home: PathBuf,
-    /// `GEMINI_CLI_HOME`, when the test sets it.
-    cli_home: Option<PathBuf>,
-}
-
-impl Home {
-    fn gh(&self) -> PathBuf {
-        self.cli_home.as_ref().unwrap_or(&self.home).join(".gemini")
-    }
-
-    /// The receiver's own settings: offline, API-key auth, no trust prompt, no telemetry.
-    fn write_settings(&self) {
-        let settings = serde_json::json!({
-            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
-            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-            "privacy": {"usageStatisticsEnabled": false},
-            "telemetry": {"enabled": false}
-        });
-        std::fs::create_dir_all(self.gh()).unwrap();
-        std::fs::write(self.gh().join("settings.json"), settings.to_string()).unwrap();
-    }
-
-    /// Everything the CLI wrote except the settings: a machine that never saw the chat.
-    fn wipe_keeping_settings(&self) {
-        for entry in std::fs::read_dir(self.gh()).unwrap().flatten() {
-            if entry.file_name() == "settings.json" {
-                continue;
-            }
-            let path = entry.path();
-            if path.is_dir() {
-                std::fs::remove_dir_all(&path).unwrap();
-            } else {
-                std::fs::remove_file(&path).unwrap();
-            }
-        }
-    }
-}
-
-/// Runs the CLI under `env -i`: only a private home, PATH and the stand-in's address.
-fn gemini(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new("timeout");
-    cmd.arg("120")
-        .arg("env")
-        .arg("-i")
-        .arg(format!("HOME={}", home.home.display()))
-        .arg("PATH=/usr/local/bin:/usr/bin:/bin")
-        .arg("GEMINI_API_KEY=dummy")
-        .arg(format!("GOOGLE_GEMINI_BASE_URL={}", api.url()))
-        // No relaunched child node process, so `timeout` kills the one that runs.
-        .arg("GEMINI_CLI_NO_RELAUNCH=true");
-    if let Some(h) = &home.cli_home {
-        cmd.arg(format!("GEMINI_CLI_HOME={}", h.display()));
-    }
-    cmd.arg(bin).args(args).current_dir(cwd);
-    cmd.output().expect("run gemini")
-}
-
-use crate::util::output_text as text;
-
-/// Runs `gemini -p PROMPT -o json` in `cwd` and returns the session id.
-fn new_conversation(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, prompt: &str) -> String {
-    let out = gemini(bin, api, home, cwd, &["-p", prompt, "-o", "json"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let result: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
-    assert_eq!(result["response"], REPLY, "{}", text(&out));
-    result["session_id"].as_str().expect("session id").to_string()
-}
-
-/// Resumes `id` in `cwd` with a new prompt and returns the body of the request that
-/// carried it.
-fn resume(bin: &Path, api: &GeminiApi, home: &Home, cwd: &Path, id: &str, prompt: &str) -> String {
-    let before = api.bodies().len();
-    let out = gemini(bin, api, home, cwd, &["-p", prompt, "--resume", id, "-o", "json"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let bodies = api.bodies();
-    bodies[before..]
-        .iter()
-        .find(|b| b.contains(prompt))
-        .cloned()
-        .unwrap_or_else(|| panic!("no request: {}", text(&out)))
-}
+use crate::util::gemini::{GeminiApi, Home, REPLY, files_of, gemini, gemini_bin, new_conversation, resume};
 
 /// `lokust-shell-snapshot --bundle` in `project` (which also gets a Claude Code project,
 /// since `--bundle` starts from one), as the user runs it.
@@ -187,19 +51,6 @@ fn setup(cli_home: bool) -> (TestEnv, Home) {
     let home = Home { home: env.home.clone(), cli_home: cli_home.then(|| env.root.path().join("cli home")) };
     home.write_settings();
     (env, home)
-}
-
-/// The chat files of session `id` in the project folder `dir`.
-fn files_of(dir: &Path, id: &str) -> Vec<PathBuf> {
-    std::fs::read_dir(dir.join("chats"))
-        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| {
-            std::fs::read(p)
-                .is_ok_and(|b| gemini::parse_chat(&b).and_then(|c| c.session_id).as_deref() == Some(id))
-        })
-        .collect()
 }
 
 fn run_move(cli_home: bool, through_link: bool) {

@@ -542,3 +542,38 @@ fn bash_says_when_conversations_are_about_to_be_deleted() {
 fn fish_says_when_conversations_are_about_to_be_deleted() {
     notice("fish");
 }
+
+/// `LOKUST_ARCHIVE=auto`: when a conversation of the shell's directory is close to Claude
+/// Code's cleanup, the hook's background refresh archives the project, and the next prompt
+/// says it did, once.
+#[test]
+fn lokust_archive_auto_archives_the_project_from_the_hook() {
+    if !have("bash") || !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let s = session(&env, "bash");
+    let slot = crate::util::claude::make_project(&env, &env.cwd);
+    fs::write(env.home.join(".claude/settings.json"), r#"{"cleanupPeriodDays": 30}"#).unwrap();
+    let when = std::time::SystemTime::now() - Duration::from_secs(28 * 86_400);
+    for f in crate::util::files_below(&slot).iter().filter(|f| f.extension().is_some_and(|x| x == "jsonl")) {
+        filetime::set_file_mtime(f, filetime::FileTime::from_system_time(when)).unwrap();
+    }
+    let archive = env.home.join(".local/state/lokust/archive");
+    assert!(!archive.exists());
+    let tmux = Tmux::start("auto", &env.cwd, &env.home, &format!("LOKUST_ARCHIVE=auto {}", s.command));
+    let t = "=auto:";
+    wait_screen(&tmux, t, "ready>");
+    let pid = tmux.run(&["display-message", "-p", "-t", t, "#{pane_pid}"]).trim().to_string();
+    let notice = env.home.join(".local/state/lokust/notices").join(&pid);
+    wait_for(30, "the notice", || Some(()).filter(|()| notice.exists()), || screen(&tmux, t));
+    let kept: Vec<_> = crate::util::files_below(&archive)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "lok"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    tmux.run(&["send-keys", "-t", t, "-l", "echo one"]);
+    tmux.run(&["send-keys", "-t", t, "Enter"]);
+    let said = wait_screen(&tmux, t, "archived them (LOKUST_ARCHIVE=auto)");
+    assert!(said.contains("Claude Code deletes 2 conversations of this project"), "{said}");
+}

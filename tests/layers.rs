@@ -32,7 +32,7 @@ const LAYERS: &[&[&str]] = &[
     // Putting a bundle back on disk.
     &["restore"],
     // What people and shells see: summaries, hooks, the newest file, tmux.
-    &["summary", "hook", "latest", "tmux", "doctor", "archive", "relocate"],
+    &["summary", "hook", "latest", "tmux", "doctor", "archive", "watch", "relocate"],
     // The command line.
     &["cli", "cmd"],
 ];

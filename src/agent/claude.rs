@@ -221,41 +221,10 @@ pub fn find(config: &std::path::Path, id: &str) -> anyhow::Result<Option<super::
     Ok(None)
 }
 
-/// Claude Code's default `cleanupPeriodDays`.
-pub const DEFAULT_CLEANUP_DAYS: u64 = 30;
-
-/// The `cleanupPeriodDays` of `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR`'s): Claude
-/// Code deletes transcripts whose mtime is older, five seconds after it starts. A value it
-/// would refuse (below 1) counts as the default.
-pub fn cleanup_days(config: &std::path::Path) -> u64 {
-    std::fs::read(config.join("settings.json"))
-        .ok()
-        .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
-        .and_then(|v| v.get("cleanupPeriodDays").and_then(Value::as_f64))
-        .filter(|d| d.is_finite() && *d >= 1.0)
-        .map_or(DEFAULT_CLEANUP_DAYS, |d| d as u64)
-}
-
-/// How many transcripts of one slot (of all slots, given `projects/`) are within
-/// `margin_days` of Claude Code's cleanup after `days`, or past it, and how many there are.
-pub fn due_soon(dirs: &[std::path::PathBuf], days: u64, margin_days: u64) -> (u64, u64) {
-    let limit = std::time::Duration::from_secs(days.saturating_sub(margin_days) * 86_400);
-    let now = std::time::SystemTime::now();
-    let (mut due, mut total) = (0, 0);
-    for dir in dirs {
-        for f in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if !f.file_name().to_str().is_some_and(|n| n.ends_with(".jsonl")) {
-                continue;
-            }
-            total += 1;
-            let age =
-                f.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| now.duration_since(t).ok());
-            if age.is_some_and(|a| a >= limit) {
-                due += 1;
-            }
-        }
-    }
-    (due, total)
+/// The whole days of Claude Code's cleanup for a project at `project` (see
+/// [`super::retention::claude_cleanup`]), the default when the CLI would skip it.
+pub fn cleanup_days(config: &std::path::Path, project: Option<&std::path::Path>) -> u64 {
+    super::retention::claude_cleanup(config, project).days()
 }
 
 #[cfg(test)]

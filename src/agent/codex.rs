@@ -221,6 +221,14 @@ pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>
     let mut files = Vec::new();
     let mut seen = BTreeSet::new();
     for (path, name) in rollout_files(&home.join("sessions")) {
+        // Too large to carry: an error only when it is this project's, by its first records;
+        // another project's giant rollout must not stop this one's bundle.
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.len() > MAX_FILE) {
+            if head_is_under(&path, root) {
+                bail!("{} is larger than {MAX_FILE} bytes", path.display());
+            }
+            continue;
+        }
         let data = match read_bounded(&path, MAX_FILE) {
             Ok(d) => complete_lines(d),
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // deleted meanwhile
@@ -236,6 +244,15 @@ pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>
         }
     }
     Ok((!files.is_empty()).then_some(files))
+}
+
+/// Whether the first MiB of a rollout says it worked below `root` (or cannot be read).
+fn head_is_under(path: &Path, root: &str) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let read = fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut head));
+    read.is_err()
+        || parse_rollout(&complete_lines(head)).is_some_and(|r| r.cwds.iter().any(|c| is_under(c, root)))
 }
 
 /// The conversations in a list of element files, oldest first.

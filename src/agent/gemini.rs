@@ -49,8 +49,6 @@ pub const NEVER_CARRIED: &[&str] = &[
 pub const MAX_FILE: u64 = 256 << 20;
 /// Folders below `tmp/<id>/<session id>/` that hold a session's own work (plans, task lists).
 const SESSION_FOLDERS: &[&str] = &["plans", "tracker", "tasks"];
-/// The CLI's retention when the receiver's settings say nothing (`general.sessionRetention`).
-const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 86_400);
 const MARKER: &str = ".project_root";
 
 /// `<gh>`: `$GEMINI_CLI_HOME/.gemini` when that is set and not empty, else `~/.gemini`.
@@ -507,34 +505,11 @@ pub fn validate(files: &[File]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The receiver's retention: `None` when the CLI will not delete by age.
-pub fn retention(gh: &Path) -> Option<Duration> {
-    let settings: Value = fs::read(gh.join("settings.json"))
-        .ok()
-        .and_then(|t| serde_json::from_slice(&t).ok())
-        .unwrap_or(Value::Null);
-    let r = &settings["general"]["sessionRetention"];
-    if r["enabled"] == Value::Bool(false) {
-        return None;
-    }
-    match r["maxAge"].as_str() {
-        None => Some(DEFAULT_MAX_AGE),
-        Some(text) => Some(parse_period(text).unwrap_or(DEFAULT_MAX_AGE)),
-    }
-}
-
-/// The CLI's `<number><h|d|w|m>` (a month is 30 days).
-fn parse_period(text: &str) -> Option<Duration> {
-    let unit = text.chars().last()?;
-    let n: u64 = text[..text.len() - unit.len_utf8()].parse().ok().filter(|n| *n > 0)?;
-    let hours = match unit {
-        'h' => 1,
-        'd' => 24,
-        'w' => 24 * 7,
-        'm' => 24 * 30,
-        _ => return None,
-    };
-    Some(Duration::from_secs(n.checked_mul(hours * 3600)?))
+/// The receiver's retention by age for `root`, from every settings layer; `None` when the
+/// CLI will not delete by age.
+pub fn retention(gh: &Path, root: &str) -> Option<Duration> {
+    let layers = super::retention::GeminiLayers::new(None, gh, Some(Path::new(root)));
+    super::retention::gemini_retention(&layers).map(|r| r.max_age)
 }
 
 /// RFC 3339 in milliseconds and UTC, as the CLI writes it.
@@ -796,7 +771,7 @@ pub fn plan(gh: &Path, root: &str, files: &[File], force: bool, now: SystemTime)
         owner.insert(f.rel.as_str(), id);
     }
     let list: Vec<(String, Option<String>)> = sessions.clone().into_iter().collect();
-    let refreshed = match retention(gh) {
+    let refreshed = match retention(gh, root) {
         Some(window) => keep_in_window(&list, now, window),
         None => BTreeMap::new(),
     };

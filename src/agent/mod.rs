@@ -38,6 +38,7 @@ pub mod event;
 pub mod gemini;
 pub mod known;
 pub mod opencode;
+pub mod retention;
 
 pub use crate::bundle::elements::File;
 pub use crate::policy::ConfigName;

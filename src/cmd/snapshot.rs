@@ -144,8 +144,11 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         });
     }
     snap.redactions.bundle.merge(&agents_report);
-    if let (Some(plan), Some(config)) = (&plan, crate::capture::claude::config_dir(&probe)) {
-        retention_warning(plan, &config);
+    if args.bundle {
+        retention_warning(
+            &probe,
+            plan.as_ref().map_or(snap.cwd.as_path(), |p| std::path::Path::new(&p.project_dir)),
+        );
     }
     if !args.quiet {
         let name = destination.name();
@@ -163,17 +166,12 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// Says so when Claude Code is about to delete conversations of the bundled project: this
+/// Says so when an agent is about to delete conversations of the bundled project: this
 /// file keeps them, and the archive can keep them for good.
-fn retention_warning(plan: &bundle::Plan, config: &std::path::Path) {
-    let days = agent::claude::cleanup_days(config);
-    let (due, _) = agent::claude::due_soon(std::slice::from_ref(&plan.slot_dir), days, 5);
-    if due > 0 {
-        exit::warn(&format!(
-            "Claude Code deletes {} of this project in 5 days or less (cleanupPeriodDays {days}); \
-             this file keeps them, and so does: lokust-shell archive",
-            crate::human::count(due, "conversation")
-        ));
+fn retention_warning(probe: &Probe, project: &std::path::Path) {
+    let Ok(dir) = std::fs::canonicalize(project) else { return };
+    for due in agent::retention::of_project(probe, &dir).iter().filter(|d| d.due > 0) {
+        exit::warn(&format!("{}; this file keeps them, and so does: lokust-shell archive", due.warning()));
     }
 }
 
@@ -302,56 +300,13 @@ fn live(args: &SnapshotArgs, pid: u32) -> u8 {
     })();
     match result {
         Ok(_) => {
-            retention_notice(&probe, pid);
+            crate::watch::after_refresh(&probe, pid);
             exit::SUCCESS
         }
         Err(e) => {
             hook::log(&probe, &format!("pid {pid}: {e:#}"));
             exit::ERROR
         }
-    }
-}
-
-/// For the prompt hook: when Claude Code is about to delete conversations of this
-/// directory's project, a one-line notice the shell's next prompt prints (and empties),
-/// at most once a day per project. Written here, in the background refresh, so the prompt
-/// itself only tests a file.
-fn retention_notice(probe: &Probe, pid: u32) {
-    let (Some(config), Some(state)) = (crate::capture::claude::config_dir(probe), probe.state_dir()) else {
-        return;
-    };
-    let Some(cwd) = std::fs::canonicalize(probe.cwd()).ok().and_then(|c| c.to_str().map(str::to_string))
-    else {
-        return;
-    };
-    let slot = crate::capture::claude::slot_name(&cwd);
-    let Some(slot_dir) = crate::capture::claude::find_slot_dir(&config.join("projects"), &slot) else {
-        return;
-    };
-    let days = agent::claude::cleanup_days(&config);
-    let (due, _) = agent::claude::due_soon(std::slice::from_ref(&slot_dir), days, 5);
-    if due == 0 {
-        return;
-    }
-    let notices = state.join("notices");
-    let seen = notices.join("seen").join(&slot);
-    let fresh = std::fs::metadata(&seen)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < std::time::Duration::from_secs(24 * 3600));
-    if fresh || crate::fsutil::create_private_dir(&notices.join("seen")).is_err() {
-        return;
-    }
-    let line = format!(
-        "lokust: Claude Code deletes {} of this project in 5 days or less (cleanupPeriodDays {days}); \
-         keep them: lokust-shell archive\n",
-        crate::human::count(due, "conversation")
-    );
-    let written =
-        crate::fsutil::write_private_atomic(&notices.join(pid.to_string()), |f| f.write_all(line.as_bytes()));
-    if written.is_ok() {
-        let _ = crate::fsutil::write_private_atomic(&seen, |_| Ok(()));
     }
 }
 

@@ -880,7 +880,7 @@ impl<'a> Job<'a> {
         let times = times::Retimer::new(
             transcripts.iter().map(|(m, _)| *m),
             now,
-            times::cleanup_days(&self.opts.claude_dir),
+            times::cleanup_days(&self.opts.claude_dir, Some(&self.new_dir)),
         );
 
         let mut outcome = RestoreOutcome {

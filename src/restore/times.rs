@@ -78,6 +78,7 @@ mod tests {
     #[test]
     fn the_receivers_setting_is_read() {
         let dir = tempfile::tempdir().unwrap();
+        let cleanup_days = |d: &std::path::Path| cleanup_days(d, None);
         assert_eq!(cleanup_days(dir.path()), 30);
         std::fs::write(dir.path().join("settings.json"), r#"{"cleanupPeriodDays": 7}"#).unwrap();
         assert_eq!(cleanup_days(dir.path()), 7);

@@ -210,6 +210,28 @@ pub fn capture(cwd: &Path, opts: &CaptureOptions) -> Result<Option<Capture>> {
 }
 
 impl Capture {
+    /// What decides whether the carried work changed since an earlier capture: its
+    /// description, its patches, and each untracked file's size and last change (their
+    /// bytes are read only when streamed).
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(serde_json::to_vec(&self.meta).unwrap_or_default());
+        for name in [entry::INDEX, entry::WORKTREE] {
+            h.update(name.as_bytes());
+            h.update(fs::read(self.staged.path().join(name)).unwrap_or_default());
+        }
+        for u in &self.untracked {
+            let md = fs::symlink_metadata(self.root.join(&u.rel)).ok();
+            let changed = md
+                .as_ref()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            h.update(format!("{}\0{:?}\0{:?}\0{:?}\n", u.rel, u.link, md.map(|m| m.len()), changed));
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// Streams the payload as a tar into `out`, reading each file as it goes.
     pub fn write_tar<W: Write>(&self, out: W) -> Result<W> {
         let mut tar = tar::Builder::new(out);

@@ -172,6 +172,25 @@ fn collect_takes_this_projects_rollouts_only_never_through_links() {
     assert!(carried_files(home.path(), "/q").unwrap().is_none());
 }
 
+/// A rollout over the bound stops only its own project's carry: another project's giant
+/// conversation is passed over without being read.
+#[test]
+fn a_giant_rollout_stops_only_its_own_projects_carry() {
+    let home = tempfile::tempdir().unwrap();
+    let day = home.path().join("sessions/2026/11/24");
+    fs::create_dir_all(&day).unwrap();
+    fs::write(day.join(name()), rollout("/p/proj")).unwrap();
+    let giant_id = "01a20c41-21e5-7a13-9fc0-000000000009";
+    let giant = day.join(format!("rollout-2026-11-24T06-32-04-{giant_id}.jsonl"));
+    fs::write(&giant, String::from_utf8(rollout("/p/elsewhere")).unwrap().replace(ID, giant_id)).unwrap();
+    // Sparse: over the bound without taking the disk.
+    fs::OpenOptions::new().write(true).open(&giant).unwrap().set_len(MAX_FILE + 1).unwrap();
+    let files = carried_files(home.path(), "/p/proj").unwrap().unwrap();
+    assert_eq!(files.len(), 1);
+    let err = carried_files(home.path(), "/p/elsewhere").unwrap_err();
+    assert!(format!("{err:#}").contains("larger than"), "{err:#}");
+}
+
 #[test]
 fn a_restore_keeps_what_differs_unless_forced_and_repoints_a_stale_index_row() {
     let home = tempfile::tempdir().unwrap();

@@ -209,14 +209,17 @@ fn hostile_paths_and_files_are_refused() {
 
 #[test]
 fn periods_and_windows_follow_the_cli() {
+    use crate::agent::retention::parse_period;
     assert_eq!(parse_period("30d"), Some(Duration::from_secs(30 * 86_400)));
     assert_eq!(parse_period("24h"), Some(Duration::from_secs(86_400)));
     assert_eq!(parse_period("1w"), Some(Duration::from_secs(7 * 86_400)));
     assert_eq!(parse_period("2m"), Some(Duration::from_secs(60 * 86_400)));
     assert_eq!(parse_period("0d"), None);
     assert_eq!(parse_period("d"), None);
+    assert_eq!(parse_period("+3d"), None);
     let gh = tempfile::tempdir().unwrap();
-    assert_eq!(retention(gh.path()), Some(DEFAULT_MAX_AGE));
+    let retention = |gh: &Path| retention(gh, "/nowhere/project");
+    assert_eq!(retention(gh.path()), Some(Duration::from_secs(30 * 86_400)));
     fs::write(gh.path().join("settings.json"), r#"{"general":{"sessionRetention":{"maxAge":"7d"}}}"#)
         .unwrap();
     assert_eq!(retention(gh.path()), Some(Duration::from_secs(7 * 86_400)));
