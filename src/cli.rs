@@ -559,15 +559,16 @@ pub struct ArchiveArgs {
     pub quiet: bool,
 }
 
-/// List the archives, exports and snapshots kept on this machine.
+/// List the archives, exports, snapshots and live files kept on this machine.
 #[derive(Debug, Clone, Args)]
 #[command(long_about = "\
 List the .lok files lokust keeps on this machine, oldest first: the archives (time, project, \
 agents, conversations, and how many of them exist only in that file: no longer in their \
-agent's store, nor in a newer archive of the project), then the exports and snapshots \
-(time, size, sealed or not).", after_long_help = ENV_HELP)]
+agent's store, nor in a newer archive of the project), then the exports, snapshots and the \
+prompt hook's live files (time, project and agents when the file is plain, size, sealed or \
+not). A sealed file's project is not known without its key: --project leaves it out.", after_long_help = ENV_HELP)]
 pub struct ListArgs {
-    /// Only the archives of the project in DIR.
+    /// Only the files of the project in DIR.
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
 

@@ -252,3 +252,57 @@ fn a_change_to_the_git_work_alone_makes_a_new_archive() {
     assert_eq!(archives(&env).len(), 3, "a new untracked file was not seen");
     assert!(stderr(&archive()).contains("nothing changed"));
 }
+
+/// `list` shows every kept file: snapshots, exports and live files with the project and
+/// agents read from a plain file (the bundle's data stepped over), "(sealed)" for one it
+/// cannot open; `--project` keeps the plain files of that project.
+#[test]
+fn list_names_the_project_of_plain_kept_files_and_filters_by_it() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("proj a");
+    crate::util::claude::make_project(&env, &project);
+    let other = env.root.path().join("other");
+    fs::create_dir_all(&other).unwrap();
+    let state = env.home.join(".local/state/lokust");
+    let snapshots = state.join("snapshots");
+    fs::create_dir_all(&snapshots).unwrap();
+    env.cmd("lokust-shell-snapshot")
+        .current_dir(&project)
+        .env("PWD", &project)
+        .args(["--bundle", "--no-worktree", "-o"])
+        .arg(snapshots.join("one.lok"))
+        .assert()
+        .success();
+    env.cmd("lokust-shell")
+        .args(["snapshot", "--live", "4242", "--shell", "bash", "--history-from", "/dev/null"])
+        .current_dir(&other)
+        .env("PWD", &other)
+        .assert()
+        .success();
+    fs::write(snapshots.join("two.lok.age"), "age-encryption.org/v1\n").unwrap();
+    let real = fs::canonicalize(&project).unwrap().to_string_lossy().into_owned();
+
+    let list = stdout(&env.cmd("lokust-shell").arg("list").assert().success());
+    let line = |kind: &str| {
+        list.lines()
+            .find(|l| l.starts_with(kind))
+            .unwrap_or_else(|| panic!("no {kind} line:\n{list}"))
+            .to_string()
+    };
+    assert!(line("snapshot").contains(&format!("{real}  claude  ")), "{list}");
+    assert!(list.contains("(sealed)"), "{list}");
+    assert!(line("live").contains(fs::canonicalize(&other).unwrap().to_str().unwrap()), "{list}");
+
+    let mine = stdout(&env.cmd("lokust-shell").args(["list", "--project"]).arg(&project).assert().success());
+    assert!(
+        mine.contains("one.lok") && !mine.contains("4242.lok") && !mine.contains("two.lok.age"),
+        "{mine}"
+    );
+    let rows: serde_json::Value =
+        serde_json::from_str(&stdout(&env.cmd("lokust-shell").args(["list", "--json"]).assert().success()))
+            .unwrap();
+    let one =
+        rows.as_array().unwrap().iter().find(|r| r["path"].as_str().unwrap().ends_with("one.lok")).unwrap();
+    assert_eq!(one["project_dir"], real.as_str());
+    assert_eq!(one["agents"][0], "claude");
+}

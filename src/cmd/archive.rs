@@ -62,7 +62,8 @@ pub fn list(args: &ListArgs, out: &mut impl Write) -> anyhow::Result<u8> {
     let all = archive::entries(&probe, None);
     let shown: Vec<&Entry> =
         all.iter().filter(|e| project.as_ref().is_none_or(|p| &e.manifest.project_dir == p)).collect();
-    let kept = if project.is_some() { Vec::new() } else { kept_files(&probe) };
+    let mut kept = kept_files(&probe);
+    kept.retain(|k| project.as_ref().is_none_or(|p| k.project.as_ref() == Some(p)));
     if args.json {
         let mut rows: Vec<serde_json::Value> = shown
             .iter()
@@ -74,7 +75,8 @@ pub fn list(args: &ListArgs, out: &mut impl Write) -> anyhow::Result<u8> {
             })
             .collect();
         rows.extend(kept.iter().map(|k| {
-            serde_json::json!({"kind": k.kind, "path": k.path, "modified_ms": k.modified_ms, "bytes": k.bytes, "sealed": k.sealed})
+            serde_json::json!({"kind": k.kind, "path": k.path, "modified_ms": k.modified_ms, "bytes": k.bytes,
+                "sealed": k.sealed, "project_dir": k.project, "agents": k.agents})
         }));
         writeln!(out, "{}", serde_json::Value::Array(rows))?;
         return Ok(exit::SUCCESS);
@@ -103,15 +105,22 @@ pub fn list(args: &ListArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         writeln!(out, "          {}", safe(&e.lok.to_string_lossy()))?;
     }
     for k in &kept {
+        let agents = if k.agents.is_empty() { "-".to_string() } else { k.agents.join(",") };
         writeln!(
             out,
-            "{:<9} {}  {}  {}  {}",
+            "{:<9} {}  {}  {}  {}  {}",
             k.kind,
             utc(k.modified_ms),
+            match &k.project {
+                Some(p) => safe(p).into_owned(),
+                None if k.sealed => "(sealed)".to_string(),
+                None => "-".to_string(),
+            },
+            agents,
             size(k.bytes),
             if k.sealed { "sealed" } else { "plain" },
-            safe(&k.path.to_string_lossy())
         )?;
+        writeln!(out, "          {}", safe(&k.path.to_string_lossy()))?;
     }
     out.flush()?;
     Ok(exit::SUCCESS)
@@ -123,16 +132,20 @@ struct Kept {
     modified_ms: u64,
     bytes: u64,
     sealed: bool,
+    /// Read from a plain file; a sealed one says nothing without its key.
+    project: Option<String>,
+    agents: Vec<String>,
 }
 
-/// The exports and snapshots, oldest first.
+/// The exports, snapshots and live files, oldest first.
 fn kept_files(probe: &Probe) -> Vec<Kept> {
     let Some(state) = probe.state_dir() else { return Vec::new() };
     let mut out = Vec::new();
-    for (dir, kind) in [("exports", "export"), ("snapshots", "snapshot")] {
+    for (dir, kind) in [("exports", "export"), ("snapshots", "snapshot"), ("live", "live")] {
         for f in std::fs::read_dir(state.join(dir)).into_iter().flatten().flatten() {
             let path = f.path();
             let name = path.to_string_lossy().into_owned();
+            // Not followed: a link or a FIFO named `.lok` is not a kept file.
             let Ok(meta) = f.metadata() else { continue };
             if !meta.is_file() || !(name.ends_with(".lok") || name.ends_with(".lok.age")) {
                 continue;
@@ -142,11 +155,34 @@ fn kept_files(probe: &Probe) -> Vec<Kept> {
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_millis() as u64);
-            out.push(Kept { kind, sealed: name.ends_with(".age"), path, modified_ms, bytes: meta.len() });
+            let sealed = name.ends_with(".age");
+            let (project, agents) = if sealed { (None, Vec::new()) } else { what_it_holds(&path) };
+            out.push(Kept { kind, sealed, path, modified_ms, bytes: meta.len(), project, agents });
         }
     }
     out.sort_by_key(|k| k.modified_ms);
     out
+}
+
+/// The project and the agents of a plain `.lok`, read by the scanner that steps over the
+/// bundle's data without holding it; nothing when the file is not a readable document.
+fn what_it_holds(path: &Path) -> (Option<String>, Vec<String>) {
+    let Ok(file) = std::fs::File::open(path) else { return (None, Vec::new()) };
+    let mut scanner = crate::bundle::scan::Scanner::new(std::io::BufReader::new(file), 0);
+    let Ok(scanned) = scanner.scan(None) else { return (None, Vec::new()) };
+    let doc = &scanned.doc;
+    let project = doc["shell"]["cwd"].as_str().or_else(|| doc["project_dir"].as_str()).map(str::to_string);
+    let mut agents: Vec<String> = Vec::new();
+    if doc["bundle"].is_object() {
+        agents.push(crate::agent::claude::NAME.to_string());
+    }
+    for element in doc["bundles"].as_array().into_iter().flatten() {
+        if let Some(agent) = element["kind"].as_str().and_then(crate::agent::by_kind) {
+            agents.push(agent.id().to_string());
+        }
+    }
+    agents.dedup();
+    (project, agents)
 }
 
 pub fn prune(args: &PruneArgs) -> anyhow::Result<u8> {
