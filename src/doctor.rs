@@ -410,48 +410,41 @@ fn interrupted_move(probe: &Probe) -> Check {
 }
 
 /// Claude Code deletes transcripts older than `cleanupPeriodDays` (30 by default) when it
-/// starts: how many of this machine's are within five days of it.
+/// starts: how many of this machine's are within five days of it, each project judged by
+/// its own settings.
 fn claude_retention(probe: &Probe) -> Check {
     let name = "claude retention";
-    let Some(config) = crate::capture::claude::config_dir(probe) else {
+    let Some(config) = crate::capture::claude::config_dir(probe).filter(|c| c.is_dir()) else {
         return check(name, Status::Skipped, "no Claude Code config folder", None);
     };
-    let slots: Vec<std::path::PathBuf> =
-        fs::read_dir(config.join("projects")).into_iter().flatten().flatten().map(|d| d.path()).collect();
-    let cwd = fs::canonicalize(probe.cwd()).ok();
-    if let retention::Cleanup::Skipped { from } = retention::claude_cleanup(&config, cwd.as_deref()) {
+    if let retention::Cleanup::Skipped { from } = retention::claude_cleanup(&config, None) {
         let why = format!(
             "cleanupPeriodDays in {} is below 1 or not a number: Claude Code skips its cleanup",
             from.display()
         );
         return check(name, Status::Ok, why, None);
     }
-    retention_check(
-        name,
-        "Claude Code",
-        retention::claude_due(&config, cwd.as_deref(), &slots, SystemTime::now()),
-    )
+    retention_check(name, "Claude Code", retention::claude_due_everywhere(&config, SystemTime::now()))
 }
 
 /// Gemini CLI deletes chats older than `general.sessionRetention.maxAge` (on, 30 days, by
-/// default) in the project it starts in: how many of this machine's are close to it.
+/// default) in the project it starts in: how many of this machine's are close to it, each
+/// project judged by its own settings.
 fn gemini_retention(probe: &Probe) -> Check {
     let name = "gemini retention";
-    let Some(gh) = crate::agent::Agent::home(&crate::agent::gemini::Gemini, probe) else {
+    let Some(gh) = crate::agent::Agent::home(&crate::agent::gemini::Gemini, probe).filter(|g| g.is_dir())
+    else {
         return check(name, Status::Skipped, "no Gemini CLI folder", None);
     };
-    let cwd = fs::canonicalize(probe.cwd()).ok();
-    let layers = retention::GeminiLayers::new(Some(probe), &gh, cwd.as_deref());
-    let Some(rule) = retention::gemini_retention(&layers) else {
-        return check(name, Status::Ok, "sessionRetention is off: Gemini CLI deletes nothing", None);
-    };
-    let projects: Vec<std::path::PathBuf> =
-        fs::read_dir(gh.join("tmp")).into_iter().flatten().flatten().map(|d| d.path()).collect();
-    retention_check(
-        name,
-        "Gemini CLI",
-        retention::gemini_due(&rule, &layers.user, &projects, SystemTime::now()),
-    )
+    if retention::gemini_retention(&retention::GeminiLayers::new(Some(probe), &gh, None)).is_none() {
+        return check(
+            name,
+            Status::Ok,
+            "sessionRetention is off: Gemini CLI deletes nothing by itself",
+            None,
+        );
+    }
+    retention_check(name, "Gemini CLI", retention::gemini_due_everywhere(probe, &gh, SystemTime::now()))
 }
 
 fn retention_check(name: &str, agent: &str, due: Option<retention::Due>) -> Check {

@@ -1,9 +1,9 @@
 //! Writing files that hold session data: private (0600) and atomic (a temp file beside
 //! the target, fsync, rename), so a reader never sees half a `.lok`.
 
-use std::fs::{self, DirBuilder, File};
+use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -130,6 +130,39 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 pub fn mode(path: &Path) -> io::Result<u32> {
     use std::os::unix::fs::PermissionsExt;
     Ok(fs::metadata(path)?.permissions().mode() & 0o7777)
+}
+
+/// An exclusive advisory lock on `path` (made 0600 when missing), held until the file is
+/// dropped: lokust's own processes take turns.
+pub fn lock_file(path: &Path) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    // SAFETY: flock only reads the descriptor, which `file` keeps open.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+/// A settings file an agent reads, following links as the agent does, but never blocking
+/// on a FIFO or a device and never larger than `max` bytes; `None` when it is not a
+/// regular file that can be read.
+pub fn read_regular(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = Vec::new();
+    file.take(max + 1).read_to_end(&mut buf).ok()?;
+    (buf.len() as u64 <= max).then_some(buf)
 }
 
 #[cfg(test)]

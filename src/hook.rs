@@ -153,7 +153,7 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
     // Two prompts in quick succession start two writers; they take turns on the lock.
     // The lock file holds the time of the snapshot last written: a writer forked
     // earlier but scheduled later must not put an older state back.
-    let mut turn = lock(&lock_path(&dir, opts.pid))?;
+    let mut turn = crate::fsutil::lock_file(&lock_path(&dir, opts.pid))?;
     let mut last = String::new();
     turn.read_to_string(&mut last)?;
     if last.trim().parse::<u64>().is_ok_and(|last| last > opts.as_of_us) {
@@ -226,19 +226,6 @@ pub fn parse_epoch(s: &str) -> Option<u64> {
 
 fn lock_path(dir: &Path, pid: u32) -> PathBuf {
     dir.join(format!(".{pid}.lock"))
-}
-
-/// An exclusive advisory lock on `path`, held until the file is dropped.
-fn lock(path: &Path) -> io::Result<fs::File> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file =
-        OpenOptions::new().create(true).truncate(false).read(true).write(true).mode(0o600).open(path)?;
-    // SAFETY: flock only reads the descriptor, which `file` keeps open.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(file)
 }
 
 /// Whether process `pid` is running.

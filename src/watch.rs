@@ -27,20 +27,17 @@ pub fn after_refresh(probe: &Probe, pid: u32) {
     let Some(project) = dir.to_str() else { return };
     let notices = state.join("notices");
     let seen = notices.join("seen").join(archive::project_key(project));
-    let fresh = std::fs::metadata(&seen)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < EVERY);
-    if fresh {
+    if is_fresh(&seen) {
         return;
     }
     let measured = retention::of_project(probe, &dir);
     if measured.is_empty() || crate::fsutil::create_private_dir(&notices.join("seen")).is_err() {
         return;
     }
-    // Stamped first: another shell in the same project, refreshing meanwhile, stays quiet.
-    if crate::fsutil::write_private_atomic(&seen, |_| Ok(())).is_err() {
+    // Shells refreshing in one project at once take turns; the first stamps the day and
+    // does the work, the others find the stamp fresh and stay quiet.
+    let Ok(_turn) = crate::fsutil::lock_file(&seen.with_extension("lock")) else { return };
+    if is_fresh(&seen) || crate::fsutil::write_private_atomic(&seen, |_| Ok(())).is_err() {
         return;
     }
     let due: Vec<&retention::Due> = measured.iter().filter(|d| d.due > 0).collect();
@@ -66,7 +63,18 @@ pub fn after_refresh(probe: &Probe, pid: u32) {
     } else {
         "keep them: lokust-shell archive".to_string()
     };
-    let text: String = due.iter().map(|d| format!("lokust: {}; {keep}\n", d.warning())).collect();
+    // One line, since the shells' prompts print one.
+    let said: Vec<String> = due.iter().map(|d| d.warning()).collect();
+    let text = format!("lokust: {}; {keep}\n", said.join("; "));
     let _ =
         crate::fsutil::write_private_atomic(&notices.join(pid.to_string()), |f| f.write_all(text.as_bytes()));
+}
+
+/// Whether the project's stamp was written within the last day.
+fn is_fresh(seen: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(seen)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < EVERY)
 }

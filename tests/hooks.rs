@@ -577,3 +577,50 @@ fn lokust_archive_auto_archives_the_project_from_the_hook() {
     let said = wait_screen(&tmux, t, "archived them (LOKUST_ARCHIVE=auto)");
     assert!(said.contains("Claude Code deletes 2 conversations of this project"), "{said}");
 }
+
+/// Six shells refreshing in one project at once: one archive, one notice.
+#[test]
+fn shells_refreshing_at_once_archive_a_project_once() {
+    let env = TestEnv::new();
+    let slot = crate::util::claude::make_project(&env, &env.cwd);
+    let when = std::time::SystemTime::now() - Duration::from_secs(28 * 86_400);
+    for f in crate::util::files_below(&slot).iter().filter(|f| f.extension().is_some_and(|x| x == "jsonl")) {
+        filetime::set_file_mtime(f, filetime::FileTime::from_system_time(when)).unwrap();
+    }
+    // Held at a FIFO, then let go together when it is opened for writing.
+    let gate = env.root.path().join("gate");
+    assert!(StdCommand::new("mkfifo").arg(&gate).status().unwrap().success());
+    let refreshes: Vec<std::process::Child> = (0..6)
+        .map(|i| {
+            let mut cmd = StdCommand::new("sh");
+            cmd.arg("-c")
+                .arg("read x < \"$1\"; exec \"$2\" snapshot --live \"$3\" --shell bash --history-from /dev/null")
+                .arg("sh")
+                .arg(&gate)
+                .arg(bin("lokust-shell"))
+                .arg(format!("{}", 5000 + i))
+                .current_dir(&env.cwd)
+                .env_clear()
+                .env("HOME", &env.home)
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("PWD", &env.cwd)
+                .env("LOKUST_ARCHIVE", "auto");
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(fs::OpenOptions::new().write(true).open(&gate).unwrap());
+    for mut r in refreshes {
+        assert!(r.wait().unwrap().success());
+    }
+    let state = env.home.join(".local/state/lokust");
+    let archives = crate::util::files_below(&state.join("archive"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "lok"))
+        .count();
+    assert_eq!(archives, 1);
+    let notices: Vec<String> =
+        (0..6).filter_map(|i| fs::read_to_string(state.join(format!("notices/{}", 5000 + i))).ok()).collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(notices[0].lines().count(), 1, "{notices:?}");
+}

@@ -192,8 +192,6 @@ pub fn events(session: &str, data: &[u8]) -> Vec<super::event::Event> {
     super::event::number(session, out)
 }
 
-/// Conversation `id` in Claude Code's config folder: its transcript in whichever project
-/// slot holds it, and the `cwd` it records.
 /// The directory a transcript records (the first event's `cwd`).
 pub fn recorded_cwd(path: &std::path::Path) -> Option<String> {
     use std::io::BufRead;
@@ -203,6 +201,8 @@ pub fn recorded_cwd(path: &std::path::Path) -> Option<String> {
     })
 }
 
+/// Conversation `id` in Claude Code's config folder: its transcript in whichever project
+/// slot holds it, and the `cwd` it records.
 pub fn find(config: &std::path::Path, id: &str) -> anyhow::Result<Option<super::Located>> {
     if !super::disk::is_uuid(id) {
         return Ok(None);

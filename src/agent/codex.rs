@@ -246,13 +246,39 @@ pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>
     Ok((!files.is_empty()).then_some(files))
 }
 
-/// Whether the first MiB of a rollout says it worked below `root` (or cannot be read).
+/// Whether the first MiB of a rollout says it worked below `root`. When its first record
+/// is longer than that, its `cwd` field is read where it stands; a rollout that cannot be
+/// read, or names no directory, counts as this project's, so it is never left out quietly.
 fn head_is_under(path: &Path, root: &str) -> bool {
     use std::io::Read;
     let mut head = Vec::new();
-    let read = fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut head));
-    read.is_err()
-        || parse_rollout(&complete_lines(head)).is_some_and(|r| r.cwds.iter().any(|c| is_under(c, root)))
+    if fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut head)).is_err() {
+        return true;
+    }
+    if let Some(r) = parse_rollout(&complete_lines(head.clone())) {
+        return r.cwds.iter().any(|c| is_under(c, root));
+    }
+    first_cwd(&head).is_none_or(|cwd| is_under(&cwd, root))
+}
+
+/// The first `"cwd": "…"` string in `bytes`, unescaped.
+fn first_cwd(bytes: &[u8]) -> Option<String> {
+    let at = memchr::memmem::find(bytes, b"\"cwd\"")? + b"\"cwd\"".len();
+    let skip_space = |r: &[u8]| r.iter().position(|b| !b.is_ascii_whitespace());
+    let rest = &bytes[at..];
+    let rest = &rest[skip_space(rest)?..];
+    let rest = rest.strip_prefix(b":")?;
+    let rest = &rest[skip_space(rest)?..];
+    if rest.first() != Some(&b'"') {
+        return None;
+    }
+    let mut escaped = false;
+    let end = rest.iter().enumerate().skip(1).find_map(|(i, &b)| {
+        let closes = b == b'"' && !escaped;
+        escaped = b == b'\\' && !escaped;
+        closes.then_some(i)
+    })?;
+    serde_json::from_slice(&rest[..=end]).ok()
 }
 
 /// The conversations in a list of element files, oldest first.

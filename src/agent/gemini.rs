@@ -509,7 +509,7 @@ pub fn validate(files: &[File]) -> anyhow::Result<()> {
 /// CLI will not delete by age.
 pub fn retention(gh: &Path, root: &str) -> Option<Duration> {
     let layers = super::retention::GeminiLayers::new(None, gh, Some(Path::new(root)));
-    super::retention::gemini_retention(&layers).map(|r| r.max_age)
+    super::retention::gemini_retention(&layers).and_then(|r| r.max_age)
 }
 
 /// RFC 3339 in milliseconds and UTC, as the CLI writes it.

@@ -145,10 +145,10 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     snap.redactions.bundle.merge(&agents_report);
     if args.bundle {
-        retention_warning(
-            &probe,
-            plan.as_ref().map_or(snap.cwd.as_path(), |p| std::path::Path::new(&p.project_dir)),
-        );
+        let project = plan.as_ref().map_or(snap.cwd.as_path(), |p| std::path::Path::new(&p.project_dir));
+        let kept: Vec<&str> =
+            plan.iter().map(|_| agent::claude::NAME).chain(carried.iter().map(|c| c.agent.id())).collect();
+        retention_warning(&probe, project, &kept);
     }
     if !args.quiet {
         let name = destination.name();
@@ -166,12 +166,17 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// Says so when an agent is about to delete conversations of the bundled project: this
-/// file keeps them, and the archive can keep them for good.
-fn retention_warning(probe: &Probe, project: &std::path::Path) {
+/// Says so when an agent is about to delete conversations of the bundled project, and
+/// whether this file keeps them (`kept` names the agents it carries).
+fn retention_warning(probe: &Probe, project: &std::path::Path, kept: &[&str]) {
     let Ok(dir) = std::fs::canonicalize(project) else { return };
     for due in agent::retention::of_project(probe, &dir).iter().filter(|d| d.due > 0) {
-        exit::warn(&format!("{}; this file keeps them, and so does: lokust-shell archive", due.warning()));
+        let keep = if kept.contains(&due.id) {
+            "this file keeps them, and so does: lokust-shell archive"
+        } else {
+            "this file does not carry them (--agents); keep them: lokust-shell archive"
+        };
+        exit::warn(&format!("{}; {keep}", due.warning()));
     }
 }
 

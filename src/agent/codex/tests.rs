@@ -189,6 +189,15 @@ fn a_giant_rollout_stops_only_its_own_projects_carry() {
     assert_eq!(files.len(), 1);
     let err = carried_files(home.path(), "/p/elsewhere").unwrap_err();
     assert!(format!("{err:#}").contains("larger than"), "{err:#}");
+    // A first record longer than the head read: its cwd is found where it stands.
+    let long = serde_json::json!({"type": "session_meta", "payload": {"id": giant_id,
+        "cwd": "/p/\"long\" one", "base_instructions": {"text": "x".repeat(2 << 20)}}});
+    fs::write(&giant, format!("{long}\n")).unwrap();
+    fs::OpenOptions::new().write(true).open(&giant).unwrap().set_len(MAX_FILE + 1).unwrap();
+    assert_eq!(carried_files(home.path(), "/p/proj").unwrap().unwrap().len(), 1);
+    assert!(carried_files(home.path(), "/p/\"long\" one").is_err(), "left out quietly");
+    assert_eq!(first_cwd(br#"{"a":1, "cwd" : "/x\"y\\"}"#).as_deref(), Some("/x\"y\\"));
+    assert_eq!(first_cwd(br#"{"cwd": 3}"#), None);
 }
 
 #[test]

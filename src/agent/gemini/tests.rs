@@ -209,7 +209,11 @@ fn hostile_paths_and_files_are_refused() {
 
 #[test]
 fn periods_and_windows_follow_the_cli() {
-    use crate::agent::retention::parse_period;
+    use crate::agent::retention::Period;
+    let parse_period = |t: &str| match crate::agent::retention::parse_period(t) {
+        Some(Period::Of(d)) => Some(d),
+        _ => None,
+    };
     assert_eq!(parse_period("30d"), Some(Duration::from_secs(30 * 86_400)));
     assert_eq!(parse_period("24h"), Some(Duration::from_secs(86_400)));
     assert_eq!(parse_period("1w"), Some(Duration::from_secs(7 * 86_400)));
