@@ -507,10 +507,12 @@ conversation has one copy. Before anything changes, the conversations are writte
 into the archive (lokust-shell list shows it): that file is the backup. With --move-dir \
 the directory itself is renamed too (on one filesystem only).
 
+Every agent's conversations move: each one's own files are set aside and laid again \
+(what an agent keeps beside them that does not travel is given back); OpenCode's rows are \
+repointed in its database, in one transaction. A move that fails part way is undone.
+
 Refused (exit 2, nothing changed): an agent working in OLD (named with its pid), NEW \
-holding conversations of its own, --move-dir when OLD is not a directory or NEW exists. \
-Claude Code and Codex CLI conversations move; another agent with conversations in OLD \
-refuses the move until --agents leaves it out.", after_long_help = ENV_HELP)]
+holding conversations of its own, --move-dir when OLD is not a directory or NEW exists.", after_long_help = ENV_HELP)]
 pub struct MoveArgs {
     /// The project's directory now (or its old path, when it was moved already).
     #[arg(value_name = "OLD")]

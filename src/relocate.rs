@@ -6,8 +6,11 @@
 //! aside goes back; when it succeeds, the old copies are deleted, so each conversation
 //! has one copy, as Claude Code requires.
 //!
-//! Claude Code and Codex CLI conversations move. Another agent with conversations in OLD
-//! refuses the move until `--agents` leaves it out: its store is not rewritten here yet.
+//! Every agent moves. For one that keeps conversations in files, its own files and
+//! folders of each conversation ([`crate::agent::Agent::stored`]) are what is set aside
+//! and laid again. OpenCode keeps them as rows of its database: those are repointed in
+//! place, in one transaction ([`crate::agent::Agent::repoint`]), and pointed back when the
+//! move is undone.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -53,9 +56,6 @@ pub fn leftovers(probe: &Probe) -> Vec<(PathBuf, PathBuf)> {
     found
 }
 
-/// The agents whose stores `move` rewrites.
-const MOVED: &[&str] = &[agent::claude::NAME, "codex"];
-
 pub struct MoveOptions {
     pub agents: Chosen,
     pub move_dir: bool,
@@ -99,20 +99,32 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
     if opts.dry_run {
         return Ok(Moved { new: paths.new_real, backup: None, lines });
     }
+    let in_place = in_place(probe, old_str, &held)?;
     let backup = if held.is_empty() { None } else { Some(backup(probe, &paths, &held)?) };
     let before = Before::read(probe, new_str);
     let aside = set_aside(probe, old_str, &held)?;
-    let result = finish(probe, &paths.old_abs, &paths.new_real, backup.as_deref(), opts)
-        .and_then(|done| verify(probe, &moved_ids(&aside), new_str).map(|()| done));
+    let mut repointed = Vec::new();
+    let result = finish(probe, &paths, backup.as_deref(), opts, &in_place, &mut repointed).and_then(|done| {
+        let mut ids = moved_ids(&aside);
+        ids.extend(
+            in_place.iter().flat_map(|(a, list)| list.iter().map(|id| (Known::Other(*a), id.clone()))),
+        );
+        verify(probe, &ids, new_str).map(|()| done)
+    });
     match result {
         Ok(mut done) => {
             for a in &aside {
-                let _ = if a.to.is_dir() { fs::remove_dir_all(&a.to) } else { fs::remove_file(&a.to) };
+                a.discard();
             }
             lines.append(&mut done);
             Ok(Moved { new: paths.new_real, backup, lines })
         }
         Err(e) => {
+            for a in repointed.iter().rev() {
+                if let Some(home) = a.home(probe) {
+                    let _ = a.repoint(&home, new_str, old_str);
+                }
+            }
             before.undo(probe, new_str);
             for a in aside.iter().rev() {
                 let _ = fs::rename(&a.to, &a.from);
@@ -190,21 +202,6 @@ fn refusals(probe: &Probe, paths: &Paths, agents: &Chosen) -> anyhow::Result<Vec
     {
         return Err(refuse(format!(
             "Codex CLI is running (pid {pid}) and may hold its index open; quit it first"
-        )));
-    }
-    let not_moved: Vec<String> = held
-        .iter()
-        .filter(|(k, _)| !MOVED.contains(&k.id()))
-        .map(|(k, n)| format!("{} ({})", k.name(), crate::human::count(*n as u64, "conversation")))
-        .collect();
-    if !not_moved.is_empty() {
-        return Err(refuse(format!(
-            "move rewrites Claude Code's and Codex CLI's stores only, and {} has conversations of {} too: {}; \
-             leave them with --agents claude,codex (they keep pointing at the old path), or carry them with \
-             lokust-shell-snapshot --bundle and lokust-shell-restore",
-            if not_moved.len() == 1 { "another agent" } else { "other agents" },
-            safe(&paths.old_str),
-            not_moved.join(", ")
         )));
     }
     Ok(held)
@@ -323,26 +320,26 @@ fn history_of(path: &Path, project: &str) -> Option<(String, usize)> {
     Some((kept, mine))
 }
 
-/// The conversations set aside, by agent: the transcripts of a Claude Code slot, a Codex
-/// rollout's id at the end of its name.
+/// The conversations set aside, by agent: each transcript of a Claude Code slot, each
+/// other agent's conversation once.
 fn moved_ids(aside: &[Aside]) -> Vec<(Known, String)> {
-    let mut ids = Vec::new();
+    let mut ids: Vec<(Known, String)> = Vec::new();
     for a in aside {
-        let names: Vec<String> = if a.to.is_dir() {
-            fs::read_dir(&a.to)
+        let found: Vec<String> = match &a.id {
+            Some(id) => vec![id.clone()],
+            None => fs::read_dir(&a.to)
                 .into_iter()
                 .flatten()
                 .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        } else {
-            a.from.file_name().map(|n| n.to_string_lossy().into_owned()).into_iter().collect()
+                .filter_map(|e| {
+                    e.file_name().to_str().and_then(|n| n.strip_suffix(".jsonl")).map(str::to_string)
+                })
+                .filter(|stem| a.agent.is_id(stem))
+                .collect(),
         };
-        for name in names {
-            let Some(stem) = name.strip_suffix(".jsonl") else { continue };
-            let tail = stem.get(stem.len().saturating_sub(36)..).unwrap_or(stem);
-            if let Some(id) = [stem, tail].into_iter().find(|s| a.agent.is_id(s)) {
-                ids.push((a.agent, id.to_string()));
+        for id in found {
+            if !ids.iter().any(|(k, i)| k.id() == a.agent.id() && *i == id) {
+                ids.push((a.agent, id));
             }
         }
     }
@@ -400,14 +397,17 @@ fn refuse_shared_slots(probe: &Probe, old: &str) -> anyhow::Result<()> {
     )))
 }
 
-/// The directory rename, then the restore of the backup at NEW.
+/// The directory rename, then the restore of the backup at NEW, and the agents that keep
+/// rows repointed (each one done is pushed on `repointed`, for the undo).
 fn finish(
     probe: &Probe,
-    old: &Path,
-    new: &Path,
+    paths: &Paths,
     backup: Option<&Path>,
     opts: &MoveOptions,
+    in_place: &[(&'static dyn agent::Agent, Vec<String>)],
+    repointed: &mut Vec<&'static dyn agent::Agent>,
 ) -> anyhow::Result<Vec<String>> {
+    let (old, new) = (paths.old_abs.as_path(), paths.new_real.as_path());
     if opts.move_dir {
         fs::rename(old, new)
             .with_context(|| format!("could not rename {} to {}", old.display(), new.display()))?;
@@ -448,7 +448,26 @@ fn finish(
         trust_config: true,
         max_size: crate::restore::DEFAULT_MAX_SIZE,
     };
-    for done in elements::restore_all(probe, &outcome.lok, &outcome.project_dir, element_opts, None)? {
+    // What is repointed in place is not laid again.
+    let mut lok = outcome.lok.clone();
+    if let Some(serde_json::Value::Array(list)) = lok.extra.get_mut("bundles") {
+        list.retain(|e| in_place.iter().all(|(a, _)| e["kind"].as_str() != Some(a.kind())));
+    }
+    for (a, ids) in in_place {
+        let home = a.home(probe).context("no home for the agent")?;
+        a.repoint(&home, &paths.old_str, &paths.new_str)?;
+        repointed.push(*a);
+        if let Some(r) = ids.last().and_then(|id| a.resume_command(id)) {
+            lines.push(format!(
+                "  resume: cd {} && {r}",
+                crate::shell::posix_quote(
+                    &outcome.project_dir.to_string_lossy(),
+                    crate::shell::Quote::WhenNeeded
+                )
+            ));
+        }
+    }
+    for done in elements::restore_all(probe, &lok, &outcome.project_dir, element_opts, None)? {
         match done {
             Outcome::Done(d) => lines.extend(d.resume.map(|r| {
                 format!(
@@ -591,16 +610,57 @@ fn claude_slot(config: &Path, dir: &str) -> Option<PathBuf> {
         .or_else(|| Some(projects.join(slot)).filter(|p| p.is_dir()))
 }
 
+/// The agents holding conversations of `old` as database rows, repointed in place, with
+/// the ids of those conversations.
+fn in_place(
+    probe: &Probe,
+    old: &str,
+    held: &[(Known, usize)],
+) -> anyhow::Result<Vec<(&'static dyn agent::Agent, Vec<String>)>> {
+    let mut out = Vec::new();
+    for (k, _) in held {
+        if let Known::Other(a) = k
+            && stored_of(probe, *a, old)?.is_none()
+            && let Some(home) = a.home(probe)
+        {
+            let files = a.collect(&home, old)?.unwrap_or_default();
+            out.push((*a, a.sessions(&files).into_iter().map(|s| s.id).collect()));
+        }
+    }
+    Ok(out)
+}
+
+/// A conversation's id and the files and folders that hold it.
+type Stored = (String, Vec<PathBuf>);
+
+/// Each conversation of `old` an agent keeps, with the files and folders that hold it;
+/// `None` when the agent keeps them where nothing can be set aside.
+fn stored_of(
+    probe: &Probe,
+    agent: &'static dyn agent::Agent,
+    old: &str,
+) -> anyhow::Result<Option<Vec<Stored>>> {
+    let Some(home) = agent.home(probe) else { return Ok(Some(Vec::new())) };
+    let files = agent.collect(&home, old)?.unwrap_or_default();
+    let mut out = Vec::new();
+    for s in agent.sessions(&files) {
+        let Some(paths) = agent.stored(&home, &s.id)? else { return Ok(None) };
+        out.push((s.id, paths));
+    }
+    Ok(Some(out))
+}
+
 /// Renames the old copies out of their agent's sight, beside themselves (one filesystem,
-/// nothing copied): Claude Code's slot, Codex's rollouts. Returns (original, set aside).
+/// nothing copied): Claude Code's slot, each other agent's files and folders of each
+/// conversation. Returns (original, set aside).
 fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Result<Vec<Aside>> {
     let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
     let mut moved: Vec<Aside> = Vec::new();
-    let mut aside = |agent: Known, from: PathBuf| -> anyhow::Result<()> {
+    let mut aside = |agent: Known, id: Option<&str>, from: PathBuf| -> anyhow::Result<()> {
         let name = from.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let to = from.with_file_name(format!("{ASIDE_PREFIX}{stamp}-{name}"));
         fs::rename(&from, &to).with_context(|| format!("could not set {} aside", from.display()))?;
-        moved.push(Aside { agent, from, to });
+        moved.push(Aside { agent, id: id.map(str::to_string), from, to });
         Ok(())
     };
     let result = (|| -> anyhow::Result<()> {
@@ -610,15 +670,15 @@ fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Resul
                     let config =
                         crate::capture::claude::config_dir(probe).context("no Claude Code folder")?;
                     if let Some(slot) = claude_slot(&config, old) {
-                        aside(*k, slot)?;
+                        aside(*k, None, slot)?;
                     }
                 }
                 Known::Other(a) => {
-                    let home = a.home(probe).context("no home")?;
-                    let files = a.collect(&home, old)?.unwrap_or_default();
-                    for s in a.sessions(&files) {
-                        if let Some(found) = k.find(probe, &s.id)? {
-                            aside(*k, found.path)?;
+                    // Rows of a database are repointed in place instead.
+                    let Some(stored) = stored_of(probe, *a, old)? else { continue };
+                    for (id, paths) in stored {
+                        for path in paths {
+                            aside(*k, Some(&id), path)?;
                         }
                     }
                 }
@@ -638,6 +698,44 @@ fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Resul
 /// An old copy set aside, beside where it was.
 struct Aside {
     agent: Known,
+    /// The conversation it holds; `None` for Claude Code's slot, which holds many.
+    id: Option<String>,
     from: PathBuf,
     to: PathBuf,
+}
+
+impl Aside {
+    /// Deletes the old copy once its conversation is at NEW. A folder laid again where it
+    /// was (an agent that keeps conversations by id, not by path) first gets back what the
+    /// bundle does not carry (locks, caches), so nothing of the user's is lost.
+    fn discard(&self) {
+        if self.to.is_dir() {
+            if fs::symlink_metadata(&self.from).is_ok_and(|m| m.is_dir()) {
+                give_back(&self.to, &self.from);
+            }
+            let _ = fs::remove_dir_all(&self.to);
+        } else {
+            let _ = fs::remove_file(&self.to);
+        }
+    }
+}
+
+/// Moves every file of `from` that `to` lacks into `to`, folders made as needed.
+fn give_back(from: &Path, to: &Path) {
+    for e in fs::read_dir(from).into_iter().flatten().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        match fs::symlink_metadata(&src) {
+            Ok(m) if m.is_dir() => {
+                if fs::symlink_metadata(&dst).is_err() {
+                    let _ = fs::rename(&src, &dst);
+                } else {
+                    give_back(&src, &dst);
+                }
+            }
+            Ok(_) if fs::symlink_metadata(&dst).is_err() => {
+                let _ = fs::rename(&src, &dst);
+            }
+            _ => {}
+        }
+    }
 }

@@ -152,3 +152,53 @@ fn the_documents_own_example_moves_whole() {
     let log = codeloops::parse_log(&restored).unwrap();
     assert_eq!(log.working_dir, std::fs::canonicalize(&target).unwrap().to_str().unwrap());
 }
+
+/// `lokust-shell move` on this machine: the project's logs (the folder's and a subfolder's)
+/// keep their names and name the new folder; another project's log, sharing a prefix, is
+/// left as it was; nothing set aside stays.
+#[test]
+fn logs_move_with_the_project_on_this_machine() {
+    let Some(example) = example() else { return };
+    let env = TestEnv::new();
+    let data_home = env.root.path().join("data home");
+    let base = std::fs::canonicalize(env.root.path()).unwrap().join("P");
+    let (a, b) = (base.join("a"), base.join("b"));
+    std::fs::create_dir_all(a.join("sub")).unwrap();
+    let text = String::from_utf8(example).unwrap();
+    let sessions = sessions_dir(&data_home);
+    std::fs::create_dir_all(&sessions).unwrap();
+    let a_str = a.to_str().unwrap();
+    let logs = [
+        ("2025-01-27T15-30-45Z_a3f2c1.jsonl", text.replace("/home/user/myapp", a_str)),
+        ("2025-01-27T16-00-00Z_b00000.jsonl", text.replace("/home/user/myapp", &format!("{a_str}/sub"))),
+        ("2025-01-27T18-00-00Z_d00000.jsonl", text.replace("/home/user/myapp", &format!("{a_str}-other"))),
+    ];
+    for (name, body) in &logs {
+        std::fs::write(sessions.join(name), body).unwrap();
+    }
+    let out = env
+        .cmd("lokust-shell")
+        .env("XDG_DATA_HOME", &data_home)
+        .args(["move", "--move-dir"])
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    assert!(
+        crate::util::stdout(&out).contains("codeloops: 2 conversations"),
+        "{}",
+        crate::util::stdout(&out)
+    );
+    let b_str = b.to_str().unwrap();
+    for (name, body) in &logs[..2] {
+        let now = std::fs::read_to_string(sessions.join(name)).unwrap();
+        assert_eq!(now, body.replace(a_str, b_str), "{name}");
+    }
+    assert_eq!(std::fs::read_to_string(sessions.join(logs[2].0)).unwrap(), logs[2].1);
+    let names: Vec<String> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}

@@ -366,3 +366,42 @@ fn hostile_copilot_elements_are_refused_whole() {
     assert!(out.contains(&format!("kept the receiver's own {id}")), "{out}");
     assert_eq!(std::fs::read_to_string(mine.join("events.jsonl")).unwrap(), "mine\n");
 }
+
+/// `lokust-shell move P/a P/b --move-dir` on this machine: the session folder is laid again
+/// where Copilot keeps it (by id), its `cwd` now `P/b`, what does not travel (a lock, a
+/// file of a later release) still in it, nothing set aside left; `--resume` from `P/b`
+/// sends the earlier turn, and the model is told the new folder.
+#[test]
+fn a_session_moves_on_this_machine_and_keeps_what_does_not_travel() {
+    let Some(bin) = copilot_bin() else { return };
+    let env = TestEnv::new();
+    let home = Home { home: env.home.clone(), copilot_home: None };
+    let api = crate::util::standin::chat_completions();
+    let base = std::fs::canonicalize(env.root.path()).unwrap().join("P");
+    let (a, b) = (base.join("a"), base.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    let (id, _) = turn(&bin, &api, &home, &a, None, "remember the word OSPREY-3");
+    let folder = home.dir().join("session-state").join(&id);
+    std::fs::write(folder.join("inuse.12345.lock"), "12345").unwrap();
+    std::fs::write(folder.join("from-a-later-release.bin"), "kept").unwrap();
+
+    let out =
+        lokust(&env, &home, "lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
+    assert!(stdout(&out).contains("GitHub Copilot CLI: 1 conversation"), "{}", stdout(&out));
+    assert!(b.is_dir() && !a.exists());
+    let yaml = std::fs::read_to_string(folder.join("workspace.yaml")).unwrap();
+    assert_eq!(copilot::workspace_fields(&yaml)["cwd"], b.to_str().unwrap(), "{yaml}");
+    assert_eq!(std::fs::read_to_string(folder.join("inuse.12345.lock")).unwrap(), "12345");
+    assert_eq!(std::fs::read_to_string(folder.join("from-a-later-release.bin")).unwrap(), "kept");
+    let left: Vec<PathBuf> = crate::util::files_below(&home.dir())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".lokust-moving-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    let (resumed, body) = turn(&bin, &api, &home, &b, Some(&id), "which word?");
+    assert_eq!(resumed, id);
+    assert!(body.contains("OSPREY-3"), "the earlier turn was not sent");
+    let told = serde_json::to_string(&format!("Current working directory: {}", b.display())).unwrap();
+    assert!(body.contains(told.trim_matches('"')), "the model was not told the new folder");
+}

@@ -9,8 +9,8 @@ use std::process::{Command, Output};
 
 use lokust::agent::droid;
 
-use crate::util::TestEnv;
 use crate::util::standin::StandIn;
+use crate::util::{TestEnv, stdout};
 
 /// The binary `scripts/agent-clis` installs (npm, into target/agent-clis/droid).
 fn droid_bin() -> Option<PathBuf> {
@@ -239,4 +239,39 @@ fn a_strangers_droid_element_grants_nothing_and_bad_ones_are_refused_whole() {
         );
         assert!(!env.home.join(".factory").exists(), "{what}: written");
     }
+}
+
+/// `lokust-shell move P/a P/b --move-dir` on this machine: the session's transcript and
+/// settings leave the old project's folder, `droid exec -s ID` in `P/b` sends the earlier
+/// turn, and `find` names `P/b`.
+#[test]
+fn a_session_moves_on_this_machine_and_resumes_there() {
+    let Some(bin) = droid_bin() else { return };
+    let env = TestEnv::new();
+    let api = chat_api();
+    write_settings(&env.home, &api);
+    let base = std::fs::canonicalize(env.root.path()).unwrap().join("P");
+    let (a, b) = (base.join("a"), base.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    let id = new_session(&bin, &api, &env.home, &a, "remember the word EGRET-8");
+    let before: Vec<PathBuf> = crate::util::files_below(&env.home.join(".factory/sessions"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(&id))
+        // Droid's own `.bak` of the settings neither travels nor moves: it stays behind.
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl" || x == "json"))
+        .collect();
+    assert_eq!(before.len(), 2, "{before:?}");
+
+    let out = env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
+    assert!(stdout(&out).contains("Droid: 1 conversation"), "{}", stdout(&out));
+    assert!(before.iter().all(|p| !p.exists()), "an old copy is left: {before:?}");
+    let left: Vec<PathBuf> = crate::util::files_below(&env.home.join(".factory"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".lokust-moving-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let found = stdout(&env.cmd("lokust-shell").arg("find").arg(&id).assert().success());
+    assert!(found.contains(&format!("{} (exists)", b.display())), "{found}");
+    let sent = resume(&bin, &api, &env.home, &b, &id, "which word?");
+    assert!(sent.contains("EGRET-8"), "the earlier turn was not sent");
 }

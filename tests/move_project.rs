@@ -217,3 +217,43 @@ fn moves_that_would_mix_or_lose_conversations_change_nothing() {
     env.cmd("lokust-shell").arg("move").arg(&ab).arg(base.join("n")).arg("--move-dir").assert().success();
     assert!(slot_dir(&env, base.join("n").to_str().unwrap()).join(format!("{A}.jsonl")).is_file());
 }
+
+/// Gemini CLI, pinned and offline: a chat made in `P/a`, then `move P/a P/b --move-dir`.
+/// In `P/b` the CLI resumes it with its earlier turn, the chat files left in the old
+/// project folder are gone, `find` names `P/b`, and the backup is listed.
+#[test]
+fn a_gemini_conversation_moves_and_resumes_with_the_real_cli() {
+    use crate::util::gemini::{GeminiApi, Home, files_of, gemini_bin, new_conversation, resume};
+    let Some(bin) = gemini_bin() else { return };
+    let env = TestEnv::new();
+    let home = Home { home: env.home.clone(), cli_home: None };
+    home.write_settings();
+    let api = GeminiApi::start();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("P");
+    let (a, b) = (base.join("a"), base.join("b"));
+    fs::create_dir_all(&a).unwrap();
+    let id = new_conversation(&bin, &api, &home, &a, "remember the word MOVE-GEMINI-5");
+    let old_folder = home.gh().join("tmp/a");
+    assert_eq!(files_of(&old_folder, &id).len(), 1);
+
+    let dry =
+        env.cmd("lokust-shell").args(["move", "--move-dir", "--dry-run"]).arg(&a).arg(&b).assert().success();
+    assert!(stdout(&dry).contains("Gemini CLI: 1 conversation"), "{}", stdout(&dry));
+    assert!(a.is_dir() && files_of(&old_folder, &id).len() == 1, "the dry run changed something");
+
+    let done = env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
+    assert!(b.is_dir() && !a.exists(), "{}", stdout(&done));
+    assert!(files_of(&old_folder, &id).is_empty(), "the old chat is still in the old folder");
+    let aside: Vec<PathBuf> = crate::util::files_below(&home.gh())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".lokust-moving-"))
+        .collect();
+    assert!(aside.is_empty(), "{aside:?}");
+    let found = stdout(&env.cmd("lokust-shell").arg("find").arg(&id).assert().success());
+    assert!(found.contains(&format!("{} (exists)", b.display())), "{found}");
+    let list = stdout(&env.cmd("lokust-shell").arg("list").assert().success());
+    assert!(list.contains("gemini"), "no backup listed: {list}");
+
+    let sent = resume(&bin, &api, &home, &b, &id, "which word?");
+    assert!(sent.contains("MOVE-GEMINI-5"), "the earlier turn was not sent");
+}

@@ -433,3 +433,60 @@ fn the_import_runs_nothing_the_checkout_configures() {
         conn.query_row("SELECT directory FROM session WHERE id = ?1", [&id], |r| r.get(0)).unwrap();
     assert_eq!(Path::new(&directory), std::fs::canonicalize(&target).unwrap());
 }
+
+/// `lokust-shell move P/a P/b --move-dir` on this machine: OpenCode's rows are repointed in
+/// its own database, in place and in one transaction, the journal mode kept. In `P/b`
+/// `run --session ID` and `run --continue` both carry the earlier turn; another project's
+/// session keeps its folder; `find` names `P/b`.
+#[test]
+fn a_session_moves_on_this_machine_in_its_own_database() {
+    let Some(bin_dir) = opencode_dir() else { return };
+    let env = TestEnv::new();
+    let xdg = Xdg { home: env.home.clone() };
+    let api = crate::util::standin::chat_completions();
+    xdg.write_config(&api);
+    let base = std::fs::canonicalize(env.root.path()).unwrap().join("P");
+    let (a, b, other) = (base.join("a"), base.join("b"), base.join("a-other"));
+    for dir in [&a, &other] {
+        std::fs::create_dir_all(dir).unwrap();
+        git(dir, &["init", "-q"]);
+        std::fs::write(dir.join("README"), dir.to_string_lossy().as_bytes()).unwrap();
+        git(dir, &["add", "README"]);
+        git(dir, &["-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q", "-m", "first"]);
+    }
+    let (id, _) = turn(&bin_dir, &api, &xdg, &a, &[], "remember the word CAPYBARA-6");
+    let (other_id, _) = turn(&bin_dir, &api, &xdg, &other, &[], "another project: IBEX-2");
+    let db = xdg.data().join("opencode.db");
+    let mode = |db: &Path| -> String {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap()
+    };
+    let mode_before = mode(&db);
+
+    let out = lokust(&env, &xdg, "lokust-shell", None)
+        .args(["move", "--move-dir"])
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    assert!(crate::util::stdout(&out).contains("OpenCode: 1 conversation"), "{}", crate::util::stdout(&out));
+    assert!(b.is_dir() && !a.exists());
+    assert_eq!(mode(&db), mode_before, "the journal mode changed");
+    let found =
+        crate::util::stdout(&lokust(&env, &xdg, "lokust-shell", None).args(["find", &id]).assert().success());
+    assert!(found.contains(&format!("{} (exists)", b.display())), "{found}");
+    let theirs = crate::util::stdout(
+        &lokust(&env, &xdg, "lokust-shell", None).args(["find", &other_id]).assert().success(),
+    );
+    assert!(
+        theirs.contains(&format!("{} (exists)", other.display())),
+        "a prefix-sharing project moved: {theirs}"
+    );
+
+    let (resumed, body) = turn(&bin_dir, &api, &xdg, &b, &["--session", &id], "which word?");
+    assert_eq!(resumed, id);
+    assert!(body.contains("CAPYBARA-6"), "the earlier turn was not sent");
+    let (continued, body) = turn(&bin_dir, &api, &xdg, &b, &["--continue"], "and now?");
+    assert_eq!(continued, id, "--continue in the new folder started a new session");
+    assert!(body.contains("CAPYBARA-6"));
+}

@@ -425,6 +425,15 @@ impl super::Agent for Droid {
         find(home, id)
     }
 
+    /// The transcript and its settings beside it.
+    fn stored(&self, home: &Path, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+        let Some(found) = find(home, id)? else { return Ok(Some(Vec::new())) };
+        let settings = found.path.with_file_name(format!("{id}{SETTINGS}"));
+        let mut out = vec![found.path];
+        out.extend(fs::symlink_metadata(&settings).is_ok_and(|m| m.is_file()).then_some(settings));
+        Ok(Some(out))
+    }
+
     fn programs(&self) -> &'static [&'static str] {
         &["droid", "@factory/cli"]
     }

@@ -921,6 +921,10 @@ impl super::Agent for Gemini {
         find(home, id)
     }
 
+    fn stored(&self, home: &Path, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+        Ok(Some(stored(home, id)))
+    }
+
     fn programs(&self) -> &'static [&'static str] {
         &["gemini", "@google/gemini-cli"]
     }
@@ -1034,6 +1038,41 @@ pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
 }
 
 /// Session `id` in this home: its chat file, and the project folder its marker names.
+/// Every file of conversation `id` in any project folder, exactly those a bundle carries:
+/// its chat files, its subagents' chats, its session folders.
+pub fn stored(gh: &Path, id: &str) -> Vec<PathBuf> {
+    if !is_plain_name(id) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for folder in fs::read_dir(gh.join("tmp")).into_iter().flatten().flatten() {
+        let dir = folder.path();
+        if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        for chat in fs::read_dir(dir.join("chats")).into_iter().flatten().flatten() {
+            let name = chat.file_name().to_string_lossy().into_owned();
+            if is_chat_name(&name)
+                && fs::symlink_metadata(chat.path()).is_ok_and(|m| m.is_file())
+                && read_bounded(&chat.path())
+                    .and_then(|b| parse_chat(&b))
+                    .and_then(|c| c.session_id)
+                    .as_deref()
+                    == Some(id)
+            {
+                out.push(chat.path());
+            }
+        }
+        let mut found = Vec::new();
+        regular_files(&dir.join("chats").join(id), &dir, &mut found);
+        for folder in SESSION_FOLDERS {
+            regular_files(&dir.join(id).join(folder), &dir, &mut found);
+        }
+        out.extend(found.into_iter().map(|(source, _)| source));
+    }
+    out
+}
+
 pub fn find(gh: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
     let Ok(folders) = fs::read_dir(gh.join("tmp")) else { return Ok(None) };
     for folder in folders.flatten().filter(|f| fs::symlink_metadata(f.path()).is_ok_and(|m| m.is_dir())) {

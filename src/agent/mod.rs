@@ -154,6 +154,19 @@ pub trait Agent: Sync {
     /// Where this machine's store (at `home`) holds conversation `id`, read-only;
     /// `None` when it holds none of that id.
     fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<Located>>;
+    /// The files and folders of this machine's store (at `home`) that hold conversation
+    /// `id`, each one for `move` to set aside whole while the same conversation is laid at
+    /// the new path; `None` when the agent keeps it where nothing can be set aside (rows
+    /// of a database).
+    fn stored(&self, home: &Path, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+        Ok(Some(self.find(home, id)?.map(|l| l.path).into_iter().collect()))
+    }
+    /// For an agent whose [`Agent::stored`] is `None`: repoints, in place, every record of
+    /// its store that names `old` (or a folder below it) to `new`, all or nothing.
+    fn repoint(&self, home: &Path, old: &str, new: &str) -> anyhow::Result<()> {
+        let _ = (home, old, new);
+        anyhow::bail!("{} keeps its conversations in files, set aside and laid again", self.name())
+    }
     /// The command that resumes conversation `id` in its directory; `None` when the agent
     /// has no resume.
     fn resume_command(&self, id: &str) -> Option<String>;

@@ -73,6 +73,52 @@ fn open_read_only(db: &Path) -> anyhow::Result<rusqlite::Connection> {
     Ok(conn)
 }
 
+/// The columns that name a folder: sessions', a project's worktree and its folders, and
+/// workspaces'. What a move repoints.
+const FOLDER_COLUMNS: &[(&str, &str)] = &[
+    ("session", "directory"),
+    ("project", "worktree"),
+    ("project_directory", "directory"),
+    ("workspace", "directory"),
+];
+
+/// Repoints every row of the database in `data` that names `old`, or a folder below it, to
+/// `new`, in one transaction that waits its turn behind OpenCode's own writers (the
+/// database keeps its journal mode, WAL included); how many sessions moved. A table or
+/// column this release lacks is passed over.
+pub fn repoint(data: &Path, old: &str, new: &str) -> anyhow::Result<usize> {
+    let db = data.join("opencode.db");
+    let mut conn = rusqlite::Connection::open_with_flags(
+        &db,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("could not open {}", db.display()))?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut sessions = 0;
+    for (table, column) in FOLDER_COLUMNS {
+        let has: bool = tx
+            .prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = '{column}'"))?
+            .exists([])?;
+        if !has {
+            continue;
+        }
+        // Compared by characters, as SQLite's substr and length count them.
+        let sql = format!(
+            "UPDATE {table} SET {column} = ?2 || substr({column}, length(?1) + 1) \
+             WHERE {column} = ?1 OR substr({column}, 1, length(?1) + 1) = ?1 || '/'"
+        );
+        let n = tx
+            .execute(&sql, [old, new])
+            .with_context(|| format!("could not repoint {table}.{column} in {}", db.display()))?;
+        if *table == "session" {
+            sessions = n;
+        }
+    }
+    tx.commit().with_context(|| format!("could not write {}", db.display()))?;
+    Ok(sessions)
+}
+
 fn json_column(text: Option<String>) -> Option<Value> {
     text.and_then(|t| serde_json::from_str(&t).ok())
 }
@@ -507,6 +553,15 @@ impl super::Agent for OpenCode {
 
     fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<super::Located>> {
         find(home, id)
+    }
+
+    /// Rows of its database: a move repoints them in place.
+    fn stored(&self, _home: &Path, _id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+        Ok(None)
+    }
+
+    fn repoint(&self, home: &Path, old: &str, new: &str) -> anyhow::Result<()> {
+        repoint(home, old, new).map(|_| ())
     }
 
     fn programs(&self) -> &'static [&'static str] {

@@ -84,3 +84,52 @@ fn ids_are_a_prefix_and_letters_and_digits() {
         assert!(!is_id(bad, "ses_"), "{bad}");
     }
 }
+
+/// Every folder column is repointed for the folder and below it, nothing that only shares
+/// a prefix, all in one transaction; repointing back restores every row.
+#[test]
+fn a_repoint_moves_a_folder_and_below_and_back() {
+    let data = tempfile::tempdir().unwrap();
+    let conn = rusqlite::Connection::open(data.path().join("opencode.db")).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL;
+         CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT);
+         CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT);
+         CREATE TABLE project_directory (project_id TEXT, directory TEXT, PRIMARY KEY (project_id, directory));
+         INSERT INTO session VALUES ('ses_a', '/p/a'), ('ses_b', '/p/a/sub'), ('ses_c', '/p/a-b'), ('ses_d', '/p/añ');
+         INSERT INTO project VALUES ('r1', '/p/a'), ('global', '/');
+         INSERT INTO project_directory VALUES ('r1', '/p/a'), ('r1', '/p/a/sub');",
+    )
+    .unwrap();
+    let rows = |conn: &rusqlite::Connection| -> Vec<String> {
+        let mut out = Vec::new();
+        for sql in [
+            "SELECT id || '=' || directory FROM session ORDER BY id",
+            "SELECT id || '=' || worktree FROM project ORDER BY id",
+            "SELECT project_id || '=' || directory FROM project_directory ORDER BY directory",
+        ] {
+            let mut st = conn.prepare(sql).unwrap();
+            out.extend(st.query_map([], |r| r.get::<_, String>(0)).unwrap().map(Result::unwrap));
+        }
+        out
+    };
+    let before = rows(&conn);
+    assert_eq!(repoint(data.path(), "/p/a", "/q/ü b").unwrap(), 2);
+    assert_eq!(
+        rows(&conn),
+        [
+            "ses_a=/q/ü b",
+            "ses_b=/q/ü b/sub",
+            "ses_c=/p/a-b",
+            "ses_d=/p/añ",
+            "global=/",
+            "r1=/q/ü b",
+            "r1=/q/ü b",
+            "r1=/q/ü b/sub"
+        ]
+    );
+    assert_eq!(repoint(data.path(), "/q/ü b", "/p/a").unwrap(), 2);
+    assert_eq!(rows(&conn), before);
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+}
