@@ -522,13 +522,23 @@ pub struct MoveArgs {
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
 
-    /// Only these agents' conversations (claude,codex).
+    /// Only these agents' conversations (claude,codex,gemini).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = agent_names(), hide_possible_values = true)]
     pub agents: Option<Vec<String>>,
 
     /// Rename the directory too.
     #[arg(long)]
     pub move_dir: bool,
+
+    /// Leave the old copies where they were, beside the new ones.
+    #[arg(
+        long,
+        long_help = "Leave the old copies where they were, beside the new ones: Claude Code, \
+Gemini CLI, Droid and codeloops then list each conversation under both folders (Claude Code \
+sees two copies of one id). A record kept by id rather than by folder is the conversation \
+itself and moves: Codex CLI's rollout, Copilot CLI's session folder, OpenCode's rows."
+    )]
+    pub keep_old: bool,
 
     /// Print what would move; change nothing.
     #[arg(short = 'n', long)]

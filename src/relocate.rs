@@ -59,6 +59,8 @@ pub fn leftovers(probe: &Probe) -> Vec<(PathBuf, PathBuf)> {
 pub struct MoveOptions {
     pub agents: Chosen,
     pub move_dir: bool,
+    /// Put the old copies back where they were once the new ones are in place.
+    pub keep_old: bool,
     pub dry_run: bool,
 }
 
@@ -93,6 +95,9 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
     if opts.move_dir {
         lines.push(format!("directory: {} renamed to {}", safe(old_str), safe(new_str)));
     }
+    if opts.keep_old && opts.dry_run {
+        lines.push("old copies: left where they were (--keep-old)".to_string());
+    }
     if held.is_empty() && !opts.move_dir {
         bail!("no agent has conversations of {}; nothing to move", safe(old_str));
     }
@@ -113,8 +118,19 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
     });
     match result {
         Ok(mut done) => {
+            let mut kept = 0;
             for a in &aside {
-                a.discard();
+                if opts.keep_old
+                    && fs::symlink_metadata(&a.from).is_err()
+                    && fs::rename(&a.to, &a.from).is_ok()
+                {
+                    kept += 1;
+                } else {
+                    a.discard();
+                }
+            }
+            if opts.keep_old {
+                done.push(format!("old copies left where they were (--keep-old): {kept}"));
             }
             lines.append(&mut done);
             Ok(Moved { new: paths.new_real, backup, lines })

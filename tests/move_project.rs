@@ -257,3 +257,34 @@ fn a_gemini_conversation_moves_and_resumes_with_the_real_cli() {
     let sent = resume(&bin, &api, &home, &b, &id, "which word?");
     assert!(sent.contains("MOVE-GEMINI-5"), "the earlier turn was not sent");
 }
+
+/// `--keep-old`: the conversations are laid at NEW and the old copies stay where they were,
+/// byte for byte; the dry run says so and changes nothing.
+#[test]
+fn keep_old_leaves_the_old_copies_beside_the_new_ones() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b) = (base.join("a"), base.join("b"));
+    fs::create_dir_all(&a).unwrap();
+    fs::create_dir_all(&b).unwrap();
+    let old_transcript = transcript(&env, &a, A);
+    let old_rollout = codex_rollout(&env, &a);
+    let before = stores(&env);
+    let dry =
+        env.cmd("lokust-shell").args(["move", "--keep-old", "--dry-run"]).arg(&a).arg(&b).assert().success();
+    assert!(stdout(&dry).contains("--keep-old"), "{}", stdout(&dry));
+    assert_eq!(stores(&env), before);
+
+    let out = env.cmd("lokust-shell").args(["move", "--keep-old"]).arg(&a).arg(&b).assert().success();
+    // Claude Code's slot is kept; Codex keeps a rollout by date and id, not by folder: the
+    // one rollout is the conversation itself, and it moves.
+    assert!(stdout(&out).contains("old copies left where they were (--keep-old): 1"), "{}", stdout(&out));
+    assert_eq!(
+        fs::read(&old_transcript).unwrap(),
+        before.iter().find(|(p, _)| *p == old_transcript).unwrap().1,
+        "the old copy changed"
+    );
+    assert!(slot_dir(&env, b.to_str().unwrap()).join(format!("{A}.jsonl")).is_file());
+    assert_eq!(rollouts(&env), std::slice::from_ref(&old_rollout));
+    assert!(fs::read_to_string(&old_rollout).unwrap().contains(b.to_str().unwrap()));
+}

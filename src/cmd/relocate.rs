@@ -12,6 +12,7 @@ pub fn run(args: &MoveArgs) -> anyhow::Result<u8> {
     let opts = MoveOptions {
         agents: crate::agent::Chosen::from_list(args.agents.as_deref()),
         move_dir: args.move_dir,
+        keep_old: args.keep_old,
         dry_run: args.dry_run,
     };
     let moved = relocate::relocate(&probe, &args.old, &args.new, &opts)?;
