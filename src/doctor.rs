@@ -388,15 +388,15 @@ fn interrupted_move(probe: &Probe) -> Check {
     let quote = |p: &std::path::Path| {
         crate::shell::posix_quote(&p.to_string_lossy(), crate::shell::Quote::WhenNeeded)
     };
-    let fixes: Vec<String> = left
-        .iter()
-        .map(|(aside, original)| {
+    let by_hand = "the next lokust-shell move rolls the interrupted one back; or by hand:".to_string();
+    let fixes: Vec<String> = std::iter::once(by_hand)
+        .chain(left.iter().map(|(aside, original)| {
             if original.exists() {
                 format!("rm -r {}   # {} is back already", quote(aside), quote(original))
             } else {
                 format!("mv {} {}", quote(aside), quote(original))
             }
-        })
+        }))
         .collect();
     check(
         "interrupted move",

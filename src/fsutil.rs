@@ -151,6 +151,24 @@ pub fn lock_file(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// [`lock_file`] when no one holds it; an error (`WouldBlock`) at once when someone does.
+pub fn try_lock_file(path: &Path) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    // SAFETY: flock only reads the descriptor, which `file` keeps open.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
 /// A settings file an agent reads, following links as the agent does, but never blocking
 /// on a FIFO or a device and never larger than `max` bytes; `None` when it is not a
 /// regular file that can be read.

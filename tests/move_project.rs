@@ -288,3 +288,125 @@ fn keep_old_leaves_the_old_copies_beside_the_new_ones() {
     assert_eq!(rollouts(&env), std::slice::from_ref(&old_rollout));
     assert!(fs::read_to_string(&old_rollout).unwrap().contains(b.to_str().unwrap()));
 }
+
+/// Every file below HOME but lokust's own state, with the test's root folder named `ROOT`
+/// (and `-ROOT` in Claude Code's slot names) in paths and contents, each file by its
+/// length and a hash, so two runs in two folders compare.
+fn normalized(env: &TestEnv) -> Vec<(String, usize, u64)> {
+    use std::hash::{Hash, Hasher};
+    let root = fs::canonicalize(env.root.path()).unwrap().to_string_lossy().into_owned();
+    let slot = lokust::capture::claude::slot_name(&root);
+    let time = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z").unwrap();
+    let mut out: Vec<(String, usize, u64)> = stores(env)
+        .into_iter()
+        .map(|(p, bytes)| {
+            let text = String::from_utf8_lossy(&bytes).replace(&root, "ROOT");
+            // The Gemini chat is dated when each run makes it.
+            let text = time.replace_all(&text, "TIME").into_owned();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut h);
+            (p.to_string_lossy().replace(&root, "ROOT").replace(&slot, "-ROOT"), text.len(), h.finish())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The files on one side only, for a failure message a person can read.
+fn differences(got: &[(String, usize, u64)], want: &[(String, usize, u64)]) -> String {
+    let only = |a: &[(String, usize, u64)], b: &[(String, usize, u64)]| -> Vec<String> {
+        a.iter().filter(|x| !b.contains(x)).map(|x| format!("{} ({} bytes)", x.0, x.1)).collect()
+    };
+    format!("now but not expected: {:#?}\nexpected but not now: {:#?}", only(got, want), only(want, got))
+}
+
+/// A project with many Claude Code transcripts (so a move takes long enough to be killed
+/// in its middle), a Codex rollout and a Gemini CLI chat.
+fn big_project(env: &TestEnv) -> (PathBuf, PathBuf) {
+    let base = fs::canonicalize(env.root.path()).unwrap().join("P");
+    let (a, b) = (base.join("a"), base.join("b"));
+    fs::create_dir_all(&a).unwrap();
+    let slot = slot_dir(env, a.to_str().unwrap());
+    fs::create_dir_all(&slot).unwrap();
+    let filler = "lorem ipsum dolor sit amet ".repeat(4000);
+    for n in 0..24 {
+        let id = format!("{n:08x}-1111-4111-8111-111111111111");
+        let mut text = String::new();
+        for turn in 0..12 {
+            let line = serde_json::json!({"type": "user", "uuid": format!("u{turn}"), "sessionId": id,
+                "cwd": a, "timestamp": "2026-11-20T10:00:00.000Z",
+                "message": {"role": "user", "content": format!("{turn} {filler}")}});
+            text.push_str(&format!("{line}\n"));
+        }
+        fs::write(slot.join(format!("{id}.jsonl")), text).unwrap();
+    }
+    codex_rollout(env, &a);
+    crate::util::gemini::make_chat(&env.home.join(".gemini"), &a, "gemini-chat-1", "remember KILL-TEST");
+    (a, b)
+}
+
+/// SIGKILL at points spread over a whole move, from a fixed seed: whatever the point, the
+/// next `move` rolls back what the journal names and then moves, and the stores end
+/// exactly as after a move never killed: nothing lost, nothing twice, nothing aside.
+#[test]
+fn a_move_killed_at_any_point_ends_as_a_whole_move_after_the_next() {
+    let reference = {
+        let env = TestEnv::new();
+        let (a, b) = big_project(&env);
+        let started = std::time::Instant::now();
+        env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
+        (normalized(&env), started.elapsed())
+    };
+    let (expected, took) = reference;
+    let mut seed: u64 = 0x5eed_1234;
+    let mut rolled_back = 0;
+    for _ in 0..10 {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let delay = took.mul_f64((seed >> 33) as f64 / (1u64 << 31) as f64);
+        let env = TestEnv::new();
+        let (a, b) = big_project(&env);
+        let before = normalized(&env);
+        let mut child = env
+            .process("lokust-shell")
+            .args(["move", "--move-dir"])
+            .arg(&a)
+            .arg(&b)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let finished = child.wait().unwrap().success();
+        let moving = env.home.join(".local/state/lokust/moving");
+        let journals: Vec<PathBuf> =
+            (if moving.exists() { crate::util::files_below(&moving) } else { Vec::new() })
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect();
+        if finished || (journals.is_empty() && b.exists()) {
+            let now = normalized(&env);
+            assert!(now == expected, "a finished move differs ({delay:?}): {}", differences(&now, &expected));
+            continue;
+        }
+        if journals.is_empty() {
+            assert_eq!(
+                normalized(&env),
+                before,
+                "killed before its journal, yet a store changed ({delay:?})"
+            );
+        }
+        let again = env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
+        if !journals.is_empty() {
+            assert!(stderr(&again).contains("was rolled back"), "{}", stderr(&again));
+            rolled_back += 1;
+        }
+        let now = normalized(&env);
+        assert!(
+            now == expected,
+            "killed after {delay:?}, then moved again: {}",
+            differences(&now, &expected)
+        );
+    }
+    assert!(rolled_back >= 2, "too few kills landed inside a move ({rolled_back}): the test proves little");
+}

@@ -85,6 +85,20 @@ impl TestEnv {
         cmd
     }
 
+    /// The same as [`TestEnv::cmd`], as a process to spawn, signal and wait for.
+    pub fn process(&self, bin: &str) -> StdCommand {
+        let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin(bin));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("USER", "tester")
+            .env("LANG", "C.UTF-8")
+            .env("SHELL", "/bin/bash")
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .current_dir(&self.cwd);
+        cmd
+    }
+
     /// Writes `contents` at `rel` under the temp root, creating parents.
     pub fn write(&self, rel: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> PathBuf {
         let path = self.root.path().join(rel);

@@ -4,7 +4,8 @@
 //! stores, the directory is renamed when asked, and the backup is restored at NEW by the
 //! same plan and placement code as any restore. When the restore fails, everything set
 //! aside goes back; when it succeeds, the old copies are deleted, so each conversation
-//! has one copy, as Claude Code requires.
+//! has one copy, as Claude Code requires. A journal ([`journal`]) names every change before
+//! it is made: a move killed part way is rolled back by the next one.
 //!
 //! Every agent moves. For one that keeps conversations in files, its own files and
 //! folders of each conversation ([`crate::agent::Agent::stored`]) are what is set aside
@@ -12,10 +13,15 @@
 //! place, in one transaction ([`crate::agent::Agent::repoint`]), and pointed back when the
 //! move is undone.
 
+mod journal;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow, bail};
+use serde::{Deserialize, Serialize};
+
+use journal::Journal;
 
 use crate::agent::{self, Chosen, known::Known};
 use crate::archive;
@@ -82,6 +88,16 @@ fn refuse(message: String) -> anyhow::Error {
 }
 
 pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow::Result<Moved> {
+    // A move killed part way is rolled back before anything else is read.
+    if !opts.dry_run {
+        for line in journal::recover(probe) {
+            crate::exit::warn(&line);
+        }
+    }
+    move_one(probe, old, new, opts)
+}
+
+fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow::Result<Moved> {
     let paths = Paths::check(old, new, opts.move_dir)?;
     let held = refusals(probe, &paths, &opts.agents)?;
     let (old_str, new_str) = (&paths.old_str, &paths.new_str);
@@ -106,10 +122,33 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
     }
     let in_place = in_place(probe, old_str, &held)?;
     let backup = if held.is_empty() { None } else { Some(backup(probe, &paths, &held)?) };
-    let before = Before::read(probe, new_str);
-    let aside = set_aside(probe, old_str, &held)?;
-    let mut repointed = Vec::new();
-    let result = finish(probe, &paths, backup.as_deref(), opts, &in_place, &mut repointed).and_then(|done| {
+    let folder = journal::folder(probe).context("set HOME or XDG_STATE_HOME: a move keeps a journal")?;
+    let path = journal::new_path(probe, &folder)?;
+    let lock = path.with_extension("lock");
+    let _turn =
+        crate::fsutil::lock_file(&lock).with_context(|| format!("could not lock {}", lock.display()))?;
+    let mut journal = Journal {
+        old_abs: paths.old_abs.clone(),
+        new_real: paths.new_real.clone(),
+        old_str: old_str.clone(),
+        new_str: new_str.clone(),
+        move_dir: opts.move_dir,
+        before: Before::read(probe, new_str),
+        asides: Vec::new(),
+        repointed: Vec::new(),
+        path: Some(path),
+    };
+    let result = journal.save().and_then(|()| set_aside(probe, old_str, &held, &mut journal));
+    let aside = match result {
+        Ok(aside) => aside,
+        Err(e) => {
+            journal.roll_back(probe);
+            journal.close();
+            let _ = fs::remove_file(&lock);
+            return Err(e);
+        }
+    };
+    let result = finish(probe, &paths, backup.as_deref(), opts, &in_place, &mut journal).and_then(|done| {
         let mut ids = moved_ids(&aside);
         ids.extend(
             in_place.iter().flat_map(|(a, list)| list.iter().map(|id| (Known::Other(*a), id.clone()))),
@@ -132,26 +171,15 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
             if opts.keep_old {
                 done.push(format!("old copies left where they were (--keep-old): {kept}"));
             }
+            journal.close();
+            let _ = fs::remove_file(&lock);
             lines.append(&mut done);
             Ok(Moved { new: paths.new_real, backup, lines })
         }
         Err(e) => {
-            for a in repointed.iter().rev() {
-                if let Some(home) = a.home(probe) {
-                    let _ = a.repoint(&home, new_str, old_str);
-                }
-            }
-            before.undo(probe, new_str);
-            for a in aside.iter().rev() {
-                let _ = fs::rename(&a.to, &a.from);
-            }
-            let (moved_new, old_gone) = (
-                fs::symlink_metadata(&paths.new_real).is_ok(),
-                fs::symlink_metadata(&paths.old_abs).is_err(),
-            );
-            if opts.move_dir && moved_new && old_gone {
-                let _ = fs::rename(&paths.new_real, &paths.old_abs);
-            }
+            journal.roll_back(probe);
+            journal.close();
+            let _ = fs::remove_file(&lock);
             let also = backup.as_ref().map(|b| format!("; the conversations are also in {}", b.display()));
             Err(e.context(format!("the move was undone{}", also.unwrap_or_default())))
         }
@@ -267,6 +295,7 @@ fn real_target(new: &Path) -> anyhow::Result<PathBuf> {
 
 /// What NEW's side of Claude Code's store held before, so a failed move takes back exactly
 /// what it added: the slot, the `.claude.json` entry, the prompt-history lines.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Before {
     slot_existed: bool,
     entry_existed: bool,
@@ -421,7 +450,7 @@ fn finish(
     backup: Option<&Path>,
     opts: &MoveOptions,
     in_place: &[(&'static dyn agent::Agent, Vec<String>)],
-    repointed: &mut Vec<&'static dyn agent::Agent>,
+    journal: &mut Journal,
 ) -> anyhow::Result<Vec<String>> {
     let (old, new) = (paths.old_abs.as_path(), paths.new_real.as_path());
     if opts.move_dir {
@@ -471,8 +500,9 @@ fn finish(
     }
     for (a, ids) in in_place {
         let home = a.home(probe).context("no home for the agent")?;
+        journal.repointed.push(a.id().to_string());
+        journal.save()?;
         a.repoint(&home, &paths.old_str, &paths.new_str)?;
-        repointed.push(*a);
         if let Some(r) = ids.last().and_then(|id| a.resume_command(id)) {
             lines.push(format!(
                 "  resume: cd {} && {r}",
@@ -668,47 +698,45 @@ fn stored_of(
 
 /// Renames the old copies out of their agent's sight, beside themselves (one filesystem,
 /// nothing copied): Claude Code's slot, each other agent's files and folders of each
-/// conversation. Returns (original, set aside).
-fn set_aside(probe: &Probe, old: &str, held: &[(Known, usize)]) -> anyhow::Result<Vec<Aside>> {
+/// conversation. Every rename is in the journal before the first is made.
+fn set_aside(
+    probe: &Probe,
+    old: &str,
+    held: &[(Known, usize)],
+    journal: &mut Journal,
+) -> anyhow::Result<Vec<Aside>> {
     let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
-    let mut moved: Vec<Aside> = Vec::new();
-    let mut aside = |agent: Known, id: Option<&str>, from: PathBuf| -> anyhow::Result<()> {
+    let mut planned: Vec<Aside> = Vec::new();
+    let mut plan = |agent: Known, id: Option<&str>, from: PathBuf| {
         let name = from.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let to = from.with_file_name(format!("{ASIDE_PREFIX}{stamp}-{name}"));
-        fs::rename(&from, &to).with_context(|| format!("could not set {} aside", from.display()))?;
-        moved.push(Aside { agent, id: id.map(str::to_string), from, to });
-        Ok(())
+        planned.push(Aside { agent, id: id.map(str::to_string), from, to });
     };
-    let result = (|| -> anyhow::Result<()> {
-        for (k, _) in held {
-            match k {
-                Known::Claude => {
-                    let config =
-                        crate::capture::claude::config_dir(probe).context("no Claude Code folder")?;
-                    if let Some(slot) = claude_slot(&config, old) {
-                        aside(*k, None, slot)?;
-                    }
+    for (k, _) in held {
+        match k {
+            Known::Claude => {
+                let config = crate::capture::claude::config_dir(probe).context("no Claude Code folder")?;
+                if let Some(slot) = claude_slot(&config, old) {
+                    plan(*k, None, slot);
                 }
-                Known::Other(a) => {
-                    // Rows of a database are repointed in place instead.
-                    let Some(stored) = stored_of(probe, *a, old)? else { continue };
-                    for (id, paths) in stored {
-                        for path in paths {
-                            aside(*k, Some(&id), path)?;
-                        }
+            }
+            Known::Other(a) => {
+                // Rows of a database are repointed in place instead.
+                let Some(stored) = stored_of(probe, *a, old)? else { continue };
+                for (id, paths) in stored {
+                    for path in paths {
+                        plan(*k, Some(&id), path);
                     }
                 }
             }
         }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        for a in moved.iter().rev() {
-            let _ = fs::rename(&a.to, &a.from);
-        }
-        return Err(e);
     }
-    Ok(moved)
+    journal.asides = planned.iter().map(|a| (a.from.clone(), a.to.clone())).collect();
+    journal.save()?;
+    for a in &planned {
+        fs::rename(&a.from, &a.to).with_context(|| format!("could not set {} aside", a.from.display()))?;
+    }
+    Ok(planned)
 }
 
 /// An old copy set aside, beside where it was.
