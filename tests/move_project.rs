@@ -410,3 +410,123 @@ fn a_move_killed_at_any_point_ends_as_a_whole_move_after_the_next() {
     }
     assert!(rolled_back >= 2, "too few kills landed inside a move ({rolled_back}): the test proves little");
 }
+
+/// A Droid session as Droid writes its transcript, for `dir`.
+fn droid_session(env: &TestEnv, dir: &Path, id: &str) -> PathBuf {
+    let slot = env.home.join(".factory/sessions").join(lokust::agent::droid::slot(dir.to_str().unwrap()));
+    fs::create_dir_all(&slot).unwrap();
+    let lines = [
+        serde_json::json!({"type": "session_start", "id": id, "title": "remember DROID", "owner": "u",
+            "version": 2, "cwd": dir}),
+        serde_json::json!({"type": "message", "id": "m1", "timestamp": "2026-11-24T06:46:58.678Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "remember DROID"}]}}),
+    ];
+    let path = slot.join(format!("{id}.jsonl"));
+    fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    path
+}
+
+/// What the attack on move found, each the class it belongs to:
+/// - a restore the plan can tell will fail (a file where NEW's Droid folder must go) is
+///   refused before any store changes, the other agents' conversations untouched;
+/// - a copy of the same id in another project (restored there from an archive) is that
+///   project's: the move neither sets it aside nor trips on it when checking NEW.
+#[test]
+fn what_a_move_cannot_lay_refuses_it_and_other_projects_copies_stay() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b, other) = (base.join("a"), base.join("b"), base.join("other"));
+    for d in [&a, &other] {
+        fs::create_dir_all(d).unwrap();
+    }
+    const DROID_ID: &str = "0a1b2c3d-0000-4000-8000-00000000d401";
+    droid_session(&env, &a, DROID_ID);
+    codex_rollout(&env, &a);
+    transcript(&env, &a, A);
+    let in_the_way = env.home.join(".factory/sessions").join(lokust::agent::droid::slot(b.to_str().unwrap()));
+    fs::write(&in_the_way, "a file where a folder goes").unwrap();
+    let before = stores(&env);
+    let refused = env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().failure();
+    assert_eq!(refused.get_output().status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("cannot be laid") && stderr(&refused).contains("undone"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(stores(&env), before, "a refused move changed a store");
+    assert!(a.is_dir() && !b.exists());
+    fs::remove_file(&in_the_way).unwrap();
+
+    // The same ids in another project, as a restore from an archive leaves them. Droid
+    // keeps one copy of an id, and a restore never replaces the other project's: the move
+    // is undone, that copy named, and it stays as it was.
+    let theirs_droid = droid_session(&env, &other, DROID_ID);
+    let before = stores(&env);
+    let undone = env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().failure();
+    assert!(
+        stderr(&undone).contains(&format!("keeps a copy of that id at {}", theirs_droid.display())),
+        "{}",
+        stderr(&undone)
+    );
+    assert_eq!(stores(&env), before, "an undone move changed a store");
+    fs::remove_file(&theirs_droid).unwrap();
+    // Claude Code's copy in another project's folder is that project's: the move checks
+    // NEW's own folder, and leaves the other one as it was.
+    let theirs_claude = transcript(&env, &other, A);
+    let claude_bytes = fs::read(&theirs_claude).unwrap();
+    env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
+    assert_eq!(fs::read(&theirs_claude).unwrap(), claude_bytes, "another project's transcript changed");
+    assert!(slot_dir(&env, b.to_str().unwrap()).join(format!("{A}.jsonl")).is_file());
+    let new_droid = env.home.join(".factory/sessions").join(lokust::agent::droid::slot(b.to_str().unwrap()));
+    assert!(new_droid.join(format!("{DROID_ID}.jsonl")).is_file());
+}
+
+/// A Copilot CLI session as the CLI keeps it, by id, with a lock that does not travel.
+fn copilot_session(env: &TestEnv, dir: &Path, id: &str) -> PathBuf {
+    let folder = env.home.join(".copilot/session-state").join(id);
+    fs::create_dir_all(&folder).unwrap();
+    let events = [
+        serde_json::json!({"type": "session.start", "timestamp": "2026-11-24T06:00:00.000Z",
+            "data": {"sessionId": id, "context": {"cwd": dir}}}),
+        serde_json::json!({"type": "user.message", "timestamp": "2026-11-24T06:00:01.000Z",
+            "data": {"content": "remember COPILOT"}}),
+    ];
+    fs::write(folder.join("events.jsonl"), events.iter().map(|e| format!("{e}\n")).collect::<String>())
+        .unwrap();
+    fs::write(folder.join("workspace.yaml"), format!("id: {id}\ncwd: {}\n", dir.display())).unwrap();
+    fs::write(folder.join("inuse.4242.lock"), "4242").unwrap();
+    folder
+}
+
+/// A move that fails after the conversations were laid (a Codex id the restore keeps
+/// elsewhere): every store is put back byte for byte, the copies laid at NEW taken away
+/// first, a Copilot CLI session laid again where it was included, its lock kept.
+#[test]
+fn a_move_that_fails_after_laying_takes_every_new_copy_away() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b) = (base.join("a"), base.join("b"));
+    fs::create_dir_all(&a).unwrap();
+    transcript(&env, &a, A);
+    copilot_session(&env, &a, "5c0ffee0-0000-4000-8000-00000000c0b1");
+    droid_session(&env, &a, "0a1b2c3d-0000-4000-8000-00000000d402");
+    codex_rollout(&env, &a);
+    let archived = env.home.join(".codex/archived_sessions");
+    fs::create_dir_all(&archived).unwrap();
+    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
+        "payload": {"id": CODEX_ID, "cwd": "/somewhere/else"}});
+    fs::write(archived.join(format!("rollout-2026-11-24T06-32-04-{CODEX_ID}.jsonl")), format!("{meta}\n"))
+        .unwrap();
+    let before = stores(&env);
+    let failed = env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().failure();
+    assert!(stderr(&failed).contains("the move was undone"), "{}", stderr(&failed));
+    let now = stores(&env);
+    let changed: Vec<&PathBuf> = now
+        .iter()
+        .filter(|x| !before.contains(x))
+        .chain(before.iter().filter(|x| !now.contains(x)))
+        .map(|(p, _)| p)
+        .collect();
+    assert!(changed.is_empty(), "not put back: {changed:?}");
+    assert!(a.is_dir() && !b.exists());
+}

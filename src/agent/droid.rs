@@ -425,12 +425,22 @@ impl super::Agent for Droid {
         find(home, id)
     }
 
-    /// The transcript and its settings beside it.
-    fn stored(&self, home: &Path, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
-        let Some(found) = find(home, id)? else { return Ok(Some(Vec::new())) };
-        let settings = found.path.with_file_name(format!("{id}{SETTINGS}"));
-        let mut out = vec![found.path];
-        out.extend(fs::symlink_metadata(&settings).is_ok_and(|m| m.is_file()).then_some(settings));
+    /// The transcript of `root` and its settings beside it.
+    fn stored(&self, home: &Path, root: &str, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+        let mut out = Vec::new();
+        for (path, found) in transcripts(&home.join("sessions")) {
+            if found != id {
+                continue;
+            }
+            let data = read_bounded(&path, MAX_FILE)
+                .with_context(|| format!("could not read {}", path.display()))?;
+            if !parse_transcript(&data).is_some_and(|t| is_under(&t.cwd, root)) {
+                continue;
+            }
+            let settings = path.with_file_name(format!("{id}{SETTINGS}"));
+            out.push(path);
+            out.extend(fs::symlink_metadata(&settings).is_ok_and(|m| m.is_file()).then_some(settings));
+        }
         Ok(Some(out))
     }
 

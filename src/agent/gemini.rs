@@ -921,8 +921,8 @@ impl super::Agent for Gemini {
         find(home, id)
     }
 
-    fn stored(&self, home: &Path, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
-        Ok(Some(stored(home, id)))
+    fn stored(&self, home: &Path, root: &str, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+        Ok(Some(stored(home, root, id)))
     }
 
     fn programs(&self) -> &'static [&'static str] {
@@ -1038,18 +1038,15 @@ pub fn events(files: &[File], session: &str) -> Vec<super::event::Event> {
 }
 
 /// Session `id` in this home: its chat file, and the project folder its marker names.
-/// Every file of conversation `id` in any project folder, exactly those a bundle carries:
-/// its chat files, its subagents' chats, its session folders.
-pub fn stored(gh: &Path, id: &str) -> Vec<PathBuf> {
+/// Every file of conversation `id` in the project folders of `root` (those a bundle of
+/// `root` reads), exactly those a bundle carries: its chat files, its subagents' chats, its
+/// session folders. A copy of the id in another project's folder is not named.
+pub fn stored(gh: &Path, root: &str, id: &str) -> Vec<PathBuf> {
     if !is_plain_name(id) {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for folder in fs::read_dir(gh.join("tmp")).into_iter().flatten().flatten() {
-        let dir = folder.path();
-        if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
-            continue;
-        }
+    for dir in source_dirs(gh, root) {
         for chat in fs::read_dir(dir.join("chats")).into_iter().flatten().flatten() {
             let name = chat.file_name().to_string_lossy().into_owned();
             if is_chat_name(&name)

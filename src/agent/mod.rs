@@ -155,11 +155,20 @@ pub trait Agent: Sync {
     /// `None` when it holds none of that id.
     fn find(&self, home: &Path, id: &str) -> anyhow::Result<Option<Located>>;
     /// The files and folders of this machine's store (at `home`) that hold conversation
-    /// `id`, each one for `move` to set aside whole while the same conversation is laid at
-    /// the new path; `None` when the agent keeps it where nothing can be set aside (rows
-    /// of a database).
-    fn stored(&self, home: &Path, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
-        Ok(Some(self.find(home, id)?.map(|l| l.path).into_iter().collect()))
+    /// `id` of the project at `root` (a copy of the same id in another project is not
+    /// named), each one for `move` to set aside whole while the same conversation is laid
+    /// at the new path; `None` when the agent keeps it where nothing can be set aside
+    /// (rows of a database).
+    fn stored(&self, home: &Path, root: &str, id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+        let found =
+            self.find(home, id)?.filter(|l| l.dir.as_deref().is_some_and(|d| disk::is_under(d, root)));
+        Ok(Some(found.map(|l| l.path).into_iter().collect()))
+    }
+    /// Whether the store records the folder `dir` (or one below it) anywhere, a
+    /// conversation or not: `move` never lays a project where the store knows another.
+    fn names_folder(&self, home: &Path, dir: &str) -> anyhow::Result<bool> {
+        let _ = (home, dir);
+        Ok(false)
     }
     /// For an agent whose [`Agent::stored`] is `None`: repoints, in place, every record of
     /// its store that names `old` (or a folder below it) to `new`, all or nothing.

@@ -82,6 +82,28 @@ const FOLDER_COLUMNS: &[(&str, &str)] = &[
     ("workspace", "directory"),
 ];
 
+/// Whether any row of the database in `data` names `dir` or a folder below it: a session
+/// (archived ones too), a project's worktree, a project folder, a workspace.
+pub fn names_folder(data: &Path, dir: &str) -> anyhow::Result<bool> {
+    let db = data.join("opencode.db");
+    if !db.is_file() {
+        return Ok(false);
+    }
+    let conn = open_read_only(&db)?;
+    for (table, column) in FOLDER_COLUMNS {
+        let has: bool = conn
+            .prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = '{column}'"))?
+            .exists([])?;
+        let sql = format!(
+            "SELECT 1 FROM {table} WHERE {column} = ?1 OR substr({column}, 1, length(?1) + 1) = ?1 || '/' LIMIT 1"
+        );
+        if has && conn.prepare(&sql)?.exists([dir])? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Repoints every row of the database in `data` that names `old`, or a folder below it, to
 /// `new`, in one transaction that waits its turn behind OpenCode's own writers (the
 /// database keeps its journal mode, WAL included); how many sessions moved. A table or
@@ -556,8 +578,12 @@ impl super::Agent for OpenCode {
     }
 
     /// Rows of its database: a move repoints them in place.
-    fn stored(&self, _home: &Path, _id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+    fn stored(&self, _home: &Path, _root: &str, _id: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
         Ok(None)
+    }
+
+    fn names_folder(&self, home: &Path, dir: &str) -> anyhow::Result<bool> {
+        names_folder(home, dir)
     }
 
     fn repoint(&self, home: &Path, old: &str, new: &str) -> anyhow::Result<()> {

@@ -26,6 +26,10 @@ pub struct Journal {
     pub asides: Vec<(PathBuf, PathBuf)>,
     /// Agents whose rows are (about to be) repointed in place, by `--agents` name.
     pub repointed: Vec<String>,
+    /// Conversations (agent, id) whose files are (about to be) laid at NEW: a roll back
+    /// takes those copies away before the old ones come back.
+    #[serde(default)]
+    pub laid: Vec<(String, String)>,
     /// Where this journal is written; none for one kept in memory only.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -47,33 +51,54 @@ impl Journal {
         }
     }
 
-    /// Puts every store back as it was: rows pointed back, what the restore added to Claude
-    /// Code's store taken away, each old copy renamed back (over the copy laid in its place,
-    /// which came from the backup), the folder renamed back. Each step is safe to repeat.
-    pub fn roll_back(&self, probe: &Probe) {
+    /// Puts every store back as it was: rows pointed back, the copies laid at NEW taken
+    /// away (they came from the backup), each old copy renamed back, the folder renamed
+    /// back. Each step is safe to repeat. What could not be done, one line each.
+    pub fn roll_back(&self, probe: &Probe) -> Vec<String> {
+        let mut problems = Vec::new();
         for id in self.repointed.iter().rev() {
-            if let Some(a) = agent::AGENTS.iter().find(|a| a.id() == id)
+            if let Some(a) = by_id(id)
                 && let Some(home) = a.home(probe)
+                && let Err(e) = a.repoint(&home, &self.new_str, &self.old_str)
             {
-                let _ = a.repoint(&home, &self.new_str, &self.old_str);
+                problems.push(format!("{} still names {}: {e:#}", a.name(), self.new_str));
             }
         }
         self.before.undo(probe, &self.new_str);
+        for (agent, id) in &self.laid {
+            let Some(a) = by_id(agent) else { continue };
+            let Some(home) = a.home(probe) else { continue };
+            let laid = a.stored(&home, &self.new_str, id).ok().flatten().unwrap_or_default();
+            for path in laid.iter().filter(|p| !self.asides.iter().any(|(_, to)| to == *p)) {
+                let gone = if path.is_dir() { fs::remove_dir_all(path) } else { fs::remove_file(path) };
+                if let Err(e) = gone {
+                    problems.push(format!("could not take away {}: {e}", path.display()));
+                }
+            }
+        }
         for (from, to) in self.asides.iter().rev() {
             if fs::symlink_metadata(to).is_err() {
                 continue; // never set aside, or already back
             }
-            if fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) && to.is_dir() {
-                let _ = fs::remove_dir_all(from);
+            if let Err(e) = fs::rename(to, from) {
+                problems.push(format!("could not put {} back as {}: {e}", to.display(), from.display()));
             }
-            let _ = fs::rename(to, from);
         }
         let (moved_new, old_gone) =
             (fs::symlink_metadata(&self.new_real).is_ok(), fs::symlink_metadata(&self.old_abs).is_err());
-        if self.move_dir && moved_new && old_gone {
-            let _ = fs::rename(&self.new_real, &self.old_abs);
+        if self.move_dir
+            && moved_new
+            && old_gone
+            && let Err(e) = fs::rename(&self.new_real, &self.old_abs)
+        {
+            problems.push(format!("could not rename {} back: {e}", self.new_real.display()));
         }
+        problems
     }
+}
+
+fn by_id(id: &str) -> Option<&'static dyn agent::Agent> {
+    agent::AGENTS.iter().copied().find(|a| a.id() == id)
 }
 
 /// `$XDG_STATE_HOME/lokust/moving`.
@@ -103,14 +128,20 @@ pub fn recover(probe: &Probe) -> Vec<String> {
         let Ok(bytes) = crate::agent::disk::read_bounded(&path, 16 << 20) else { continue };
         let Ok(mut journal) = serde_json::from_slice::<Journal>(&bytes) else { continue };
         journal.path = Some(path.clone());
-        journal.roll_back(probe);
-        journal.close();
-        let _ = fs::remove_file(path.with_extension("lock"));
-        said.push(format!(
-            "an interrupted move of {} to {} was rolled back",
+        let problems = journal.roll_back(probe);
+        let what = format!(
+            "an interrupted move of {} to {}",
             crate::sanitize::for_terminal(&journal.old_str),
             crate::sanitize::for_terminal(&journal.new_str)
-        ));
+        );
+        if problems.is_empty() {
+            journal.close();
+            let _ = fs::remove_file(path.with_extension("lock"));
+            said.push(format!("{what} was rolled back"));
+        } else {
+            // Kept, so the next move tries again.
+            said.push(format!("{what} was rolled back only in part: {}", problems.join("; ")));
+        }
     }
     said
 }

@@ -14,6 +14,7 @@
 //! move is undone.
 
 mod journal;
+mod lay;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -136,17 +137,13 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
         before: Before::read(probe, new_str),
         asides: Vec::new(),
         repointed: Vec::new(),
+        laid: Vec::new(),
         path: Some(path),
     };
     let result = journal.save().and_then(|()| set_aside(probe, old_str, &held, &mut journal));
     let aside = match result {
         Ok(aside) => aside,
-        Err(e) => {
-            journal.roll_back(probe);
-            journal.close();
-            let _ = fs::remove_file(&lock);
-            return Err(e);
-        }
+        Err(e) => return Err(undo(probe, &journal, &lock, e, "")),
     };
     let result = finish(probe, &paths, backup.as_deref(), opts, &in_place, &mut journal).and_then(|done| {
         let mut ids = moved_ids(&aside);
@@ -177,13 +174,25 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
             Ok(Moved { new: paths.new_real, backup, lines })
         }
         Err(e) => {
-            journal.roll_back(probe);
-            journal.close();
-            let _ = fs::remove_file(&lock);
             let also = backup.as_ref().map(|b| format!("; the conversations are also in {}", b.display()));
-            Err(e.context(format!("the move was undone{}", also.unwrap_or_default())))
+            Err(undo(probe, &journal, &lock, e, &also.unwrap_or_default()))
         }
     }
+}
+
+/// Rolls a failed move back and says so; the journal stays for the next move when a step
+/// could not be undone, and the error then says which. `also` ends the message.
+fn undo(probe: &Probe, journal: &Journal, lock: &Path, e: anyhow::Error, also: &str) -> anyhow::Error {
+    let problems = journal.roll_back(probe);
+    if problems.is_empty() {
+        journal.close();
+        let _ = fs::remove_file(lock);
+        return e.context(format!("the move was undone{also}"));
+    }
+    e.context(format!(
+        "the move could not be undone whole ({}); the next lokust-shell move tries again{also}",
+        problems.join("; ")
+    ))
 }
 
 /// OLD and NEW as the stores name them.
@@ -395,17 +404,42 @@ fn moved_ids(aside: &[Aside]) -> Vec<(Known, String)> {
 /// once its new one is there (a copy the restore kept in its place elsewhere is not).
 fn verify(probe: &Probe, ids: &[(Known, String)], new: &str) -> anyhow::Result<()> {
     for (k, id) in ids {
-        let found = k.find(probe, id)?;
-        let here = found
-            .as_ref()
-            .and_then(|f| f.dir.as_deref())
-            .is_some_and(|d| d == new || d.starts_with(&format!("{new}/")));
-        let aside = found.as_ref().is_some_and(|f| f.path.to_string_lossy().contains(".lokust-moving-"));
-        if !here || aside {
-            bail!("{} conversation {id} is not at {} after the restore", k.name(), safe(new));
+        if !is_at(probe, *k, id, new)? {
+            let elsewhere = k.find(probe, id)?.map(|l| {
+                format!(
+                    " (the store keeps a copy of that id at {}, which a restore never replaces)",
+                    l.path.display()
+                )
+            });
+            bail!(
+                "{} conversation {id} was not laid at {}{}",
+                k.name(),
+                safe(new),
+                elsewhere.unwrap_or_default()
+            );
         }
     }
     Ok(())
+}
+
+/// Whether conversation `id` is in `k`'s store for the project at `dir`: in its Claude
+/// Code folder, among the agent's own files of `dir`, or in its database with `dir` as
+/// its folder. A copy of the same id in another project does not count.
+fn is_at(probe: &Probe, k: Known, id: &str, dir: &str) -> anyhow::Result<bool> {
+    match k {
+        Known::Claude => Ok(crate::capture::claude::config_dir(probe)
+            .and_then(|c| claude_slot(&c, dir))
+            .is_some_and(|slot| slot.join(format!("{id}.jsonl")).is_file())),
+        Known::Other(a) => {
+            let Some(home) = a.home(probe) else { return Ok(false) };
+            match a.stored(&home, dir, id)? {
+                Some(paths) => Ok(!paths.is_empty()),
+                None => {
+                    Ok(a.find(&home, id)?.and_then(|l| l.dir).is_some_and(|d| agent::disk::is_under(&d, dir)))
+                }
+            }
+        }
+    }
 }
 
 /// A Claude Code slot is named by the path with every other character folded to `-`: two
@@ -442,8 +476,7 @@ fn refuse_shared_slots(probe: &Probe, old: &str) -> anyhow::Result<()> {
     )))
 }
 
-/// The directory rename, then the restore of the backup at NEW, and the agents that keep
-/// rows repointed (each one done is pushed on `repointed`, for the undo).
+/// The directory rename, then the backup laid at NEW.
 fn finish(
     probe: &Probe,
     paths: &Paths,
@@ -458,78 +491,13 @@ fn finish(
             .with_context(|| format!("could not rename {} to {}", old.display(), new.display()))?;
     }
     let Some(backup) = backup else { return Ok(Vec::new()) };
-    let claude_dir = crate::capture::claude::config_dir(probe).context("set HOME or CLAUDE_CONFIG_DIR")?;
-    let restore_opts = crate::restore::RestoreOptions {
-        to: new.to_path_buf(),
-        claude_dir,
-        home: probe.home(),
-        dry_run: false,
-        force: false,
-        max_size: crate::restore::DEFAULT_MAX_SIZE,
-        // The user's own settings, moving on their own machine.
-        trust_config: true,
-        only_session: None,
-    };
-    let keys = crate::seal::Keys::without_prompts(probe);
-    let outcome = crate::restore::restore(crate::restore::Source::open(backup, &keys)?, &restore_opts)?;
-    if let Some(refused) = outcome.refused().next() {
-        bail!("{} exists with other content", refused.path.display());
-    }
-    let mut lines = Vec::new();
-    if let Some(id) = &outcome.newest_session {
-        lines.push(format!(
-            "  resume: cd {} && claude --resume {id}",
-            crate::shell::posix_quote(
-                &outcome.project_dir.to_string_lossy(),
-                crate::shell::Quote::WhenNeeded
-            )
-        ));
-    }
-    use crate::restore::elements::{self, Outcome};
-    let element_opts = elements::Options {
-        dry_run: false,
-        force: false,
-        clone: false,
-        trust_config: true,
-        max_size: crate::restore::DEFAULT_MAX_SIZE,
-    };
-    // What is repointed in place is not laid again.
-    let mut lok = outcome.lok.clone();
-    if let Some(serde_json::Value::Array(list)) = lok.extra.get_mut("bundles") {
-        list.retain(|e| in_place.iter().all(|(a, _)| e["kind"].as_str() != Some(a.kind())));
-    }
-    for (a, ids) in in_place {
-        let home = a.home(probe).context("no home for the agent")?;
-        journal.repointed.push(a.id().to_string());
-        journal.save()?;
-        a.repoint(&home, &paths.old_str, &paths.new_str)?;
-        if let Some(r) = ids.last().and_then(|id| a.resume_command(id)) {
-            lines.push(format!(
-                "  resume: cd {} && {r}",
-                crate::shell::posix_quote(
-                    &outcome.project_dir.to_string_lossy(),
-                    crate::shell::Quote::WhenNeeded
-                )
-            ));
-        }
-    }
-    for done in elements::restore_all(probe, &lok, &outcome.project_dir, element_opts, None)? {
-        match done {
-            Outcome::Done(d) => lines.extend(d.resume.map(|r| {
-                format!(
-                    "  resume: cd {} && {r}",
-                    crate::shell::posix_quote(
-                        &outcome.project_dir.to_string_lossy(),
-                        crate::shell::Quote::WhenNeeded
-                    )
-                )
-            })),
-            Outcome::Refused(why) => bail!(why),
-            Outcome::Interrupted => bail!(crate::interrupt::Interrupted),
-            Outcome::Unknown(kind) => bail!("an element of kind {kind:?} was not restored"),
-        }
-    }
-    Ok(lines)
+    // Planned whole and applied nowhere first, with the old copies already out of sight
+    // (a plan that sees them keeps them): what the restore would refuse is refused before
+    // anything is laid, and the move is undone whole.
+    lay::lay(probe, paths, backup, in_place, None).map_err(|e| {
+        refuse(format!("the conversations cannot be laid at {}: {e:#}", safe(&paths.new_str)))
+    })?;
+    lay::lay(probe, paths, backup, in_place, Some(journal))
 }
 
 /// `--move-dir`: OLD a directory, NEW free, both on one filesystem (a rename, never a copy).
@@ -607,6 +575,18 @@ fn refuse_taken(probe: &Probe, new: &str, chosen: &Chosen) -> anyhow::Result<()>
             safe(new),
             slot.display()
         )));
+    }
+    for &a in agent::AGENTS.iter().filter(|a| chosen.has(a.id())) {
+        if let Some(home) = a.home(probe)
+            && a.names_folder(&home, new)?
+        {
+            return Err(refuse(format!(
+                "{} records {} already (a session, archived ones too, or a project); move into a path \
+                 of no project",
+                a.name(),
+                safe(new)
+            )));
+        }
     }
     let held = held(probe, new, chosen)?;
     if held.is_empty() {
@@ -690,7 +670,7 @@ fn stored_of(
     let files = agent.collect(&home, old)?.unwrap_or_default();
     let mut out = Vec::new();
     for s in agent.sessions(&files) {
-        let Some(paths) = agent.stored(&home, &s.id)? else { return Ok(None) };
+        let Some(paths) = agent.stored(&home, old, &s.id)? else { return Ok(None) };
         out.push((s.id, paths));
     }
     Ok(Some(out))
@@ -732,6 +712,8 @@ fn set_aside(
         }
     }
     journal.asides = planned.iter().map(|a| (a.from.clone(), a.to.clone())).collect();
+    journal.laid = planned.iter().filter_map(|a| Some((a.agent.id().to_string(), a.id.clone()?))).collect();
+    journal.laid.dedup();
     journal.save()?;
     for a in &planned {
         fs::rename(&a.from, &a.to).with_context(|| format!("could not set {} aside", a.from.display()))?;

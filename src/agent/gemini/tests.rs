@@ -427,3 +427,34 @@ fn a_stale_lock_of_a_dead_process_is_taken_over() {
     assert!(!lock.exists());
     assert_eq!(find_project(gh.path(), "/p").as_deref(), Some("p"));
 }
+
+/// A conversation's files are those of the project asked about: the same session id in
+/// another project's folder (a restore from an archive leaves one) is not named.
+#[test]
+fn stored_names_only_the_projects_own_copy() {
+    let gh = tempfile::tempdir().unwrap();
+    let chat = r#"{"sessionId":"s-1","projectHash":"h","startTime":"2026-01-01T00:00:00.000Z","lastUpdated":"2026-01-01T00:00:00.000Z"}
+{"id":"m1","type":"user","content":[{"text":"hi"}]}
+"#;
+    for (folder, root) in [("a", "/p/a"), ("b", "/p/b")] {
+        let dir = gh.path().join("tmp").join(folder);
+        fs::create_dir_all(dir.join("chats/s-1")).unwrap();
+        fs::create_dir_all(dir.join("s-1/plans")).unwrap();
+        fs::write(dir.join(".project_root"), root).unwrap();
+        fs::write(dir.join("chats/session-2026-01-01T00-00-s1.jsonl"), chat).unwrap();
+        fs::write(dir.join("chats/s-1/sub.jsonl"), "{}\n").unwrap();
+        fs::write(dir.join("s-1/plans/p.md"), "plan").unwrap();
+    }
+    let mut a = stored(gh.path(), "/p/a", "s-1");
+    a.sort();
+    let base = gh.path().join("tmp/a");
+    assert_eq!(
+        a,
+        [
+            base.join("chats/s-1/sub.jsonl"),
+            base.join("chats/session-2026-01-01T00-00-s1.jsonl"),
+            base.join("s-1/plans/p.md")
+        ]
+    );
+    assert!(stored(gh.path(), "/p/c", "s-1").is_empty());
+}

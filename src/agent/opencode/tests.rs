@@ -133,3 +133,23 @@ fn a_repoint_moves_a_folder_and_below_and_back() {
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
 }
+
+/// A folder any row names, an archived session's too, is one a move must not lay another
+/// project into; a folder that only shares a prefix is not named.
+#[test]
+fn a_folder_is_named_by_any_row_below_it() {
+    let data = tempfile::tempdir().unwrap();
+    let conn = rusqlite::Connection::open(data.path().join("opencode.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT, time_archived INTEGER);
+         CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT);
+         INSERT INTO session VALUES ('ses_old', '/p/other/sub', 1700000000000);
+         INSERT INTO project VALUES ('r2', '/p/repo');",
+    )
+    .unwrap();
+    assert!(names_folder(data.path(), "/p/other").unwrap(), "an archived session's folder");
+    assert!(names_folder(data.path(), "/p/repo").unwrap(), "a project's worktree");
+    assert!(!names_folder(data.path(), "/p/oth").unwrap());
+    assert!(!names_folder(data.path(), "/p/new").unwrap());
+    assert!(!names_folder(tempfile::tempdir().unwrap().path(), "/p/new").unwrap(), "no database at all");
+}
