@@ -8,13 +8,13 @@ use anyhow::{Context, bail};
 use super::Paths;
 use super::journal::Journal;
 use crate::agent;
+use crate::lok::ShellLok;
 use crate::probe::Probe;
 use crate::restore::elements::{self, Outcome};
 
-/// Restores `backup` at NEW; with no journal, only plans it (a dry run, with the old
-/// copies still where they are: a copy the plan would keep is not a refusal then). Agents
-/// in `in_place` are not laid again: their rows are repointed, each one written in the
-/// journal first. The resume lines.
+/// Restores `backup` at NEW; with no journal, only plans what the other agents' elements
+/// would lay ([`rehearse`]). Agents in `in_place` are not laid again: their rows are
+/// repointed, each one written in the journal first. The resume lines.
 pub fn lay(
     probe: &Probe,
     paths: &Paths,
@@ -22,13 +22,13 @@ pub fn lay(
     in_place: &[(&'static dyn agent::Agent, Vec<String>)],
     journal: Option<&mut Journal>,
 ) -> anyhow::Result<Vec<String>> {
-    let dry_run = journal.is_none();
+    let Some(journal) = journal else { return rehearse(probe, paths, backup, in_place) };
     let claude_dir = crate::capture::claude::config_dir(probe).context("set HOME or CLAUDE_CONFIG_DIR")?;
     let restore_opts = crate::restore::RestoreOptions {
         to: paths.new_real.clone(),
         claude_dir,
         home: probe.home(),
-        dry_run,
+        dry_run: false,
         force: false,
         max_size: crate::restore::DEFAULT_MAX_SIZE,
         // The user's own settings, moving on their own machine.
@@ -37,7 +37,7 @@ pub fn lay(
     };
     let keys = crate::seal::Keys::without_prompts(probe);
     let outcome = crate::restore::restore(crate::restore::Source::open(backup, &keys)?, &restore_opts)?;
-    if !dry_run && let Some(refused) = outcome.refused().next() {
+    if let Some(refused) = outcome.refused().next() {
         bail!("{} exists with other content", refused.path.display());
     }
     let resume = |r: &str| {
@@ -46,28 +46,15 @@ pub fn lay(
     };
     let mut lines: Vec<String> =
         outcome.newest_session.iter().map(|id| resume(&format!("claude --resume {id}"))).collect();
-    // What is repointed in place is not laid again.
-    let mut lok = outcome.lok.clone();
-    if let Some(serde_json::Value::Array(list)) = lok.extra.get_mut("bundles") {
-        list.retain(|e| in_place.iter().all(|(a, _)| e["kind"].as_str() != Some(a.kind())));
+    for (a, ids) in in_place {
+        let home = a.home(probe).context("no home for the agent")?;
+        journal.repointed.push(a.id().to_string());
+        journal.save()?;
+        a.repoint(&home, &paths.old_str, &paths.new_str)?;
+        lines.extend(ids.last().and_then(|id| a.resume_command(id)).map(|r| resume(&r)));
     }
-    if let Some(journal) = journal {
-        for (a, ids) in in_place {
-            let home = a.home(probe).context("no home for the agent")?;
-            journal.repointed.push(a.id().to_string());
-            journal.save()?;
-            a.repoint(&home, &paths.old_str, &paths.new_str)?;
-            lines.extend(ids.last().and_then(|id| a.resume_command(id)).map(|r| resume(&r)));
-        }
-    }
-    let element_opts = elements::Options {
-        dry_run,
-        force: false,
-        clone: false,
-        trust_config: true,
-        max_size: crate::restore::DEFAULT_MAX_SIZE,
-    };
-    for done in elements::restore_all(probe, &lok, &outcome.project_dir, element_opts, None)? {
+    let lok = without_in_place(&outcome.lok, in_place);
+    for done in elements::restore_all(probe, &lok, &outcome.project_dir, element_options(false), None)? {
         match done {
             Outcome::Done(d) => lines.extend(d.resume.map(|r| resume(&r))),
             Outcome::Refused(why) => bail!(why),
@@ -76,4 +63,44 @@ pub fn lay(
         }
     }
     Ok(lines)
+}
+
+/// The other agents' elements of `backup` planned at NEW and applied nowhere: what their
+/// restore would refuse is an error. Claude Code's part is not planned here: its restore
+/// stages everything before the first rename, so a refusal there changes nothing anyway.
+fn rehearse(
+    probe: &Probe,
+    paths: &Paths,
+    backup: &Path,
+    in_place: &[(&'static dyn agent::Agent, Vec<String>)],
+) -> anyhow::Result<Vec<String>> {
+    let lok = without_in_place(&crate::restore::read_document(backup)?, in_place);
+    for done in elements::restore_all(probe, &lok, &paths.new_real, element_options(true), None)? {
+        match done {
+            Outcome::Done(_) => {}
+            Outcome::Refused(why) => bail!(why),
+            Outcome::Interrupted => bail!(crate::interrupt::Interrupted),
+            Outcome::Unknown(kind) => bail!("an element of kind {kind:?} would not be restored"),
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// The document without the elements of the agents whose rows are repointed in place.
+fn without_in_place(lok: &ShellLok, in_place: &[(&'static dyn agent::Agent, Vec<String>)]) -> ShellLok {
+    let mut lok = lok.clone();
+    if let Some(serde_json::Value::Array(list)) = lok.extra.get_mut("bundles") {
+        list.retain(|e| in_place.iter().all(|(a, _)| e["kind"].as_str() != Some(a.kind())));
+    }
+    lok
+}
+
+fn element_options(dry_run: bool) -> elements::Options {
+    elements::Options {
+        dry_run,
+        force: false,
+        clone: false,
+        trust_config: true,
+        max_size: crate::restore::DEFAULT_MAX_SIZE,
+    }
 }

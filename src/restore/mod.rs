@@ -388,6 +388,16 @@ pub fn restore(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreO
     }
 }
 
+/// The document of a plain `.lok` file, checked as a restore checks it, its bundle's data
+/// stepped over and never inflated: what a plan of its elements needs.
+pub fn read_document(path: &Path) -> anyhow::Result<ShellLok> {
+    let name = path.display().to_string();
+    let file = File::open(path).with_context(|| format!("could not read {name}"))?;
+    let mut scanner = scan::Scanner::new(BufReader::with_capacity(256 * 1024, file), 0);
+    let scanned = scanner.scan(None).map_err(|e| doc_error(e, &name))?;
+    Ok(validate(scanned.doc, &name, scanned.data_len)?.lok)
+}
+
 fn stream(
     r: Box<dyn Read + '_>,
     name: &str,
