@@ -135,24 +135,15 @@ pub fn mode(path: &Path) -> io::Result<u32> {
 /// An exclusive advisory lock on `path` (made 0600 when missing), held until the file is
 /// dropped: lokust's own processes take turns.
 pub fn lock_file(path: &Path) -> io::Result<File> {
-    use std::os::fd::AsRawFd;
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
-    // SAFETY: flock only reads the descriptor, which `file` keeps open.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(file)
+    lock_with(path, libc::LOCK_EX)
 }
 
 /// [`lock_file`] when no one holds it; an error (`WouldBlock`) at once when someone does.
 pub fn try_lock_file(path: &Path) -> io::Result<File> {
+    lock_with(path, libc::LOCK_EX | libc::LOCK_NB)
+}
+
+fn lock_with(path: &Path, how: libc::c_int) -> io::Result<File> {
     use std::os::fd::AsRawFd;
     let file = OpenOptions::new()
         .create(true)
@@ -163,7 +154,7 @@ pub fn try_lock_file(path: &Path) -> io::Result<File> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     // SAFETY: flock only reads the descriptor, which `file` keeps open.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    if unsafe { libc::flock(file.as_raw_fd(), how) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(file)

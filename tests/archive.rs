@@ -32,6 +32,19 @@ fn archives(env: &TestEnv) -> Vec<PathBuf> {
     out
 }
 
+/// What `snapshot --bundle` in `project` says on standard error.
+fn bundle_warnings(env: &TestEnv, project: &Path) -> String {
+    let a = env
+        .cmd("lokust-shell-snapshot")
+        .current_dir(project)
+        .env("PWD", project)
+        .args(["--bundle", "--no-worktree", "-o"])
+        .arg(env.root.path().join("b.lok"))
+        .assert()
+        .success();
+    stderr(&a)
+}
+
 #[test]
 fn the_archive_keeps_a_conversation_claude_code_deletes_and_gives_it_back() {
     let Some(bin) = cli_bin() else { return };
@@ -61,15 +74,8 @@ fn the_archive_keeps_a_conversation_claude_code_deletes_and_gives_it_back() {
     assert!(out.contains("2 conversations within five days"), "{out}");
 
     // snapshot --bundle says so too.
-    let a = env
-        .cmd("lokust-shell-snapshot")
-        .current_dir(&project)
-        .env("PWD", &project)
-        .args(["--bundle", "--no-worktree", "-o"])
-        .arg(env.root.path().join("b.lok"))
-        .assert()
-        .success();
-    assert!(stderr(&a).contains("Claude Code deletes 2 conversations of this project"), "{}", stderr(&a));
+    let said = bundle_warnings(&env, &project);
+    assert!(said.contains("Claude Code deletes 2 conversations of this project"), "{said}");
 
     let first = env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
     assert_eq!(archives(&env).len(), 1, "{}", stderr(&first));
@@ -188,15 +194,8 @@ fn the_archive_keeps_a_conversation_gemini_cli_deletes_and_gives_it_back() {
     let line = out.lines().find(|l| l.contains("gemini retention")).unwrap_or_else(|| panic!("{out}"));
     assert!(line.starts_with("! ") && line.contains("2 conversations within five days"), "{out}");
     assert!(line.contains("sessionRetention maxAge 10d"), "{out}");
-    let a = env
-        .cmd("lokust-shell-snapshot")
-        .current_dir(&project)
-        .env("PWD", &project)
-        .args(["--bundle", "--no-worktree", "-o"])
-        .arg(env.root.path().join("b.lok"))
-        .assert()
-        .success();
-    assert!(stderr(&a).contains("Gemini CLI deletes 2 conversations of this project"), "{}", stderr(&a));
+    let said = bundle_warnings(&env, &project);
+    assert!(said.contains("Gemini CLI deletes 2 conversations of this project"), "{said}");
 
     env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();
     let again = env.cmd("lokust-shell").arg("archive").current_dir(&project).assert().success();

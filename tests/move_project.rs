@@ -22,6 +22,18 @@ fn codex_rollout(env: &TestEnv, dir: &Path) -> PathBuf {
     crate::util::codex_rollout(&env.home, dir, CODEX_ID)
 }
 
+/// An archived Codex rollout of the same id for another folder: a copy the restore keeps
+/// where it is, so a move laying the id fails after laying the rest. Its folder.
+fn archived_codex_copy(env: &TestEnv) -> PathBuf {
+    let archived = env.home.join(".codex/archived_sessions");
+    fs::create_dir_all(&archived).unwrap();
+    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
+        "payload": {"id": CODEX_ID, "cwd": "/somewhere/else"}});
+    fs::write(archived.join(format!("rollout-2026-11-24T06-32-04-{CODEX_ID}.jsonl")), format!("{meta}\n"))
+        .unwrap();
+    archived
+}
+
 fn rollouts(env: &TestEnv) -> Vec<PathBuf> {
     crate::util::files_below(&env.home.join(".codex"))
         .into_iter()
@@ -182,6 +194,13 @@ fn moves_that_would_mix_or_lose_conversations_change_nothing() {
     refused(&ab, &base.join("link"), &[], "already");
     refused(&ab, &other.join("x/.."), &[], "already");
 
+    // OLD and NEW whose names fold to one Claude Code folder: said so, not blamed on NEW.
+    let x_y = base.join("x_y");
+    fs::create_dir_all(&x_y).unwrap();
+    transcript(&env, &x_y, C);
+    refused(&x_y, &base.join("x-y"), &[], "fold to one Claude Code folder name");
+    fs::remove_dir_all(slot_dir(&env, x_y.to_str().unwrap())).unwrap();
+
     // NEW with a Claude Code folder of its own (memory only): refused, not mixed.
     let m = base.join("m");
     fs::create_dir_all(slot_dir(&env, m.to_str().unwrap()).join("memory")).unwrap();
@@ -199,12 +218,7 @@ fn moves_that_would_mix_or_lose_conversations_change_nothing() {
     // A Codex id that the restore keeps elsewhere (an archived copy): the move is undone
     // whole, the old copy kept.
     codex_rollout(&env, &ab);
-    let archived = env.home.join(".codex/archived_sessions");
-    fs::create_dir_all(&archived).unwrap();
-    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
-        "payload": {"id": CODEX_ID, "cwd": "/somewhere/else"}});
-    fs::write(archived.join(format!("rollout-2026-11-24T06-32-04-{CODEX_ID}.jsonl")), format!("{meta}\n"))
-        .unwrap();
+    let archived = archived_codex_copy(&env);
     let before = stores(&env);
     let a =
         env.cmd("lokust-shell").arg("move").arg(&ab).arg(base.join("n")).arg("--move-dir").assert().failure();
@@ -511,12 +525,7 @@ fn a_move_that_fails_after_laying_takes_every_new_copy_away() {
     copilot_session(&env, &a, "5c0ffee0-0000-4000-8000-00000000c0b1");
     droid_session(&env, &a, "0a1b2c3d-0000-4000-8000-00000000d402");
     codex_rollout(&env, &a);
-    let archived = env.home.join(".codex/archived_sessions");
-    fs::create_dir_all(&archived).unwrap();
-    let meta = serde_json::json!({"timestamp": "2026-11-24T06:32:04.935Z", "type": "session_meta",
-        "payload": {"id": CODEX_ID, "cwd": "/somewhere/else"}});
-    fs::write(archived.join(format!("rollout-2026-11-24T06-32-04-{CODEX_ID}.jsonl")), format!("{meta}\n"))
-        .unwrap();
+    archived_codex_copy(&env);
     let before = stores(&env);
     let failed = env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().failure();
     assert!(stderr(&failed).contains("the move was undone"), "{}", stderr(&failed));

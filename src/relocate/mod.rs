@@ -245,7 +245,7 @@ impl Paths {
 /// conversations of OLD, and how many, when nothing does.
 fn refusals(probe: &Probe, paths: &Paths, agents: &Chosen) -> anyhow::Result<Vec<(Known, usize)>> {
     refuse_running(probe, &paths.old_real)?;
-    refuse_taken(probe, &paths.new_str, agents)?;
+    refuse_taken(probe, &paths.old_str, &paths.new_str, agents)?;
     let held = held(probe, &paths.old_str, agents)?;
     if held.iter().any(|(k, _)| matches!(k, Known::Claude)) {
         refuse_shared_slots(probe, &paths.old_str)?;
@@ -564,12 +564,21 @@ fn refuse_running(probe: &Probe, old: &Path) -> anyhow::Result<()> {
 }
 
 /// NEW must not hold another project's conversations: two projects would share them.
-fn refuse_taken(probe: &Probe, new: &str, chosen: &Chosen) -> anyhow::Result<()> {
+fn refuse_taken(probe: &Probe, old: &str, new: &str, chosen: &Chosen) -> anyhow::Result<()> {
     // A slot of NEW's own, even without conversations (memory, settings), would mix with
     // what moves in, and a failed move could not take back only its part.
     if chosen.has(agent::claude::NAME)
         && let Some(slot) = crate::capture::claude::config_dir(probe).and_then(|c| claude_slot(&c, new))
     {
+        if crate::capture::claude::slot_name(old) == crate::capture::claude::slot_name(new) {
+            return Err(refuse(format!(
+                "{} and {} fold to one Claude Code folder name ({}): the move would not move them; \
+                 pick a NEW whose name differs in a letter or digit",
+                safe(old),
+                safe(new),
+                slot.display()
+            )));
+        }
         return Err(refuse(format!(
             "Claude Code has a folder for {} already ({}); move into a path of no project",
             safe(new),

@@ -73,15 +73,8 @@ impl TestEnv {
     /// A built binary with a clean environment: only PATH, HOME, USER, LANG and TERM,
     /// so nothing of the developer's own session leaks into a test.
     pub fn cmd(&self, bin: &str) -> Command {
-        let mut cmd = Command::cargo_bin(bin).expect("binary built");
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("USER", "tester")
-            .env("LANG", "C.UTF-8")
-            .env("SHELL", "/bin/bash")
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .current_dir(&self.cwd);
+        let mut cmd = Command::from_std(self.process(bin));
+        cmd.current_dir(&self.cwd);
         cmd
     }
 
