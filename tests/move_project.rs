@@ -539,3 +539,49 @@ fn a_move_that_fails_after_laying_takes_every_new_copy_away() {
     assert!(changed.is_empty(), "not put back: {changed:?}");
     assert!(a.is_dir() && !b.exists());
 }
+
+/// The roll back of a killed move takes away only what that move laid: a conversation
+/// the user made at NEW afterwards stays, with NEW's folder. A journal that renames
+/// anything but a move's own set-aside copies is not one, and is left alone.
+#[test]
+fn a_roll_back_keeps_what_was_made_at_new_after_the_kill_and_ignores_a_forged_journal() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b) = (base.join("a"), base.join("b"));
+    fs::create_dir_all(&b).unwrap();
+    // As a move killed after laying A at NEW leaves things: A's slot set aside, A laid at
+    // NEW; then the user works at NEW and makes C.
+    let old_slot = slot_dir(&env, a.to_str().unwrap());
+    let laid = transcript(&env, &b, A);
+    let mine = transcript(&env, &b, C);
+    let aside = old_slot.with_file_name(format!(
+        ".lokust-moving-20261128T000000Z-{}",
+        old_slot.file_name().unwrap().to_str().unwrap()
+    ));
+    fs::create_dir_all(&aside).unwrap();
+    fs::write(aside.join(format!("{A}.jsonl")), "the old copy\n").unwrap();
+    let moving = env.home.join(".local/state/lokust/moving");
+    fs::create_dir_all(&moving).unwrap();
+    let journal = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b, "move_dir": false,
+        "before": {"slot_existed": false, "entry_existed": false, "history_lines": false},
+        "asides": [[old_slot, aside]], "repointed": [], "laid": [["claude", A]]});
+    fs::write(moving.join("20261128T000000Z-1.json"), journal.to_string()).unwrap();
+    // A forged one: renames a file of the user's into the store's place.
+    let victim = env.root.path().join("victim.txt");
+    fs::write(&victim, "keep me").unwrap();
+    let forged = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b, "move_dir": false,
+        "before": {"slot_existed": true, "entry_existed": true, "history_lines": true},
+        "asides": [[env.root.path().join("moved-victim"), victim]], "repointed": [], "laid": []});
+    fs::write(moving.join("20261128T000001Z-2.json"), forged.to_string()).unwrap();
+
+    // Any later move runs the recovery first (this one then has nothing to move).
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    assert!(stderr(&out).contains("was rolled back"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is not a move's journal"), "{}", stderr(&out));
+    assert!(!laid.exists(), "the copy the move laid is still at NEW");
+    assert!(mine.is_file(), "the user's own conversation at NEW was taken");
+    assert_eq!(fs::read_to_string(old_slot.join(format!("{A}.jsonl"))).unwrap(), "the old copy\n");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep me");
+}

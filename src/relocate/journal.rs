@@ -51,6 +51,21 @@ impl Journal {
         }
     }
 
+    /// Whether the journal is one a move writes: absolute paths, each old copy set aside
+    /// beside itself under lokust's own prefix. Anything else is not rolled back: a
+    /// journal is only ever a move's own account of its renames, never a list of
+    /// arbitrary files to rename.
+    pub fn plausible(&self) -> bool {
+        let beside = |from: &Path, to: &Path| {
+            from.is_absolute()
+                && to.parent() == from.parent()
+                && to.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(super::ASIDE_PREFIX))
+        };
+        self.old_abs.is_absolute()
+            && self.new_real.is_absolute()
+            && self.asides.iter().all(|(from, to)| beside(from, to))
+    }
+
     /// Puts every store back as it was: rows pointed back, the copies laid at NEW taken
     /// away (they came from the backup), each old copy renamed back, the folder renamed
     /// back. Each step is safe to repeat. What could not be done, one line each.
@@ -64,7 +79,9 @@ impl Journal {
                 problems.push(format!("{} still names {}: {e:#}", a.name(), self.new_str));
             }
         }
-        self.before.undo(probe, &self.new_str);
+        let claude: Vec<&str> =
+            self.laid.iter().filter(|(a, _)| a == agent::claude::NAME).map(|(_, id)| id.as_str()).collect();
+        self.before.undo(probe, &self.new_str, &claude);
         for (agent, id) in &self.laid {
             let Some(a) = by_id(agent) else { continue };
             let Some(home) = a.home(probe) else { continue };
@@ -127,6 +144,10 @@ pub fn recover(probe: &Probe) -> Vec<String> {
         let Ok(_turn) = crate::fsutil::try_lock_file(&path.with_extension("lock")) else { continue };
         let Ok(bytes) = crate::agent::disk::read_bounded(&path, 16 << 20) else { continue };
         let Ok(mut journal) = serde_json::from_slice::<Journal>(&bytes) else { continue };
+        if !journal.plausible() {
+            said.push(format!("{} is not a move's journal; left as it is", path.display()));
+            continue;
+        }
         journal.path = Some(path.clone());
         let problems = journal.roll_back(probe);
         let what = format!(
@@ -137,7 +158,12 @@ pub fn recover(probe: &Probe) -> Vec<String> {
         if problems.is_empty() {
             journal.close();
             let _ = fs::remove_file(path.with_extension("lock"));
-            said.push(format!("{what} was rolled back"));
+            let back = if journal.move_dir && journal.old_abs.exists() {
+                " (the folder is at its old path again)"
+            } else {
+                ""
+            };
+            said.push(format!("{what} was rolled back{back}"));
         } else {
             // Kept, so the next move tries again.
             said.push(format!("{what} was rolled back only in part: {}", problems.join("; ")));

@@ -321,10 +321,29 @@ impl Before {
         Before { slot_existed, entry_existed, history_lines }
     }
 
-    fn undo(&self, probe: &Probe, new: &str) {
+    /// Takes back what the move added at NEW. `laid` names the transcripts it laid: when
+    /// NEW's folder holds any other (the user worked at NEW after a move was killed), only
+    /// those are taken, and the project's settings entry and prompt lines stay.
+    fn undo(&self, probe: &Probe, new: &str, laid: &[&str]) {
         let Some(config) = crate::capture::claude::config_dir(probe) else { return };
+        let slot = claude_slot(&config, new);
+        let theirs = slot.as_ref().is_some_and(|slot| {
+            fs::read_dir(slot).into_iter().flatten().flatten().any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".jsonl").is_some_and(|id| !laid.contains(&id))
+            })
+        });
+        if theirs {
+            for id in laid {
+                if let Some(slot) = &slot {
+                    let _ = fs::remove_file(slot.join(format!("{id}.jsonl")));
+                    let _ = fs::remove_dir_all(slot.join(id));
+                }
+            }
+            return;
+        }
         if !self.slot_existed
-            && let Some(slot) = claude_slot(&config, new)
+            && let Some(slot) = slot
         {
             let _ = fs::remove_dir_all(slot);
         }
@@ -377,11 +396,16 @@ fn history_of(path: &Path, project: &str) -> Option<(String, usize)> {
 /// The conversations set aside, by agent: each transcript of a Claude Code slot, each
 /// other agent's conversation once.
 fn moved_ids(aside: &[Aside]) -> Vec<(Known, String)> {
+    moved_ids_of(aside, |a| &a.to)
+}
+
+/// The same, reading a Claude Code slot where `at` says it is (before or after the rename).
+fn moved_ids_of(aside: &[Aside], at: impl Fn(&Aside) -> &PathBuf) -> Vec<(Known, String)> {
     let mut ids: Vec<(Known, String)> = Vec::new();
     for a in aside {
         let found: Vec<String> = match &a.id {
             Some(id) => vec![id.clone()],
-            None => fs::read_dir(&a.to)
+            None => fs::read_dir(at(a))
                 .into_iter()
                 .flatten()
                 .flatten()
@@ -721,8 +745,8 @@ fn set_aside(
         }
     }
     journal.asides = planned.iter().map(|a| (a.from.clone(), a.to.clone())).collect();
-    journal.laid = planned.iter().filter_map(|a| Some((a.agent.id().to_string(), a.id.clone()?))).collect();
-    journal.laid.dedup();
+    journal.laid =
+        moved_ids_of(&planned, |a| &a.from).into_iter().map(|(k, id)| (k.id().to_string(), id)).collect();
     journal.save()?;
     for a in &planned {
         fs::rename(&a.from, &a.to).with_context(|| format!("could not set {} aside", a.from.display()))?;
