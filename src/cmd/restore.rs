@@ -28,26 +28,9 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
     };
     let claude_dir = std::path::absolute(&claude_dir).unwrap_or(claude_dir);
     let keys = seal::Keys::new(&args.keys.identity, &probe);
-    let (file, to) = if args.latest {
-        let file = crate::latest::find_for_user(&probe)?;
-        let lok = match seal::read_lok(&file, &keys)? {
-            Lok::Shell(s) => s,
-            Lok::Coordination(_) => {
-                bail!("{} is a coordination session; see lokust-shell inspect", file.display())
-            }
-        };
-        let carries_elements =
-            lok.extra.get("bundles").and_then(|b| b.as_array()).is_some_and(|b| !b.is_empty());
-        if lok.bundle.is_none() && !carries_elements {
-            return where_was_i(&lok, args.print_shell);
-        }
-        let to = args.to.clone().unwrap_or_else(|| PathBuf::from(&lok.shell.cwd));
-        (file, to)
-    } else if args.from_archive {
-        (from_archive(&probe, args)?, args.to.clone().unwrap_or_default())
-    } else {
-        // clap requires both without --latest.
-        (args.file.clone().unwrap_or_default(), args.to.clone().unwrap_or_default())
+    let (file, to) = match picked(&probe, args, &keys)? {
+        Picked::File(file, to) => (file, to),
+        Picked::Done(status) => return Ok(status),
     };
     if let Some(id) = &args.session
         && (id.is_empty() || id.contains(['/', '\0']) || id.starts_with('.'))
@@ -65,24 +48,9 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
         trust_config: args.trust_config,
         only_session: args.session.clone(),
     };
-    let outcome = match restore::Source::open(&file, &keys).and_then(|source| restore::restore(source, &opts))
-    {
+    let outcome = match restored(&file, &opts, &keys)? {
         Ok(o) => o,
-        // Stopped while merging into a slot: some files are in place, and it says so.
-        Err(ref e) if e.chain().any(|c| c.is::<restore::PartlyPlaced>()) => {
-            eprintln!("lokust: {e}");
-            return Ok(exit::INTERRUPTED);
-        }
-        // A signal can surface as another error (a pipe closed by the same Ctrl-C).
-        Err(e)
-            if crate::interrupt::interrupted()
-                || e.chain().any(|c| c.is::<crate::interrupt::Interrupted>())
-                || matches!(e.downcast_ref(), Some(restore::RestoreError::Interrupted(_))) =>
-        {
-            eprintln!("lokust: interrupted; nothing was changed");
-            return Ok(exit::INTERRUPTED);
-        }
-        Err(e) => return Err(e),
+        Err(status) => return Ok(status),
     };
     for w in &outcome.warnings {
         exit::warn(w);
@@ -125,6 +93,75 @@ pub fn run(args: &RestoreArgs) -> anyhow::Result<u8> {
             .and_then(|()| out.flush())
             .context("could not write the script to standard output")?;
     }
+    status(args, &file, &outcome, elements, elements_placed)
+}
+
+/// Which file a restore reads and where it goes; `Done` when `--latest` found a snapshot
+/// with nothing to restore and said where the shell was.
+enum Picked {
+    File(PathBuf, PathBuf),
+    Done(u8),
+}
+
+fn picked(probe: &Probe, args: &RestoreArgs, keys: &seal::Keys) -> anyhow::Result<Picked> {
+    if args.latest {
+        let file = crate::latest::find_for_user(probe)?;
+        let lok = match seal::read_lok(&file, keys)? {
+            Lok::Shell(s) => s,
+            Lok::Coordination(_) => {
+                bail!("{} is a coordination session; see lokust-shell inspect", file.display())
+            }
+        };
+        let carries_elements =
+            lok.extra.get("bundles").and_then(|b| b.as_array()).is_some_and(|b| !b.is_empty());
+        if lok.bundle.is_none() && !carries_elements {
+            return where_was_i(&lok, args.print_shell).map(Picked::Done);
+        }
+        let to = args.to.clone().unwrap_or_else(|| PathBuf::from(&lok.shell.cwd));
+        Ok(Picked::File(file, to))
+    } else if args.from_archive {
+        Ok(Picked::File(from_archive(probe, args)?, args.to.clone().unwrap_or_default()))
+    } else {
+        // clap requires both without --latest.
+        Ok(Picked::File(args.file.clone().unwrap_or_default(), args.to.clone().unwrap_or_default()))
+    }
+}
+
+/// The restore of `file`; `Err(status)` when a signal stopped it (and it said so).
+fn restored(
+    file: &std::path::Path,
+    opts: &RestoreOptions,
+    keys: &seal::Keys,
+) -> anyhow::Result<Result<restore::RestoreOutcome, u8>> {
+    match restore::Source::open(file, keys).and_then(|source| restore::restore(source, opts)) {
+        Ok(o) => Ok(Ok(o)),
+        // Stopped while merging into a slot: some files are in place, and it says so.
+        Err(ref e) if e.chain().any(|c| c.is::<restore::PartlyPlaced>()) => {
+            eprintln!("lokust: {e}");
+            Ok(Err(exit::INTERRUPTED))
+        }
+        // A signal can surface as another error (a pipe closed by the same Ctrl-C).
+        Err(e)
+            if crate::interrupt::interrupted()
+                || e.chain().any(|c| c.is::<crate::interrupt::Interrupted>())
+                || matches!(e.downcast_ref(), Some(restore::RestoreError::Interrupted(_))) =>
+        {
+            eprintln!("lokust: interrupted; nothing was changed");
+            Ok(Err(exit::INTERRUPTED))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The exit status once everything is reported: a `--session` the file does not hold is an
+/// error, then an interruption, a refused element, or files kept.
+fn status(
+    args: &RestoreArgs,
+    file: &std::path::Path,
+    outcome: &restore::RestoreOutcome,
+    elements: Elements,
+    elements_placed: usize,
+) -> anyhow::Result<u8> {
     if let Some(id) = &args.session
         && !outcome.sessions.contains(id)
         && elements_placed == 0
