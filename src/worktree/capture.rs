@@ -90,54 +90,7 @@ pub fn capture(cwd: &Path, opts: &CaptureOptions) -> Result<Option<Capture>> {
         used += fs::metadata(&file)?.len();
     }
 
-    // Changed paths, and those whose content holds a secret: they stay behind whole.
-    let staged_changes = name_status(&root, true, d)?;
-    let unstaged_changes = name_status(&root, false, d)?;
-    let mut excluded: Vec<String> = Vec::new();
-    // Every changed path's index entry and blob, read by two git processes in all rather
-    // than two per file (a checkout with hundreds of changes spent seconds forking).
-    let changed: Vec<&str> = staged_changes
-        .iter()
-        .chain(&unstaged_changes)
-        .filter(|(change, _)| change != "D")
-        .filter_map(|(_, paths)| paths.last().map(String::as_str))
-        .collect();
-    let index = git::index_entries(&root, &changed, d)?;
-    let ids: Vec<&str> = changed.iter().map(|p| index.get(*p).map_or("", |(_, id)| id.as_str())).collect();
-    let wanted: Vec<&str> = ids.iter().copied().filter(|id| !id.is_empty()).collect();
-    let contents: std::collections::HashMap<&str, Vec<u8>> =
-        wanted.iter().copied().zip(git::blobs(&root, &wanted, d)?).collect();
-    for (change, paths) in staged_changes.iter().chain(&unstaged_changes) {
-        let Some(new) = paths.last() else { continue };
-        if change == "D" || excluded.contains(new) {
-            continue;
-        }
-        let entry = index.get(new.as_str());
-        // Two paths may share one blob: each reads it.
-        let index_text = entry.and_then(|(_, id)| contents.get(id.as_str()).cloned()).unwrap_or_default();
-        let work_text = read_for_check(&root.join(new));
-        let why = if let Some(rule) = secret_in(&index_text).or_else(|| secret_in(&work_text)) {
-            Some(format!("holds a secret ({rule})"))
-        } else {
-            // A link out of the checkout would be refused on restore, and the whole payload
-            // with it: it stays behind here instead.
-            let staged_link = entry.is_some_and(|(mode, _)| mode == "120000");
-            link_out(&root, new, staged_link, &index_text).map(str::to_string)
-        };
-        if let Some(why) = why {
-            meta.left_out.push(LeftOut { path: new.clone(), why });
-            excluded.extend(paths.iter().cloned());
-        }
-    }
-    for (state, changes) in [("staged", &staged_changes), ("unstaged", &unstaged_changes)] {
-        for (change, paths) in changes.iter() {
-            if paths.iter().any(|p| excluded.contains(p)) {
-                continue;
-            }
-            let path = paths.join(" -> ");
-            meta.files.push(FileState { path, state: state.into(), change: Some(change.clone()) });
-        }
-    }
+    let excluded = changed_files(&root, d, &mut meta)?;
     for (name, cached) in [(entry::INDEX, true), (entry::WORKTREE, false)] {
         let file = staged.path().join(name);
         write_patch(&root, cached, &file, &excluded, d)?;
@@ -158,40 +111,110 @@ pub fn capture(cwd: &Path, opts: &CaptureOptions) -> Result<Option<Capture>> {
         );
     }
 
-    // Untracked, not ignored files, smallest paths first until the ceiling.
+    let untracked = untracked_files(&root, opts, used, &mut meta)?;
+    meta.files.extend(untracked.iter().map(|u| FileState {
+        path: u.rel.clone(),
+        state: "untracked".into(),
+        change: None,
+    }));
+    Ok(Some(Capture { meta, root, staged, untracked }))
+}
+
+/// The staged and unstaged changes, listed in `meta`; those whose content holds a secret,
+/// or a link out of the checkout, stay behind whole and are returned (every name of a
+/// rename) so the patches leave them out.
+fn changed_files(root: &Path, d: Duration, meta: &mut Meta) -> Result<Vec<String>> {
+    let staged_changes = name_status(root, true, d)?;
+    let unstaged_changes = name_status(root, false, d)?;
+    let mut excluded: Vec<String> = Vec::new();
+    // Every changed path's index entry and blob, read by two git processes in all rather
+    // than two per file (a checkout with hundreds of changes spent seconds forking).
+    let changed: Vec<&str> = staged_changes
+        .iter()
+        .chain(&unstaged_changes)
+        .filter(|(change, _)| change != "D")
+        .filter_map(|(_, paths)| paths.last().map(String::as_str))
+        .collect();
+    let index = git::index_entries(root, &changed, d)?;
+    let ids: Vec<&str> = changed.iter().map(|p| index.get(*p).map_or("", |(_, id)| id.as_str())).collect();
+    let wanted: Vec<&str> = ids.iter().copied().filter(|id| !id.is_empty()).collect();
+    let contents: std::collections::HashMap<&str, Vec<u8>> =
+        wanted.iter().copied().zip(git::blobs(root, &wanted, d)?).collect();
+    for (change, paths) in staged_changes.iter().chain(&unstaged_changes) {
+        let Some(new) = paths.last() else { continue };
+        if change == "D" || excluded.contains(new) {
+            continue;
+        }
+        let entry = index.get(new.as_str());
+        // Two paths may share one blob: each reads it.
+        let index_text = entry.and_then(|(_, id)| contents.get(id.as_str()).cloned()).unwrap_or_default();
+        let work_text = read_for_check(&root.join(new));
+        let why = if let Some(rule) = secret_in(&index_text).or_else(|| secret_in(&work_text)) {
+            Some(format!("holds a secret ({rule})"))
+        } else {
+            // A link out of the checkout would be refused on restore, and the whole payload
+            // with it: it stays behind here instead.
+            let staged_link = entry.is_some_and(|(mode, _)| mode == "120000");
+            link_out(root, new, staged_link, &index_text).map(str::to_string)
+        };
+        if let Some(why) = why {
+            meta.left_out.push(LeftOut { path: new.clone(), why });
+            excluded.extend(paths.iter().cloned());
+        }
+    }
+    for (state, changes) in [("staged", &staged_changes), ("unstaged", &unstaged_changes)] {
+        for (change, paths) in changes.iter() {
+            if paths.iter().any(|p| excluded.contains(p)) {
+                continue;
+            }
+            let path = paths.join(" -> ");
+            meta.files.push(FileState { path, state: state.into(), change: Some(change.clone()) });
+        }
+    }
+    Ok(excluded)
+}
+
+/// The untracked files that travel, not ignored ones, until `used` reaches the ceiling;
+/// each one left behind is named in `meta` with why.
+fn untracked_files(
+    root: &Path,
+    opts: &CaptureOptions,
+    mut used: u64,
+    meta: &mut Meta,
+) -> Result<Vec<Untracked>> {
     let mut untracked = Vec::new();
-    let list = git::run(&root, &["ls-files", "--others", "--exclude-standard", "-z"], d)?;
+    let list = git::run(root, &["ls-files", "--others", "--exclude-standard", "-z"], opts.deadline)?;
     for rel in git::split_z(&list) {
         let path = root.join(&rel);
         let leave =
             |why: &str, meta: &mut Meta| meta.left_out.push(LeftOut { path: rel.clone(), why: why.into() });
         if let Some(why) = paths::refuse_path(rel.trim_end_matches('/')) {
-            leave(why, &mut meta);
+            leave(why, meta);
             continue;
         }
         let Ok(md) = fs::symlink_metadata(&path) else { continue };
         if md.file_type().is_symlink() {
             let target = fs::read_link(&path)?.to_string_lossy().into_owned();
             match paths::refuse_link(&rel, &target) {
-                Some(why) => leave(why, &mut meta),
+                Some(why) => leave(why, meta),
                 None => untracked.push(Untracked { rel: rel.clone(), link: Some(target), executable: false }),
             }
             continue;
         }
         if md.is_dir() {
-            leave("a nested repository", &mut meta);
+            leave("a nested repository", meta);
             continue;
         }
         if !md.is_file() {
-            leave("not a regular file or a link", &mut meta);
+            leave("not a regular file or a link", meta);
             continue;
         }
         if used + md.len() > opts.max_bytes {
-            leave(&format!("over the --max-worktree ceiling of {} bytes", opts.max_bytes), &mut meta);
+            leave(&format!("over the --max-worktree ceiling of {} bytes", opts.max_bytes), meta);
             continue;
         }
         if let Some(rule) = secret_in(&read_for_check(&path)) {
-            leave(&format!("holds a secret ({rule})"), &mut meta);
+            leave(&format!("holds a secret ({rule})"), meta);
             continue;
         }
         used += md.len();
@@ -201,12 +224,7 @@ pub fn capture(cwd: &Path, opts: &CaptureOptions) -> Result<Option<Capture>> {
             executable: md.permissions().mode() & 0o111 != 0,
         });
     }
-    meta.files.extend(untracked.iter().map(|u| FileState {
-        path: u.rel.clone(),
-        state: "untracked".into(),
-        change: None,
-    }));
-    Ok(Some(Capture { meta, root, staged, untracked }))
+    Ok(untracked)
 }
 
 impl Capture {
