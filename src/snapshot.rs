@@ -105,15 +105,7 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
     let cwd = opts.cwd.clone().unwrap_or_else(|| logical_cwd(probe));
 
     // The two slow capturers start first and run while the rest is read.
-    let git_job = {
-        let cwd = cwd.clone();
-        std::thread::spawn(move || {
-            let started = Instant::now();
-            let mut report = Report::default();
-            let git = git::capture(&cwd, &mut report).map(|git| (git, report));
-            (git, started.elapsed())
-        })
-    };
+    let git_job = start_git(cwd.clone());
     let tmux_job = {
         let probe = probe.clone();
         let session = opts.tmux_session.clone();
@@ -155,27 +147,7 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
     };
 
     lap("claude code", &mut timings);
-    let git = match exec::within("git", opts.deadline, move || git_job.join()) {
-        Ok(Ok((result, took))) => {
-            timings.push(("git", took));
-            result
-        }
-        Ok(Err(_)) => Err(git2::Error::from_str("the reader crashed")),
-        Err(e) => {
-            warnings.push(format!("git: {e}"));
-            Ok((None, Report::default()))
-        }
-    };
-    let git = match git {
-        Ok((git, report)) => {
-            redactions.git = report;
-            git
-        }
-        Err(e) => {
-            warnings.push(format!("git: could not read the repository: {}", e.message()));
-            None
-        }
-    };
+    let git = joined_git(git_job, opts.deadline, &mut timings, &mut warnings, &mut redactions);
     let multiplexer = match tmux_job.join() {
         Ok((Ok(m), took)) => {
             timings.push(("multiplexer", took));
@@ -206,16 +178,7 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         claude_code,
         ..ShellState::default()
     };
-    if cwd.to_str().is_none() {
-        use base64::Engine;
-        use std::os::unix::ffi::OsStrExt;
-        let bytes = base64::engine::general_purpose::STANDARD.encode(cwd.as_os_str().as_bytes());
-        state.extra.insert(CWD_BYTES.into(), bytes.into());
-        warnings.push(format!(
-            "the directory's name is not UTF-8: shell.cwd holds it with U+FFFD for the bad bytes, \
-             and shell.{CWD_BYTES} the exact bytes"
-        ));
-    }
+    keep_cwd_bytes(&cwd, &mut state, &mut warnings);
     let lok = ShellLok {
         format_version: crate::lok::FORMAT_VERSION,
         session: ShellSessionMeta {
@@ -233,6 +196,65 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
     };
     debug_assert_eq!(serde_json::to_value(lok.session.kind).ok(), Some(SHELL_KIND.into()));
     Snapshot { lok, cwd, warnings, redactions, history_source, timings }
+}
+
+/// The git capture running on its own thread: its result and how long it took.
+type GitJob = std::thread::JoinHandle<(Result<(Option<crate::lok::Git>, Report), git2::Error>, Duration)>;
+
+fn start_git(cwd: std::path::PathBuf) -> GitJob {
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let mut report = Report::default();
+        let git = git::capture(&cwd, &mut report).map(|git| (git, report));
+        (git, started.elapsed())
+    })
+}
+
+/// The git capture's result, waited for within `deadline`; its report goes in
+/// `redactions`, a failure in `warnings`.
+fn joined_git(
+    job: GitJob,
+    deadline: Duration,
+    timings: &mut Vec<(&'static str, Duration)>,
+    warnings: &mut Vec<String>,
+    redactions: &mut Redactions,
+) -> Option<crate::lok::Git> {
+    let git = match exec::within("git", deadline, move || job.join()) {
+        Ok(Ok((result, took))) => {
+            timings.push(("git", took));
+            result
+        }
+        Ok(Err(_)) => Err(git2::Error::from_str("the reader crashed")),
+        Err(e) => {
+            warnings.push(format!("git: {e}"));
+            Ok((None, Report::default()))
+        }
+    };
+    match git {
+        Ok((git, report)) => {
+            redactions.git = report;
+            git
+        }
+        Err(e) => {
+            warnings.push(format!("git: could not read the repository: {}", e.message()));
+            None
+        }
+    }
+}
+
+/// A directory whose name is not UTF-8 keeps its exact bytes beside the lossy `cwd`.
+fn keep_cwd_bytes(cwd: &std::path::Path, state: &mut ShellState, warnings: &mut Vec<String>) {
+    if cwd.to_str().is_some() {
+        return;
+    }
+    use base64::Engine;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = base64::engine::general_purpose::STANDARD.encode(cwd.as_os_str().as_bytes());
+    state.extra.insert(CWD_BYTES.into(), bytes.into());
+    warnings.push(format!(
+        "the directory's name is not UTF-8: shell.cwd holds it with U+FFFD for the bad bytes, \
+         and shell.{CWD_BYTES} the exact bytes"
+    ));
 }
 
 fn read_history(
