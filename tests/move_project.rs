@@ -585,3 +585,33 @@ fn a_roll_back_keeps_what_was_made_at_new_after_the_kill_and_ignores_a_forged_jo
     assert_eq!(fs::read_to_string(old_slot.join(format!("{A}.jsonl"))).unwrap(), "the old copy\n");
     assert_eq!(fs::read_to_string(&victim).unwrap(), "keep me");
 }
+
+/// A move killed while deleting its old copies had every conversation at NEW already: the
+/// next move finishes it (the copies still aside go) and never rolls it back.
+#[test]
+fn a_move_killed_while_deleting_its_old_copies_is_finished_not_undone() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b) = (base.join("a"), base.join("b"));
+    fs::create_dir_all(&b).unwrap();
+    let laid = transcript(&env, &b, A);
+    let old_slot = slot_dir(&env, a.to_str().unwrap());
+    let name = old_slot.file_name().unwrap().to_str().unwrap().to_string();
+    let aside = old_slot.with_file_name(format!(".lokust-moving-20261128T000000Z.1-{name}"));
+    fs::create_dir_all(&aside).unwrap();
+    fs::write(aside.join(format!("{A}.jsonl")), "the old copy\n").unwrap();
+    let moving = env.home.join(".local/state/lokust/moving");
+    fs::create_dir_all(&moving).unwrap();
+    let journal = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b, "move_dir": true,
+        "before": {"slot_existed": false, "entry_existed": false, "history_lines": false},
+        "asides": [[old_slot, aside]], "repointed": [], "laid": [["claude", A]], "committed": true});
+    fs::write(moving.join("20261128T000000Z-1.json"), journal.to_string()).unwrap();
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    assert!(stderr(&out).contains("was finished"), "{}", stderr(&out));
+    assert!(laid.is_file(), "the conversation at NEW was taken away");
+    assert!(b.is_dir() && !a.exists(), "the folder was renamed back");
+    assert!(!aside.exists() && !old_slot.exists());
+    assert!(crate::util::files_below(&moving).iter().all(|p| p.extension().is_none_or(|x| x != "json")));
+}

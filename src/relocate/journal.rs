@@ -30,6 +30,12 @@ pub struct Journal {
     /// takes those copies away before the old ones come back.
     #[serde(default)]
     pub laid: Vec<(String, String)>,
+    /// Every conversation is at NEW: what remains is deleting the old copies (or, with
+    /// `--keep-old`, putting them back), and a killed move is finished, not rolled back.
+    #[serde(default)]
+    pub committed: bool,
+    #[serde(default)]
+    pub keep_old: bool,
     /// Where this journal is written; none for one kept in memory only.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -66,6 +72,36 @@ impl Journal {
             && self.asides.iter().all(|(from, to)| beside(from, to))
     }
 
+    /// Ends a committed move: each old copy still aside is deleted, or with `--keep-old`
+    /// put back where nothing took its place. A folder laid again where it was (an agent
+    /// that keeps conversations by id) first gets back what the bundle does not carry
+    /// (locks, caches). How many were put back, and how many kept by id moved instead.
+    pub fn finish_committed(&self) -> (usize, usize) {
+        let (mut kept, mut moved) = (0, 0);
+        for (from, to) in &self.asides {
+            if fs::symlink_metadata(to).is_err() {
+                continue;
+            }
+            let free = fs::symlink_metadata(from).is_err();
+            if self.keep_old && free && fs::rename(to, from).is_ok() {
+                kept += 1;
+                continue;
+            }
+            if self.keep_old && !free {
+                moved += 1;
+            }
+            if to.is_dir() {
+                if fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) {
+                    give_back(to, from);
+                }
+                let _ = fs::remove_dir_all(to);
+            } else {
+                let _ = fs::remove_file(to);
+            }
+        }
+        (kept, moved)
+    }
+
     /// Puts every store back as it was: rows pointed back, the copies laid at NEW taken
     /// away (they came from the backup), each old copy renamed back, the folder renamed
     /// back. Each step is safe to repeat. What could not be done, one line each.
@@ -96,6 +132,19 @@ impl Journal {
         for (from, to) in self.asides.iter().rev() {
             if fs::symlink_metadata(to).is_err() {
                 continue; // never set aside, or already back
+            }
+            // The agent made the folder again meanwhile (the user worked on at OLD): the old
+            // copy's files join it, and the folder aside goes once empty.
+            if fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) && to.is_dir() {
+                give_back(to, from);
+                if fs::remove_dir(to).is_err() {
+                    problems.push(format!(
+                        "{} holds files {} has too; compare them",
+                        to.display(),
+                        from.display()
+                    ));
+                }
+                continue;
             }
             if let Err(e) = fs::rename(to, from) {
                 problems.push(format!("could not put {} back as {}: {e}", to.display(), from.display()));
@@ -142,10 +191,36 @@ pub fn recover(probe: &Probe) -> Vec<String> {
         }
         // A move still running holds its lock; one that ended deleted its journal first.
         let Ok(_turn) = crate::fsutil::try_lock_file(&path.with_extension("lock")) else { continue };
-        let Ok(bytes) = crate::agent::disk::read_bounded(&path, 16 << 20) else { continue };
-        let Ok(mut journal) = serde_json::from_slice::<Journal>(&bytes) else { continue };
+        let bytes = match crate::agent::disk::read_bounded(&path, 16 << 20) {
+            Ok(b) => b,
+            // It ended while this waited: nothing to do, and no lock file left behind.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let _ = fs::remove_file(path.with_extension("lock"));
+                continue;
+            }
+            Err(e) => {
+                said.push(format!("{} cannot be read ({e}); left as it is", path.display()));
+                continue;
+            }
+        };
+        let Ok(mut journal) = serde_json::from_slice::<Journal>(&bytes) else {
+            said.push(format!("{} is not a move's journal; left as it is", path.display()));
+            continue;
+        };
         if !journal.plausible() {
             said.push(format!("{} is not a move's journal; left as it is", path.display()));
+            continue;
+        }
+        if journal.committed {
+            journal.path = Some(path.clone());
+            journal.finish_committed();
+            journal.close();
+            let _ = fs::remove_file(path.with_extension("lock"));
+            said.push(format!(
+                "an interrupted move of {} to {} was finished (its conversations were all at the new path)",
+                crate::sanitize::for_terminal(&journal.old_str),
+                crate::sanitize::for_terminal(&journal.new_str)
+            ));
             continue;
         }
         journal.path = Some(path.clone());
@@ -170,4 +245,25 @@ pub fn recover(probe: &Probe) -> Vec<String> {
         }
     }
     said
+}
+
+/// Moves every file of `from` that `to` lacks into `to`, folders made as needed.
+pub fn give_back(from: &Path, to: &Path) {
+    for e in fs::read_dir(from).into_iter().flatten().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        match fs::symlink_metadata(&src) {
+            Ok(m) if m.is_dir() => {
+                if fs::symlink_metadata(&dst).is_err() {
+                    let _ = fs::rename(&src, &dst);
+                } else {
+                    give_back(&src, &dst);
+                    let _ = fs::remove_dir(&src);
+                }
+            }
+            Ok(_) if fs::symlink_metadata(&dst).is_err() => {
+                let _ = fs::rename(&src, &dst);
+            }
+            _ => {}
+        }
+    }
 }

@@ -138,6 +138,8 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
         asides: Vec::new(),
         repointed: Vec::new(),
         laid: Vec::new(),
+        committed: false,
+        keep_old: false,
         path: Some(path),
     };
     let result = journal.save().and_then(|()| set_aside(probe, old_str, &held, &mut journal));
@@ -154,19 +156,22 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
     });
     match result {
         Ok(mut done) => {
-            let mut kept = 0;
-            for a in &aside {
-                if opts.keep_old
-                    && fs::symlink_metadata(&a.from).is_err()
-                    && fs::rename(&a.to, &a.from).is_ok()
-                {
-                    kept += 1;
-                } else {
-                    a.discard();
-                }
+            // Committed: from here a killed move is finished by the next, never rolled back
+            // (the old copies are being deleted). Without a journal that says so, there is
+            // none at all.
+            journal.committed = true;
+            journal.keep_old = opts.keep_old;
+            if journal.save().is_err() {
+                journal.close();
             }
+            let (kept, moved) = journal.finish_committed();
             if opts.keep_old {
                 done.push(format!("old copies left where they were (--keep-old): {kept}"));
+                if moved > 0 {
+                    done.push(format!(
+                        "  {moved} kept by id rather than by folder (a Codex rollout, a Copilot session) moved instead"
+                    ));
+                }
             }
             journal.close();
             let _ = fs::remove_file(&lock);
@@ -718,7 +723,9 @@ fn set_aside(
     held: &[(Known, usize)],
     journal: &mut Journal,
 ) -> anyhow::Result<Vec<Aside>> {
-    let stamp = crate::human::utc(probe.now_ms()).replace(['-', ':'], "");
+    // The process id too: two moves in one second never share a name aside.
+    let stamp =
+        format!("{}.{}", crate::human::utc(probe.now_ms()).replace(['-', ':'], ""), std::process::id());
     let mut planned: Vec<Aside> = Vec::new();
     let mut plan = |agent: Known, id: Option<&str>, from: PathBuf| {
         let name = from.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -761,40 +768,4 @@ struct Aside {
     id: Option<String>,
     from: PathBuf,
     to: PathBuf,
-}
-
-impl Aside {
-    /// Deletes the old copy once its conversation is at NEW. A folder laid again where it
-    /// was (an agent that keeps conversations by id, not by path) first gets back what the
-    /// bundle does not carry (locks, caches), so nothing of the user's is lost.
-    fn discard(&self) {
-        if self.to.is_dir() {
-            if fs::symlink_metadata(&self.from).is_ok_and(|m| m.is_dir()) {
-                give_back(&self.to, &self.from);
-            }
-            let _ = fs::remove_dir_all(&self.to);
-        } else {
-            let _ = fs::remove_file(&self.to);
-        }
-    }
-}
-
-/// Moves every file of `from` that `to` lacks into `to`, folders made as needed.
-fn give_back(from: &Path, to: &Path) {
-    for e in fs::read_dir(from).into_iter().flatten().flatten() {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        match fs::symlink_metadata(&src) {
-            Ok(m) if m.is_dir() => {
-                if fs::symlink_metadata(&dst).is_err() {
-                    let _ = fs::rename(&src, &dst);
-                } else {
-                    give_back(&src, &dst);
-                }
-            }
-            Ok(_) if fs::symlink_metadata(&dst).is_err() => {
-                let _ = fs::rename(&src, &dst);
-            }
-            _ => {}
-        }
-    }
 }
