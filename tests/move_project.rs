@@ -574,9 +574,19 @@ fn a_roll_back_keeps_what_was_made_at_new_after_the_kill_and_ignores_a_forged_jo
         "asides": [[env.root.path().join("moved-victim"), victim]], "repointed": [], "laid": []});
     fs::write(moving.join("20261128T000001Z-2.json"), forged.to_string()).unwrap();
 
-    // Any later move runs the recovery first (this one then has nothing to move).
+    // Any later move runs the recovery first (this one then has nothing to move); a dry
+    // run says it would, and changes nothing.
     let elsewhere = base.join("empty");
     fs::create_dir_all(&elsewhere).unwrap();
+    let dry = env
+        .cmd("lokust-shell")
+        .args(["move", "--dry-run"])
+        .arg(&elsewhere)
+        .arg(base.join("e2"))
+        .assert()
+        .failure();
+    assert!(stderr(&dry).contains("would be rolled back first"), "{}", stderr(&dry));
+    assert!(laid.exists() && aside.exists());
     let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
     assert!(stderr(&out).contains("was rolled back"), "{}", stderr(&out));
     assert!(stderr(&out).contains("is not a move's journal"), "{}", stderr(&out));

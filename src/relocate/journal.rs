@@ -180,6 +180,29 @@ pub fn new_path(probe: &Probe, folder: &Path) -> anyhow::Result<PathBuf> {
     Ok(folder.join(format!("{stamp}-{}.json", std::process::id())))
 }
 
+/// What [`recover`] would do, doing nothing: one line per journal of a killed move.
+pub fn pending(probe: &Probe) -> Vec<String> {
+    let Some(folder) = folder(probe) else { return Vec::new() };
+    let mut said = Vec::new();
+    for entry in fs::read_dir(&folder).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if !entry.file_type().is_ok_and(|t| t.is_file()) || path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let Ok(bytes) = crate::agent::disk::read_bounded(&path, 16 << 20) else { continue };
+        let Ok(journal) = serde_json::from_slice::<Journal>(&bytes) else { continue };
+        if journal.plausible() {
+            said.push(format!(
+                "an interrupted move of {} to {} would be {} first",
+                crate::sanitize::for_terminal(&journal.old_str),
+                crate::sanitize::for_terminal(&journal.new_str),
+                if journal.committed { "finished" } else { "rolled back" }
+            ));
+        }
+    }
+    said
+}
+
 /// Rolls back every move a journal says was killed part way; one line per move.
 pub fn recover(probe: &Probe) -> Vec<String> {
     let Some(folder) = folder(probe) else { return Vec::new() };

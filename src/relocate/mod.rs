@@ -89,11 +89,11 @@ fn refuse(message: String) -> anyhow::Error {
 }
 
 pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow::Result<Moved> {
-    // A move killed part way is rolled back before anything else is read.
-    if !opts.dry_run {
-        for line in journal::recover(probe) {
-            crate::exit::warn(&line);
-        }
+    // A move killed part way is rolled back (or finished) before anything else is read;
+    // a dry run says it would be.
+    let said = if opts.dry_run { journal::pending(probe) } else { journal::recover(probe) };
+    for line in said {
+        crate::exit::warn(&line);
     }
     move_one(probe, old, new, opts)
 }
