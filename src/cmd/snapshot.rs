@@ -46,31 +46,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     let sealer = args.seal.options(&probe).sealer()?;
     let sealed_to = sealer.as_ref().map(|s| s.labels.join(", "));
     let destination = destination(args, &probe, sealer.is_some())?;
-    // --tmux SESSION describes that session's active pane, as lokust-tmux export does:
-    // its directory and shell (unless given) and its scrollback.
-    let server = tmux::Server::new(None, None, &probe);
-    let pane = args
-        .tmux
-        .as_ref()
-        .and_then(|s| tmux::pane(&server, &probe, Some(&format!("={s}:")), opts.deadline).ok());
-    if let Some(pane) = &pane {
-        if opts.cwd.is_none() && pane.cwd.is_dir() {
-            opts.cwd = Some(pane.cwd.clone());
-        }
-        if opts.shell.is_none() {
-            opts.shell = tmux::process_name(pane.pid).filter(|n| crate::shell::Shell::from_name(n).is_some());
-        }
-    }
-    let mut snap = snapshot::take(&probe, &opts);
-    if let Some(pane) = &pane {
-        match tmux::capture_scrollback(&server, &pane.id, opts.deadline) {
-            Ok(text) => {
-                snap.lok.shell.tmux_scrollback =
-                    Some(tmux::encode_scrollback(&text, &mut snap.redactions.scrollback))
-            }
-            Err(e) => snap.warnings.push(format!("tmux: could not read the scrollback: {e}")),
-        }
-    }
+    let mut snap = taken(args, &probe, &mut opts);
     for w in &snap.warnings {
         exit::warn(w);
     }
@@ -80,18 +56,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         }
     }
     let mut agents_report = Report::default();
-    let (plan, carried, work) = if args.bundle {
-        let chosen = agent::Chosen::from_list(args.carry.agents.as_deref());
-        // Captured on its own thread while the conversations are read and compressed.
-        let work = (!args.carry.no_worktree).then(|| {
-            std::sync::Arc::new(worktree::Pending::start(snap.cwd.clone(), args.carry.max_worktree))
-        });
-        let (plan, carried) =
-            bundle_payloads(&probe, &snap, &chosen, !args.no_redact_bundle, &work, &mut agents_report)?;
-        (plan, carried, work)
-    } else {
-        (None, Vec::new(), None)
-    };
+    let (plan, carried, work) = payloads(args, &probe, &snap, &mut agents_report)?;
     if plan.is_some() {
         crate::interrupt::install_signal_handlers();
     }
@@ -135,13 +100,7 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         snap.redactions.bundle = stats.redactions.clone();
     }
     if let (Some(stats), Some(_)) = (&stats, &plan) {
-        snap.lok.bundle = Some(crate::lok::Bundle {
-            kind: bundle::KIND.into(),
-            format: bundle::FORMAT.into(),
-            uncompressed_bytes: stats.uncompressed_bytes,
-            base64_bytes: stats.base64_bytes,
-            ..Default::default()
-        });
+        snap.lok.bundle = Some(bundle_field(stats));
     }
     snap.redactions.bundle.merge(&agents_report);
     if args.bundle {
@@ -164,6 +123,67 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// What `--bundle` carries, when asked: the Claude Code project's plan, every chosen
+/// agent's element, and the git work captured on its own thread meanwhile.
+type Payloads = (Option<bundle::Plan>, Vec<agent::Carried>, Option<std::sync::Arc<worktree::Pending>>);
+
+fn payloads(
+    args: &SnapshotArgs,
+    probe: &Probe,
+    snap: &snapshot::Snapshot,
+    report: &mut Report,
+) -> anyhow::Result<Payloads> {
+    if !args.bundle {
+        return Ok((None, Vec::new(), None));
+    }
+    let chosen = agent::Chosen::from_list(args.carry.agents.as_deref());
+    // Captured on its own thread while the conversations are read and compressed.
+    let work = (!args.carry.no_worktree)
+        .then(|| std::sync::Arc::new(worktree::Pending::start(snap.cwd.clone(), args.carry.max_worktree)));
+    let (plan, carried) = bundle_payloads(probe, snap, &chosen, !args.no_redact_bundle, &work, report)?;
+    Ok((plan, carried, work))
+}
+
+/// The document's `bundle` field for what was written.
+fn bundle_field(stats: &bundle::BundleStats) -> crate::lok::Bundle {
+    crate::lok::Bundle {
+        kind: bundle::KIND.into(),
+        format: bundle::FORMAT.into(),
+        uncompressed_bytes: stats.uncompressed_bytes,
+        base64_bytes: stats.base64_bytes,
+        ..Default::default()
+    }
+}
+
+/// The snapshot; with `--tmux SESSION`, of that session's active pane, as lokust-tmux
+/// export takes it: its directory and shell (unless given) and its scrollback.
+fn taken(args: &SnapshotArgs, probe: &Probe, opts: &mut snapshot::Options) -> snapshot::Snapshot {
+    let server = tmux::Server::new(None, None, probe);
+    let pane = args
+        .tmux
+        .as_ref()
+        .and_then(|s| tmux::pane(&server, probe, Some(&format!("={s}:")), opts.deadline).ok());
+    if let Some(pane) = &pane {
+        if opts.cwd.is_none() && pane.cwd.is_dir() {
+            opts.cwd = Some(pane.cwd.clone());
+        }
+        if opts.shell.is_none() {
+            opts.shell = tmux::process_name(pane.pid).filter(|n| crate::shell::Shell::from_name(n).is_some());
+        }
+    }
+    let mut snap = snapshot::take(probe, opts);
+    if let Some(pane) = &pane {
+        match tmux::capture_scrollback(&server, &pane.id, opts.deadline) {
+            Ok(text) => {
+                snap.lok.shell.tmux_scrollback =
+                    Some(tmux::encode_scrollback(&text, &mut snap.redactions.scrollback))
+            }
+            Err(e) => snap.warnings.push(format!("tmux: could not read the scrollback: {e}")),
+        }
+    }
+    snap
 }
 
 /// Says so when an agent is about to delete conversations of the bundled project, and
