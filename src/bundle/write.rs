@@ -163,6 +163,32 @@ fn write_tar<W: Write>(
     })
 }
 
+/// The bar `--bundle` shows on a terminal for a large project.
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "bundling {bar:30} {binary_bytes}/{binary_total_bytes} {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// `bytes` redacted line by line, each line's ending kept.
+fn redacted_lines(bytes: &[u8], report: &mut crate::redact::Report) -> Vec<u8> {
+    let mut red = Vec::with_capacity(bytes.len());
+    for line in lines(bytes) {
+        let (body, nl) = match line.strip_suffix(b"\n") {
+            Some(b) => (b, &b"\n"[..]),
+            None => (line, &b""[..]),
+        };
+        red.extend_from_slice(&crate::redact::redact_line_bytes(body, true, report));
+        red.extend_from_slice(nl);
+    }
+    red
+}
+
 fn write_items<W: Write>(
     plan: &Plan,
     opts: &BundleOptions,
@@ -170,19 +196,7 @@ fn write_items<W: Write>(
     stats: &mut BundleStats,
     ahead: &Receiver<anyhow::Result<Ahead>>,
 ) -> anyhow::Result<W> {
-    let progress = opts.progress.then(|| {
-        let bar = indicatif::ProgressBar::with_draw_target(
-            Some(plan.total_bytes),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "bundling {bar:30} {binary_bytes}/{binary_total_bytes} {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
+    let progress = opts.progress.then(|| progress_bar(plan.total_bytes));
     let mut tar = tar::Builder::new(sink);
     stats.sessions = plan.sessions.len() as u64;
     for path in &plan.skipped {
@@ -204,23 +218,11 @@ fn write_items<W: Write>(
                 tar.append_data(&mut header, path, io::empty())?;
             }
             Item::Data { path, bytes, mtime } => {
-                let mut red = Vec::with_capacity(bytes.len());
-                if opts.redact && !path.ends_with("/manifest.json") {
-                    for line in lines(bytes) {
-                        let (body, nl) = match line.strip_suffix(b"\n") {
-                            Some(b) => (b, &b"\n"[..]),
-                            None => (line, &b""[..]),
-                        };
-                        red.extend_from_slice(&crate::redact::redact_line_bytes(
-                            body,
-                            true,
-                            &mut stats.redactions,
-                        ));
-                        red.extend_from_slice(nl);
-                    }
+                let red = if opts.redact && !path.ends_with("/manifest.json") {
+                    redacted_lines(bytes, &mut stats.redactions)
                 } else {
-                    red.extend_from_slice(bytes);
-                }
+                    bytes.to_vec()
+                };
                 header.set_entry_type(tar::EntryType::Regular);
                 header.set_mode(0o600);
                 header.set_mtime(*mtime);
