@@ -312,98 +312,11 @@ impl Carried {
     /// destroy something there unless `opts.force`.
     pub fn plan(&self, dir: &Path, opts: &ApplyOptions) -> Result<Plan> {
         let d = Self::deadline(opts);
-        let mut steps = Vec::new();
-        if Self::needs_clone(dir) {
-            let Some(remote) = &self.meta.remote else {
-                bail!("{} is not a checkout and the snapshot names no remote to clone", dir.display());
-            };
-            check_remote(remote)?;
-            if !opts.clone {
-                bail!(
-                    "{} has no checkout; run `git clone -- {} {}` and restore again, or pass --clone",
-                    dir.display(),
-                    crate::shell::posix_quote(remote, crate::shell::Quote::WhenNeeded),
-                    crate::shell::posix_quote(&dir.to_string_lossy(), crate::shell::Quote::WhenNeeded)
-                );
-            }
-            steps.push(Step::Clone { remote: remote.clone() });
+        let mut steps = if Self::needs_clone(dir) {
+            vec![self.clone_step(dir, opts)?]
         } else {
-            let top = git::text(dir, &["rev-parse", "--show-toplevel"], d).map_err(|_| {
-                anyhow!("{} is not a git checkout; the carried work was left out", dir.display())
-            })?;
-            if fs::canonicalize(&top).ok() != fs::canonicalize(dir).ok() {
-                bail!("{} is inside the checkout {top}, not its top; restore to {top}", dir.display());
-            }
-            if let Some(base) = &self.meta.base
-                && !git::ok(dir, &["cat-file", "-e", &format!("{base}^{{commit}}")], d)
-            {
-                bail!(
-                    "{} does not have commit {} the carried work starts from; run `git fetch` there, or restore to a checkout of the same repository",
-                    dir.display(),
-                    short(base)
-                );
-            }
-            let status = git::run(dir, &["status", "--porcelain=v1", "-z", "--untracked-files=all"], d)?;
-            let dirty = !status.is_empty();
-            if dirty {
-                if !opts.force {
-                    bail!(
-                        "{} has uncommitted changes of its own; the carried work was not laid on them (pass --force to save them in a stash first)",
-                        dir.display()
-                    );
-                }
-                steps.push(Step::Stash);
-            }
-            let stamp = stamp();
-            if let Some(branch) = &self.meta.branch
-                && let Ok(at) = git::text(
-                    dir,
-                    &["rev-parse", "--verify", "-q", &format!("refs/heads/{branch}^{{commit}}")],
-                    d,
-                )
-                && at != self.meta.head
-                && !self.reaches(dir, &at, d)
-            {
-                if !opts.force {
-                    bail!(
-                        "branch {branch} in {} is at {}, which the carried branch does not contain; moving it would lose commits (pass --force to keep them on a backup branch)",
-                        dir.display(),
-                        short(&at)
-                    );
-                }
-                steps.push(Step::BackupBranch { branch: format!("lokust-backup/{branch}-{stamp}"), at });
-            }
-            let detached = git::text(dir, &["symbolic-ref", "-q", "HEAD"], d).is_err();
-            if detached
-                && let Ok(at) = git::text(dir, &["rev-parse", "--verify", "-q", "HEAD^{commit}"], d)
-                && at != self.meta.head
-                && !self.reaches(dir, &at, d)
-                && git::text(dir, &["for-each-ref", "--contains", &at, "--count=1"], d)
-                    .unwrap_or_default()
-                    .is_empty()
-            {
-                if !opts.force {
-                    bail!(
-                        "{} has commit {} checked out on no branch; checking out the carried work would leave it behind (pass --force to keep it on a backup branch)",
-                        dir.display(),
-                        short(&at)
-                    );
-                }
-                steps.push(Step::BackupBranch { branch: format!("lokust-backup/detached-{stamp}"), at });
-            }
-            for (rel, _) in &self.untracked {
-                let p = dir.join(rel);
-                if fs::symlink_metadata(&p).is_ok() && !dirty_path(&status, rel) {
-                    if !opts.force {
-                        bail!(
-                            "{} is in the way of a carried untracked file (pass --force to move it aside)",
-                            p.display()
-                        );
-                    }
-                    steps.push(Step::MoveAside { path: rel.clone() });
-                }
-            }
-        }
+            self.steps_on(dir, opts, d)?
+        };
         // What the tracked part lays is read from the payload itself, laid on the checkout
         // in a scratch index; with a clone still to come, apply does the same after it.
         self.refuse_withheld(Vec::new(), opts)?;
@@ -432,6 +345,105 @@ impl Carried {
         steps.push(Step::WorkTree { files: self.patch_paths(entry::WORKTREE, d)?.len() });
         steps.push(Step::Untracked { files: self.untracked.len() });
         Ok(Plan { dir: dir.to_path_buf(), steps })
+    }
+
+    /// The clone a restore to a folder with no checkout needs, when `--clone` allows it.
+    fn clone_step(&self, dir: &Path, opts: &ApplyOptions) -> Result<Step> {
+        let Some(remote) = &self.meta.remote else {
+            bail!("{} is not a checkout and the snapshot names no remote to clone", dir.display());
+        };
+        check_remote(remote)?;
+        if !opts.clone {
+            bail!(
+                "{} has no checkout; run `git clone -- {} {}` and restore again, or pass --clone",
+                dir.display(),
+                crate::shell::posix_quote(remote, crate::shell::Quote::WhenNeeded),
+                crate::shell::posix_quote(&dir.to_string_lossy(), crate::shell::Quote::WhenNeeded)
+            );
+        }
+        Ok(Step::Clone { remote: remote.clone() })
+    }
+
+    /// What an existing checkout needs before the work is laid on it: it must be the
+    /// repository's top with the base commit; its own changes, commits no branch keeps and
+    /// files in the way are saved first, and only with `--force`.
+    fn steps_on(&self, dir: &Path, opts: &ApplyOptions, d: Duration) -> Result<Vec<Step>> {
+        let mut steps = Vec::new();
+        let top = git::text(dir, &["rev-parse", "--show-toplevel"], d)
+            .map_err(|_| anyhow!("{} is not a git checkout; the carried work was left out", dir.display()))?;
+        if fs::canonicalize(&top).ok() != fs::canonicalize(dir).ok() {
+            bail!("{} is inside the checkout {top}, not its top; restore to {top}", dir.display());
+        }
+        if let Some(base) = &self.meta.base
+            && !git::ok(dir, &["cat-file", "-e", &format!("{base}^{{commit}}")], d)
+        {
+            bail!(
+                "{} does not have commit {} the carried work starts from; run `git fetch` there, or restore to a checkout of the same repository",
+                dir.display(),
+                short(base)
+            );
+        }
+        let status = git::run(dir, &["status", "--porcelain=v1", "-z", "--untracked-files=all"], d)?;
+        let dirty = !status.is_empty();
+        if dirty {
+            if !opts.force {
+                bail!(
+                    "{} has uncommitted changes of its own; the carried work was not laid on them (pass --force to save them in a stash first)",
+                    dir.display()
+                );
+            }
+            steps.push(Step::Stash);
+        }
+        let stamp = stamp();
+        if let Some(branch) = &self.meta.branch
+            && let Ok(at) = git::text(
+                dir,
+                &["rev-parse", "--verify", "-q", &format!("refs/heads/{branch}^{{commit}}")],
+                d,
+            )
+            && at != self.meta.head
+            && !self.reaches(dir, &at, d)
+        {
+            if !opts.force {
+                bail!(
+                    "branch {branch} in {} is at {}, which the carried branch does not contain; moving it would lose commits (pass --force to keep them on a backup branch)",
+                    dir.display(),
+                    short(&at)
+                );
+            }
+            steps.push(Step::BackupBranch { branch: format!("lokust-backup/{branch}-{stamp}"), at });
+        }
+        let detached = git::text(dir, &["symbolic-ref", "-q", "HEAD"], d).is_err();
+        if detached
+            && let Ok(at) = git::text(dir, &["rev-parse", "--verify", "-q", "HEAD^{commit}"], d)
+            && at != self.meta.head
+            && !self.reaches(dir, &at, d)
+            && git::text(dir, &["for-each-ref", "--contains", &at, "--count=1"], d)
+                .unwrap_or_default()
+                .is_empty()
+        {
+            if !opts.force {
+                bail!(
+                    "{} has commit {} checked out on no branch; checking out the carried work would leave it behind (pass --force to keep it on a backup branch)",
+                    dir.display(),
+                    short(&at)
+                );
+            }
+            steps.push(Step::BackupBranch { branch: format!("lokust-backup/detached-{stamp}"), at });
+        }
+        for (rel, _) in &self.untracked {
+            let p = dir.join(rel);
+            if fs::symlink_metadata(&p).is_ok() && !dirty_path(&status, rel) {
+                if !opts.force {
+                    bail!(
+                        "{} is in the way of a carried untracked file (pass --force to move it aside)",
+                        p.display()
+                    );
+                }
+                steps.push(Step::MoveAside { path: rel.clone() });
+            }
+        }
+        Ok(steps)
     }
 
     /// Whether the carried head contains `commit` (so moving to it loses nothing). The
