@@ -826,29 +826,7 @@ impl<'a> Job<'a> {
                 return Ok(RestoreOutcome::empty(self.opts.dry_run, self.new_dir.clone(), lok, cleaned));
             }
         }
-        if self.map.is_empty() {
-            // A bundle with no manifest and a snapshot with no cwd: the events say it.
-            if let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) {
-                for rel in &self.unmapped {
-                    if let Some(cwd) = first_cwd(&tree.join(rel)) {
-                        self.map.add(&cwd);
-                        break;
-                    }
-                }
-            }
-        }
-        if let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) {
-            for rel in std::mem::take(&mut self.unmapped) {
-                let path = tree.join(&rel);
-                let tmp = path.with_extension("lokust-tmp");
-                {
-                    let mut src = File::open(&path)?;
-                    let map = &self.map;
-                    write_new_with(&tmp, |out| map.rewrite_stream(&mut src, out))?;
-                }
-                fs::rename(&tmp, &path)?;
-            }
-        }
+        self.rewrite_unmapped()?;
         self.cover_recorded_cwd()?;
         self.rewrite_memory_notes()?;
         if interrupted() {
@@ -914,6 +892,45 @@ impl<'a> Job<'a> {
             let (root, rel) = confined(&self.opts.claude_dir, folder)?;
             crate::place::check_folder(&root, rel)?;
         }
+        self.plan_files(&layout, &times, &mut outcome)?;
+        if !self.opts.dry_run {
+            self.apply(&layout, &slot_dir, &mut outcome)?;
+        }
+        self.apply_outside_slot(&mut outcome);
+        Ok(outcome)
+    }
+
+    /// Files staged before the map of old paths was known (a bundle with no manifest and a
+    /// snapshot with no cwd): the map is taken from the first event that records a cwd,
+    /// and they are rewritten with it.
+    fn rewrite_unmapped(&mut self) -> anyhow::Result<()> {
+        let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) else { return Ok(()) };
+        if self.map.is_empty()
+            && let Some(cwd) = self.unmapped.iter().find_map(|rel| first_cwd(&tree.join(rel)))
+        {
+            self.map.add(&cwd);
+        }
+        for rel in std::mem::take(&mut self.unmapped) {
+            let path = tree.join(&rel);
+            let tmp = path.with_extension("lokust-tmp");
+            {
+                let mut src = File::open(&path)?;
+                let map = &self.map;
+                write_new_with(&tmp, |out| map.rewrite_stream(&mut src, out))?;
+            }
+            fs::rename(&tmp, &path)?;
+        }
+        Ok(())
+    }
+
+    /// What becomes of each file of the layout, in `outcome.files`: written, the same as
+    /// the receiver's, kept or replaced; each staged file gets its time in the window.
+    fn plan_files(
+        &self,
+        layout: &Layout,
+        times: &times::Retimer,
+        outcome: &mut RestoreOutcome,
+    ) -> anyhow::Result<()> {
         let tree = self.staging.as_ref().map(|s| s.join("tree"));
         for p in &layout.files {
             let staged = tree.as_ref().map(|t| t.join(&p.rel));
@@ -936,11 +953,7 @@ impl<'a> Job<'a> {
                 action: action(exists, same, self.opts.force),
             });
         }
-        if !self.opts.dry_run {
-            self.apply(&layout, &slot_dir, &mut outcome)?;
-        }
-        self.apply_outside_slot(&mut outcome);
-        Ok(outcome)
+        Ok(())
     }
 
     /// Puts the staged tree in place as `outcome.files` planned it, recording what each
