@@ -677,27 +677,7 @@ impl<'a> Job<'a> {
             }
             self.entries.push((entry.rel.clone(), entry.size, entry.mtime, entry.is_dir));
             if is_manifest && entry.size < (1 << 20) {
-                let mut text = Vec::new();
-                entry.reader.read_to_end(&mut text)?;
-                if let Ok(v) = serde_json::from_slice::<Value>(&text) {
-                    for key in ["project_dir", "cwd"] {
-                        if let Some(p) = v.get(key).and_then(Value::as_str) {
-                            self.map.add(p);
-                            if key == "project_dir" {
-                                self.manifest_dir = Some(p.to_string());
-                                self.map.remove_below(p);
-                            }
-                        }
-                    }
-                }
-                if let Some(tree) = &tree {
-                    let dest = tree.join(&entry.rel);
-                    if let Some(parent) = dest.parent() {
-                        fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
-                    }
-                    write_new(&dest, &mut &text[..])?;
-                }
-                return Ok(());
+                return self.take_manifest(entry, tree.as_deref());
             }
             let extra = Path::new(EXTRAS);
             let in_memory = if entry.rel == extra.join("claude-project.json") {
@@ -724,15 +704,7 @@ impl<'a> Job<'a> {
             let Some(tree) = &tree else {
                 // A dry run writes nothing, but learns what each file would hold.
                 if !entry.is_dir {
-                    let mut sink = Fingerprint::default();
-                    if is_memory_note(&entry.rel) {
-                        self.map.plain().rewrite_stream(entry.reader, &mut sink)?;
-                    } else if is_text_rewritten(&entry.rel) {
-                        self.map.rewrite_stream(entry.reader, &mut sink)?;
-                    } else {
-                        io::copy(entry.reader, &mut sink)?;
-                    }
-                    self.fingerprints.insert(entry.rel.clone(), (sink.len, sink.crc.finalize()));
+                    self.learn_fingerprint(entry)?;
                 }
                 return Ok(());
             };
@@ -775,6 +747,46 @@ impl<'a> Job<'a> {
         })?;
         self.old_slot = unpacked.root;
         self.tar_bytes = unpacked.tar_bytes;
+        Ok(())
+    }
+
+    /// The bundle's manifest: the old project folder and cwd it names start the map of
+    /// old paths; it is staged as it came.
+    fn take_manifest(&mut self, entry: bundle::unpack::Entry<'_>, tree: Option<&Path>) -> anyhow::Result<()> {
+        let mut text = Vec::new();
+        entry.reader.read_to_end(&mut text)?;
+        if let Ok(v) = serde_json::from_slice::<Value>(&text) {
+            for key in ["project_dir", "cwd"] {
+                if let Some(p) = v.get(key).and_then(Value::as_str) {
+                    self.map.add(p);
+                    if key == "project_dir" {
+                        self.manifest_dir = Some(p.to_string());
+                        self.map.remove_below(p);
+                    }
+                }
+            }
+        }
+        if let Some(tree) = tree {
+            let dest = tree.join(&entry.rel);
+            if let Some(parent) = dest.parent() {
+                fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+            }
+            write_new(&dest, &mut &text[..])?;
+        }
+        Ok(())
+    }
+
+    /// What a file would hold once rewritten, for a dry run to compare with the receiver's.
+    fn learn_fingerprint(&mut self, entry: bundle::unpack::Entry<'_>) -> anyhow::Result<()> {
+        let mut sink = Fingerprint::default();
+        if is_memory_note(&entry.rel) {
+            self.map.plain().rewrite_stream(entry.reader, &mut sink)?;
+        } else if is_text_rewritten(&entry.rel) {
+            self.map.rewrite_stream(entry.reader, &mut sink)?;
+        } else {
+            io::copy(entry.reader, &mut sink)?;
+        }
+        self.fingerprints.insert(entry.rel, (sink.len, sink.crc.finalize()));
         Ok(())
     }
 
