@@ -171,6 +171,40 @@ impl Lexer {
     }
 }
 
+impl Lexer {
+    /// A here-string, a here-document or a redirect starting at `line[i]`; where the
+    /// next token starts.
+    fn angle(&mut self, line: &[u8], mut i: usize) -> usize {
+        let n = line.len();
+        if line[i..].starts_with(b"<<<") {
+            self.token(Kind::HereString);
+            return i + 3;
+        }
+        // `3<<EOF`, `2>` and `&>`: a lone fd number before the arrow belongs to it.
+        if self.current().is_some_and(|w| w.iter().all(u8::is_ascii_digit)) {
+            self.discard();
+        }
+        if line[i..].starts_with(b"<<") {
+            let strip_tabs = line.get(i + 2) == Some(&b'-');
+            self.token(Kind::HereDoc(strip_tabs));
+            return i + 2 + usize::from(strip_tabs);
+        }
+        self.token(Kind::Redirect);
+        i += 1;
+        while i < n && matches!(line[i], b'<' | b'>' | b'&' | b'|') {
+            i += 1;
+        }
+        // `2>&1`: the target is a descriptor, not a file word we must skip.
+        if i < n && line[i].is_ascii_digit() && line[i - 1] == b'&' {
+            self.out.toks.pop();
+            while i < n && line[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+        i
+    }
+}
+
 pub(crate) fn lex(line: &[u8]) -> Lexed {
     let mut lx = Lexer {
         out: Lexed {
@@ -236,37 +270,7 @@ pub(crate) fn lex(line: &[u8]) -> Lexed {
                 lx.token(Kind::Sep);
                 i += 1;
             }
-            b'<' if line[i..].starts_with(b"<<<") => {
-                lx.token(Kind::HereString);
-                i += 3;
-            }
-            b'<' if line[i..].starts_with(b"<<") => {
-                // `3<<EOF`: a lone fd number before it belongs to it.
-                if lx.current().is_some_and(|w| w.iter().all(u8::is_ascii_digit)) {
-                    lx.discard();
-                }
-                let strip_tabs = line.get(i + 2) == Some(&b'-');
-                lx.token(Kind::HereDoc(strip_tabs));
-                i += 2 + usize::from(strip_tabs);
-            }
-            b'<' | b'>' => {
-                // `2>` and `&>`: a lone fd number before the arrow belongs to the redirect.
-                if lx.current().is_some_and(|w| w.iter().all(u8::is_ascii_digit)) {
-                    lx.discard();
-                }
-                lx.token(Kind::Redirect);
-                i += 1;
-                while i < n && matches!(line[i], b'<' | b'>' | b'&' | b'|') {
-                    i += 1;
-                }
-                // `2>&1`: the target is a descriptor, not a file word we must skip.
-                if i < n && line[i].is_ascii_digit() && line[i - 1] == b'&' {
-                    lx.out.toks.pop();
-                    while i < n && line[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                }
-            }
+            b'<' | b'>' => i = lx.angle(line, i),
             _ => {
                 lx.push(b, i);
                 i += 1;
