@@ -1203,6 +1203,74 @@ fn per_command(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
 }
 
 /// Flags, one argument at a time: per-command short flags, then names of secrets.
+/// One flag word of a command, with what follows it.
+struct Flag<'a, 'w> {
+    cmd: &'a str,
+    args: &'a [Word<'w>],
+    w: &'a Word<'w>,
+    /// The next word, when it is a value rather than another flag.
+    next: Option<&'a Word<'w>>,
+    /// The word holds `=`.
+    assigned: bool,
+    base: usize,
+}
+
+impl Flag<'_, '_> {
+    /// A short flag the command defines (`mysql -p`): its value attached or next; how
+    /// many more words it took, or `None` when the command has no such flag.
+    fn short(&self, out: &mut Vec<Span>) -> Option<usize> {
+        let t = self.w.text;
+        for f in SHORT_FLAGS {
+            if !f.commands.contains(&self.cmd) {
+                continue;
+            }
+            if let Some(sub) = f.sub
+                && !self.args.iter().any(|w| w.text == sub.as_bytes())
+            {
+                continue;
+            }
+            let fl = f.flag.as_bytes();
+            if t == fl {
+                if !f.attached_only
+                    && let Some(n) = self.next
+                {
+                    value(n, 0, f.value, Class::Password, self.base, short_rule(f.value), out);
+                    return Some(1);
+                }
+                return Some(0);
+            }
+            // `-pX`, `-hpX`; but openssl's options are single-dash words (`-key`, not `-k ey`).
+            if t.len() > fl.len()
+                && t.starts_with(fl)
+                && self.cmd != "openssl"
+                && (!self.assigned || (fl.len() == 2 && fl[1] != b'-'))
+            {
+                value(self.w, fl.len(), f.value, Class::Password, self.base, short_rule(f.value), out);
+                return Some(0);
+            }
+        }
+        None
+    }
+
+    /// `gh secret set NAME --body X`, `-b X`, `--body=X`: the value whatever its name; how
+    /// many more words it took.
+    fn valued(&self, out: &mut Vec<Span>) -> Option<usize> {
+        let t = self.w.text;
+        let (_, _, names) = VALUE_FLAGS
+            .iter()
+            .find(|(c, sub, _)| *c == self.cmd && self.args.iter().any(|w| w.text == sub.as_bytes()))?;
+        if let Some(n) = self.next.filter(|_| names.iter().any(|f| t == f.as_bytes())) {
+            value(n, 0, ValueKind::Plain, Class::Password, self.base, "flag", out);
+            return Some(1);
+        }
+        let glued = names
+            .iter()
+            .find(|f| f.starts_with("--") && t.starts_with(f.as_bytes()) && t.get(f.len()) == Some(&b'='))?;
+        value(self.w, glued.len() + 1, ValueKind::Plain, Class::Password, self.base, "flag", out);
+        Some(0)
+    }
+}
+
 fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
     let mut j = 0;
     while j < args.len() {
@@ -1228,58 +1296,10 @@ fn flags(cmd: &str, args: &[Word], base: usize, out: &mut Vec<Span>) {
         let next = args.get(j);
         let next_is_value = next.is_some_and(|n| !looks_like_flag(n.text));
         // Per-command short flags first: they decide what `-p` means here.
-        let mut handled = false;
-        for f in SHORT_FLAGS {
-            if !f.commands.contains(&cmd) {
-                continue;
-            }
-            if let Some(sub) = f.sub
-                && !args.iter().any(|w| w.text == sub.as_bytes())
-            {
-                continue;
-            }
-            let fl = f.flag.as_bytes();
-            if t == fl {
-                handled = true;
-                if !f.attached_only
-                    && next_is_value
-                    && let Some(n) = next
-                {
-                    value(n, 0, f.value, Class::Password, base, short_rule(f.value), out);
-                    j += 1;
-                }
-                break;
-            }
-            // `-pX`, `-hpX`; but openssl's options are single-dash words (`-key`, not `-k ey`).
-            if t.len() > fl.len()
-                && t.starts_with(fl)
-                && cmd != "openssl"
-                && (!assigned || (fl.len() == 2 && fl[1] != b'-'))
-            {
-                handled = true;
-                value(w, fl.len(), f.value, Class::Password, base, short_rule(f.value), out);
-                break;
-            }
-        }
-        if handled {
+        let at = Flag { cmd, args, w, next: next.filter(|_| next_is_value), assigned, base };
+        if let Some(took) = at.short(out).or_else(|| at.valued(out)) {
+            j += took;
             continue;
-        }
-        // `gh secret set NAME --body X`, `-b X`, `--body=X`: the value whatever its name.
-        if let Some((_, _, names)) =
-            VALUE_FLAGS.iter().find(|(c, sub, _)| *c == cmd && args.iter().any(|w| w.text == sub.as_bytes()))
-        {
-            if let Some(n) = next.filter(|_| next_is_value && names.iter().any(|f| t == f.as_bytes())) {
-                value(n, 0, ValueKind::Plain, Class::Password, base, "flag", out);
-                j += 1;
-                continue;
-            }
-            let glued = names.iter().find(|f| {
-                f.starts_with("--") && t.starts_with(f.as_bytes()) && t.get(f.len()) == Some(&b'=')
-            });
-            if let Some(f) = glued {
-                value(w, f.len() + 1, ValueKind::Plain, Class::Password, base, "flag", out);
-                continue;
-            }
         }
         if assigned {
             continue;
