@@ -223,28 +223,7 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
         {
             ve = vs + slash;
         }
-        let form = if !dashes.is_empty() {
-            Form::Flag
-        } else if matches!(before, Some(b'?' | b'&')) || first_query.is_some_and(|q| q < name.start()) {
-            Form::Query
-        } else {
-            Form::Env
-        };
-        let rule = match form {
-            Form::Flag => "flag",
-            Form::Query => "query",
-            _ => "assign",
-        };
-        // Code and config files write `name = value`, keyword arguments `f(name=value)` and
-        // attributes `self.name = value`; there a name must end with what names a secret.
-        let spaced = line[name.end()..val.start()].iter().any(|b| *b == b' ' || *b == b'\t');
-        let kwarg = matches!(before, Some(b'(')) || line[..dashes.start()].trim_ascii_end().ends_with(b",");
-        let code = dashes.is_empty() && (strict || spaced || kwarg || name.as_bytes().contains(&b'.'));
-        let class =
-            if code { name_class_strict(name.as_bytes(), form) } else { name_class(name.as_bytes(), form) }
-                .filter(|_| {
-                    !(tracking(name.as_bytes()) || form == Form::Query && public_graph(line, name.start()))
-                });
+        let (rule, spaced, class) = classify(line, &c, before, first_query, strict);
         let v = &line[vs..ve];
         let bare = vs == val.start();
         let end = if bare && dashes.is_empty() {
@@ -285,6 +264,41 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
             break;
         }
     }
+}
+
+/// How an assignment reads: its rule (a flag, a query parameter, an assignment), whether
+/// blanks part name and value, and what its name makes the value. Code and config files
+/// write `name = value`, keyword arguments `f(name=value)` and attributes
+/// `self.name = value`; there a name must end with what names a secret.
+fn classify(
+    line: &[u8],
+    c: &regex::bytes::Captures<'_>,
+    before: Option<u8>,
+    first_query: Option<usize>,
+    strict: bool,
+) -> (&'static str, bool, Option<super::value::Class>) {
+    let (dashes, name, val) = (c.get(1).unwrap(), c.get(2).unwrap(), c.get(3).unwrap());
+    let form = if !dashes.is_empty() {
+        Form::Flag
+    } else if matches!(before, Some(b'?' | b'&')) || first_query.is_some_and(|q| q < name.start()) {
+        Form::Query
+    } else {
+        Form::Env
+    };
+    let rule = match form {
+        Form::Flag => "flag",
+        Form::Query => "query",
+        _ => "assign",
+    };
+    let spaced = line[name.end()..val.start()].iter().any(|b| *b == b' ' || *b == b'\t');
+    let kwarg = matches!(before, Some(b'(')) || line[..dashes.start()].trim_ascii_end().ends_with(b",");
+    let code = dashes.is_empty() && (strict || spaced || kwarg || name.as_bytes().contains(&b'.'));
+    let class =
+        if code { name_class_strict(name.as_bytes(), form) } else { name_class(name.as_bytes(), form) }
+            .filter(|_| {
+                !(tracking(name.as_bytes()) || form == Form::Query && public_graph(line, name.start()))
+            });
+    (rule, spaced, class)
 }
 
 /// What parts a name from its value on a line, which says how a config file reads the
