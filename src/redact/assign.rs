@@ -883,6 +883,47 @@ fn is_json_number(v: &[u8]) -> bool {
         && v.iter().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
 }
 
+/// An HTTP header whose value the header reading judges.
+fn is_http_header(name: &[u8]) -> bool {
+    [&b"authorization"[..], b"proxy-authorization", b"cookie", b"set-cookie"]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// A pair whose value is no value: a YAML reference tag (`!Ref X`), a core tag with
+/// nothing after it (`token: !!null`), a Rust type (`password: &mut String`), or a
+/// shell's `${NAME:?message}` (a default after `:-`, `:=` or `:+` is read by
+/// `expansion.rs`).
+fn no_value_here(line: &[u8], c: &regex::bytes::Captures<'_>, tag: Option<(usize, Tag)>) -> bool {
+    let (name_at, val) = (c.get(2).unwrap(), c.get(4).unwrap());
+    if let Some((_, Tag::Reference)) = tag {
+        return true;
+    }
+    if let Some((_, Tag::Core | Tag::Literal)) = tag
+        && c.get(3).is_none()
+    {
+        return true;
+    }
+    let properties = &line[name_at.end()..val.start()];
+    if [&b"&mut "[..], b"&dyn ", b"&raw "].iter().any(|k| properties.windows(k.len()).any(|w| w == *k)) {
+        return true;
+    }
+    line[..name_at.start()].ends_with(b"${") && val.as_bytes().first().is_some_and(|b| b"?-=+".contains(b))
+}
+
+/// A bare value with the escaped tabs and newlines that part it from its name (and end
+/// it) taken off; one inside it stays: it may be part of a secret.
+fn within_escaped_separators(line: &[u8], mut vs: usize, mut ve: usize) -> (usize, usize) {
+    let separator = |at: usize| line[at] == b'\\' && matches!(line[at + 1], b't' | b'n' | b'r');
+    while vs + 2 <= ve && separator(vs) {
+        vs += 2;
+    }
+    while ve >= vs + 2 && separator(ve - 2) && (ve - 2 == vs || line[ve - 3] != b'\\') {
+        ve -= 2;
+    }
+    (vs, ve)
+}
+
 pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
     let mut pos = 0;
     while pos < line.len() {
@@ -904,29 +945,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
                     .filter(|t| *t != Tag::Other),
             ),
         };
-        if let Some((_, Tag::Reference)) = tag {
-            pos = val.end();
-            continue;
-        }
-        if let Some((_, Tag::Core | Tag::Literal)) = tag
-            && c.get(3).is_none()
-        {
-            // `token: !!null`, `password: !!str`: a tag with no value after it.
-            pos = val.end();
-            continue;
-        }
-        // Rust's `password: &mut String` is a type, not an anchor and its value.
-        let properties = &line[name_at.end()..val.start()];
-        if [&b"&mut "[..], b"&dyn ", b"&raw "].iter().any(|k| properties.windows(k.len()).any(|w| w == *k)) {
-            pos = val.end();
-            continue;
-        }
-        // `${DB_PASSWORD:?must be set}`: a shell's parameter expansion, whose `:` is its
-        // operator's and `?` says the words after it are an error message; a default
-        // after `:-`, `:=` or `:+` is read by `expansion.rs`.
-        if line[..name_at.start()].ends_with(b"${")
-            && val.as_bytes().first().is_some_and(|b| b"?-=+".contains(b))
-        {
+        if no_value_here(line, &c, tag) {
             pos = val.end();
             continue;
         }
@@ -934,9 +953,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             break;
         }
         let (mut vs, mut ve) = unquote(line, val.start(), val.end());
-        let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-        let header =
-            matches!(lower.as_str(), "authorization" | "proxy-authorization" | "cookie" | "set-cookie");
+        let header = is_http_header(name);
         let bare = vs == val.start();
         // `{sig:0mwidth$x}`: a format string's spec, not a flow mapping (which has a space).
         let format_spec = bare
@@ -947,12 +964,8 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         // JSON write them, parts the name from its value; the value is what follows, up
         // to such an escape at its end (one inside it is kept in the value: it may be
         // part of a secret).
-        let separator = |at: usize| line[at] == b'\\' && matches!(line[at + 1], b't' | b'n' | b'r');
-        while bare && vs + 2 <= ve && separator(vs) {
-            vs += 2;
-        }
-        while bare && ve >= vs + 2 && separator(ve - 2) && (ve - 2 == vs || line[ve - 3] != b'\\') {
-            ve -= 2;
+        if bare {
+            (vs, ve) = within_escaped_separators(line, vs, ve);
         }
         let v = &line[vs..ve];
         // A value between escaped separators is in a string of code, not a config line.
