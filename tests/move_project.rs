@@ -514,7 +514,8 @@ fn copilot_session(env: &TestEnv, dir: &Path, id: &str) -> PathBuf {
 
 /// A move that fails after the conversations were laid (a Codex id the restore keeps
 /// elsewhere): every store is put back byte for byte, the copies laid at NEW taken away
-/// first, a Copilot CLI session laid again where it was included, its lock kept.
+/// first, a Copilot CLI session laid again where it was included, its lock kept, and
+/// Gemini CLI's registry without the entry the restore made for NEW.
 #[test]
 fn a_move_that_fails_after_laying_takes_every_new_copy_away() {
     let env = TestEnv::new();
@@ -524,6 +525,12 @@ fn a_move_that_fails_after_laying_takes_every_new_copy_away() {
     transcript(&env, &a, A);
     copilot_session(&env, &a, "5c0ffee0-0000-4000-8000-00000000c0b1");
     droid_session(&env, &a, "0a1b2c3d-0000-4000-8000-00000000d402");
+    let gh = env.home.join(".gemini");
+    crate::util::gemini::make_chat(&gh, &a, "gemini-chat-2", "remember GEMINI");
+    // As the CLI writes its registry (JSON.stringify with two spaces).
+    let registry: serde_json::Value =
+        serde_json::from_slice(&fs::read(gh.join("projects.json")).unwrap()).unwrap();
+    fs::write(gh.join("projects.json"), serde_json::to_vec_pretty(&registry).unwrap()).unwrap();
     codex_rollout(&env, &a);
     archived_codex_copy(&env);
     let before = stores(&env);

@@ -599,17 +599,28 @@ fn registry_version(path: &Path) -> Option<(u64, u64, i64, i64)> {
     fs::metadata(path).ok().map(|m| (m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
 }
 
-/// Sets `projects[root] = id` in the registry, keeping every other entry: read, write a
-/// temp file, and rename only if nobody changed the file meanwhile (else read again).
+/// Sets `projects[root] = id` in the registry, keeping every other entry.
 fn register(gh: &Path, root: &str, id: &str) -> anyhow::Result<()> {
+    update_registry(gh, |projects| {
+        if projects.get(root).and_then(Value::as_str) == Some(id) {
+            return false;
+        }
+        projects.insert(root.to_string(), Value::String(id.to_string()));
+        true
+    })
+}
+
+/// Changes the registry's projects with `change` (which says whether it changed them),
+/// keeping every other key: read, write a temp file, and rename only if nobody changed
+/// the file meanwhile (else read again).
+fn update_registry(gh: &Path, change: impl Fn(&mut Map<String, Value>) -> bool) -> anyhow::Result<()> {
     let path = gh.join("projects.json");
     for _ in 0..50 {
         let before = registry_version(&path);
         let mut projects = read_registry(gh)?;
-        if projects.get(root).and_then(Value::as_str) == Some(id) {
+        if !change(&mut projects) {
             return Ok(());
         }
-        projects.insert(root.to_string(), Value::String(id.to_string()));
         let mut doc = match fs::read(&path).ok().and_then(|t| serde_json::from_slice::<Value>(&t).ok()) {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
@@ -631,6 +642,35 @@ fn register(gh: &Path, root: &str, id: &str) -> anyhow::Result<()> {
         }
     }
     bail!("{} kept changing; try again", path.display())
+}
+
+/// Takes back what a restore at `root` registered, when nothing else came of it: the
+/// registry entry, and its folder holding nothing but the marker and empty folders. A
+/// folder with anything in it stays, and its entry with it.
+pub fn forget(gh: &Path, root: &str) -> anyhow::Result<()> {
+    let _lock = RegistryLock::take(gh)?;
+    let Some(id) = read_registry(gh)?.get(root).and_then(Value::as_str).map(str::to_string) else {
+        return Ok(());
+    };
+    let folder = gh.join("tmp").join(&id);
+    if !is_plain_name(&id) || !only_marker(&folder, &folder) {
+        return Ok(());
+    }
+    update_registry(gh, |projects| projects.remove(root).is_some())?;
+    let _ = fs::remove_dir_all(&folder);
+    Ok(())
+}
+
+/// Whether `dir` holds nothing but the marker (at `top`) and empty folders.
+fn only_marker(dir: &Path, top: &Path) -> bool {
+    fs::read_dir(dir).into_iter().flatten().flatten().all(|e| {
+        let path = e.path();
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => only_marker(&path, top),
+            Ok(_) => dir == top && e.file_name() == MARKER,
+            Err(_) => true,
+        }
+    })
 }
 
 /// Writes a marker naming `root`, replacing one that names another path.

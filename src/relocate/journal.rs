@@ -129,6 +129,7 @@ impl Journal {
                 }
             }
         }
+        self.before.undo_gemini(probe, &self.new_str);
         for (from, to) in self.asides.iter().rev() {
             if fs::symlink_metadata(to).is_err() {
                 continue; // never set aside, or already back

@@ -314,6 +314,13 @@ struct Before {
     slot_existed: bool,
     entry_existed: bool,
     history_lines: bool,
+    /// Gemini CLI's registry named NEW already (unknown counts as yes: nothing is taken).
+    #[serde(default = "yes")]
+    gemini_entry: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Before {
@@ -323,12 +330,24 @@ impl Before {
         let entry_existed = claude_json(probe).is_some_and(|(_, v)| v["projects"].get(new).is_some());
         let history_lines = config
             .is_some_and(|c| history_of(&c.join("history.jsonl"), new).is_some_and(|(_, mine)| mine > 0));
-        Before { slot_existed, entry_existed, history_lines }
+        let gemini_entry = agent::Agent::home(&agent::gemini::Gemini, probe)
+            .is_none_or(|gh| agent::gemini::find_project(&gh, new).is_some());
+        Before { slot_existed, entry_existed, history_lines, gemini_entry }
     }
 
     /// Takes back what the move added at NEW. `laid` names the transcripts it laid: when
     /// NEW's folder holds any other (the user worked at NEW after a move was killed), only
     /// those are taken, and the project's settings entry and prompt lines stay.
+    /// Gemini CLI's registry entry for NEW and its empty folder, once the chats laid
+    /// there are taken away.
+    fn undo_gemini(&self, probe: &Probe, new: &str) {
+        if !self.gemini_entry
+            && let Some(gh) = agent::Agent::home(&agent::gemini::Gemini, probe)
+        {
+            let _ = agent::gemini::forget(&gh, new);
+        }
+    }
+
     fn undo(&self, probe: &Probe, new: &str, laid: &[&str]) {
         let Some(config) = crate::capture::claude::config_dir(probe) else { return };
         let slot = claude_slot(&config, new);

@@ -458,3 +458,27 @@ fn stored_names_only_the_projects_own_copy() {
     );
     assert!(stored(gh.path(), "/p/c", "s-1").is_empty());
 }
+
+/// What a restore registered is taken back only while nothing came of it: a folder with a
+/// chat in it stays, and its entry with it.
+#[test]
+fn forget_takes_back_only_an_empty_registration() {
+    let gh = tempfile::tempdir().unwrap();
+    let g = gh.path();
+    for (id, root) in [("a", "/p/a"), ("b", "/p/b")] {
+        fs::create_dir_all(g.join("tmp").join(id).join("chats")).unwrap();
+        fs::write(g.join("tmp").join(id).join(MARKER), root).unwrap();
+    }
+    fs::write(g.join("tmp/b/chats/session-x.jsonl"), "{}\n").unwrap();
+    fs::write(
+        g.join("projects.json"),
+        r#"{"projects": {"/p/a": "a", "/p/b": "b", "/p/c": "c"}, "other": 1}"#,
+    )
+    .unwrap();
+    forget(g, "/p/a").unwrap();
+    forget(g, "/p/b").unwrap();
+    let doc: Value = serde_json::from_slice(&fs::read(g.join("projects.json")).unwrap()).unwrap();
+    assert_eq!(doc["projects"], serde_json::json!({"/p/b": "b", "/p/c": "c"}));
+    assert_eq!(doc["other"], 1, "another key of the file was lost");
+    assert!(!g.join("tmp/a").exists() && g.join("tmp/b/chats/session-x.jsonl").is_file());
+}
