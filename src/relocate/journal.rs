@@ -181,91 +181,101 @@ pub fn new_path(probe: &Probe, folder: &Path) -> anyhow::Result<PathBuf> {
     Ok(folder.join(format!("{stamp}-{}.json", std::process::id())))
 }
 
-/// What [`recover`] would do, doing nothing: one line per journal of a killed move.
-pub fn pending(probe: &Probe) -> Vec<String> {
-    let Some(folder) = folder(probe) else { return Vec::new() };
-    let mut said = Vec::new();
-    for entry in fs::read_dir(&folder).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if !entry.file_type().is_ok_and(|t| t.is_file()) || path.extension().is_none_or(|x| x != "json") {
-            continue;
-        }
-        let Ok(bytes) = crate::agent::disk::read_bounded(&path, 16 << 20) else { continue };
-        let Ok(journal) = serde_json::from_slice::<Journal>(&bytes) else { continue };
-        if journal.plausible() {
-            said.push(format!(
-                "an interrupted move of {} to {} would be {} first",
-                crate::sanitize::for_terminal(&journal.old_str),
-                crate::sanitize::for_terminal(&journal.new_str),
-                if journal.committed { "finished" } else { "rolled back" }
-            ));
-        }
+impl Journal {
+    /// `an interrupted move of OLD to NEW`, for what recovery says.
+    fn what(&self) -> String {
+        format!(
+            "an interrupted move of {} to {}",
+            crate::sanitize::for_terminal(&self.old_str),
+            crate::sanitize::for_terminal(&self.new_str)
+        )
     }
-    said
 }
 
-/// Rolls back every move a journal says was killed part way; one line per move.
-pub fn recover(probe: &Probe) -> Vec<String> {
+/// The journals in the state folder: regular `.json` files, never through a link.
+fn journals(probe: &Probe) -> Vec<PathBuf> {
     let Some(folder) = folder(probe) else { return Vec::new() };
+    fs::read_dir(&folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect()
+}
+
+/// A journal as a move writes it; why not, in words, when it is not one (`Ok(None)`: it
+/// is gone).
+fn read(path: &Path) -> Result<Option<Journal>, String> {
+    let bytes = match crate::agent::disk::read_bounded(path, 16 << 20) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{} cannot be read ({e}); left as it is", path.display())),
+    };
+    match serde_json::from_slice::<Journal>(&bytes) {
+        Ok(mut j) if j.plausible() => {
+            j.path = Some(path.to_path_buf());
+            Ok(Some(j))
+        }
+        _ => Err(format!("{} is not a move's journal; left as it is", path.display())),
+    }
+}
+
+/// What [`recover`] would do, doing nothing: one line per journal of a killed move.
+pub fn pending(probe: &Probe) -> Vec<String> {
+    journals(probe)
+        .iter()
+        .filter_map(|p| read(p).ok().flatten())
+        .map(|j| {
+            format!("{} would be {} first", j.what(), if j.committed { "finished" } else { "rolled back" })
+        })
+        .collect()
+}
+
+/// Rolls back every move a journal says was killed part way (or finishes one that was
+/// committed); one line per move.
+pub fn recover(probe: &Probe) -> Vec<String> {
     let mut said = Vec::new();
-    for entry in fs::read_dir(&folder).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if !entry.file_type().is_ok_and(|t| t.is_file()) || path.extension().is_none_or(|x| x != "json") {
-            continue;
-        }
+    for path in journals(probe) {
+        let lock = path.with_extension("lock");
         // A move still running holds its lock; one that ended deleted its journal first.
-        let Ok(_turn) = crate::fsutil::try_lock_file(&path.with_extension("lock")) else { continue };
-        let bytes = match crate::agent::disk::read_bounded(&path, 16 << 20) {
-            Ok(b) => b,
+        let Ok(_turn) = crate::fsutil::try_lock_file(&lock) else { continue };
+        let journal = match read(&path) {
+            Ok(Some(j)) => j,
             // It ended while this waited: nothing to do, and no lock file left behind.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let _ = fs::remove_file(path.with_extension("lock"));
+            Ok(None) => {
+                let _ = fs::remove_file(&lock);
                 continue;
             }
-            Err(e) => {
-                said.push(format!("{} cannot be read ({e}); left as it is", path.display()));
+            Err(why) => {
+                said.push(why);
                 continue;
             }
         };
-        let Ok(mut journal) = serde_json::from_slice::<Journal>(&bytes) else {
-            said.push(format!("{} is not a move's journal; left as it is", path.display()));
-            continue;
-        };
-        if !journal.plausible() {
-            said.push(format!("{} is not a move's journal; left as it is", path.display()));
-            continue;
-        }
         if journal.committed {
-            journal.path = Some(path.clone());
             journal.finish_committed();
             journal.close();
-            let _ = fs::remove_file(path.with_extension("lock"));
+            let _ = fs::remove_file(&lock);
             said.push(format!(
-                "an interrupted move of {} to {} was finished (its conversations were all at the new path)",
-                crate::sanitize::for_terminal(&journal.old_str),
-                crate::sanitize::for_terminal(&journal.new_str)
+                "{} was finished (its conversations were all at the new path)",
+                journal.what()
             ));
             continue;
         }
-        journal.path = Some(path.clone());
         let problems = journal.roll_back(probe);
-        let what = format!(
-            "an interrupted move of {} to {}",
-            crate::sanitize::for_terminal(&journal.old_str),
-            crate::sanitize::for_terminal(&journal.new_str)
-        );
         if problems.is_empty() {
             journal.close();
-            let _ = fs::remove_file(path.with_extension("lock"));
+            let _ = fs::remove_file(&lock);
             let back = if journal.move_dir && journal.old_abs.exists() {
                 " (the folder is at its old path again)"
             } else {
                 ""
             };
-            said.push(format!("{what} was rolled back{back}"));
+            said.push(format!("{} was rolled back{back}", journal.what()));
         } else {
             // Kept, so the next move tries again.
-            said.push(format!("{what} was rolled back only in part: {}", problems.join("; ")));
+            said.push(format!("{} was rolled back only in part: {}", journal.what(), problems.join("; ")));
         }
     }
     said
