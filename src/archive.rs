@@ -100,6 +100,8 @@ pub struct Options {
     pub seal: bool,
     pub captured_via: &'static str,
     pub agents: agent::Chosen,
+    /// Compress for speed: a move's backup, read back at once.
+    pub quick: bool,
 }
 
 impl Options {
@@ -111,6 +113,7 @@ impl Options {
             seal: true,
             captured_via: CAPTURED_VIA,
             agents: agent::Chosen::All,
+            quick: false,
         }
     }
 }
@@ -170,6 +173,7 @@ pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<O
         .expect("a free name");
     let bundle_opts = bundle::BundleOptions {
         redact: options.redact,
+        level: if options.quick { bundle::Level::Quick } else { bundle::Level::Kept },
         elements: carried.iter().map(|c| c.element.clone()).collect(),
         streamed: work.into_iter().map(|w| Box::new(w) as Box<dyn bundle::StreamedElement>).collect(),
         ..bundle::BundleOptions::default()

@@ -454,7 +454,11 @@ fn what_a_move_cannot_lay_refuses_it_and_other_projects_copies_stay() {
         fs::create_dir_all(d).unwrap();
     }
     const DROID_ID: &str = "0a1b2c3d-0000-4000-8000-00000000d401";
-    droid_session(&env, &a, DROID_ID);
+    let droid = droid_session(&env, &a, DROID_ID);
+    // The user's own grant for the session moves with it (a restore from a file lays it
+    // only with --trust-config).
+    let grant = br#"{"model":"m","autonomyLevel":"high","interactionMode":"auto"}"#;
+    fs::write(droid.with_file_name(format!("{DROID_ID}.settings.json")), grant).unwrap();
     codex_rollout(&env, &a);
     transcript(&env, &a, A);
     let in_the_way = env.home.join(".factory/sessions").join(lokust::agent::droid::slot(b.to_str().unwrap()));
@@ -493,6 +497,7 @@ fn what_a_move_cannot_lay_refuses_it_and_other_projects_copies_stay() {
     assert!(slot_dir(&env, b.to_str().unwrap()).join(format!("{A}.jsonl")).is_file());
     let new_droid = env.home.join(".factory/sessions").join(lokust::agent::droid::slot(b.to_str().unwrap()));
     assert!(new_droid.join(format!("{DROID_ID}.jsonl")).is_file());
+    assert_eq!(fs::read(new_droid.join(format!("{DROID_ID}.settings.json"))).unwrap(), grant);
 }
 
 /// A Copilot CLI session as the CLI keeps it, by id, with a lock that does not travel.

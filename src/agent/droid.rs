@@ -14,7 +14,6 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
@@ -197,8 +196,9 @@ fn transcripts(sessions: &Path) -> Vec<(PathBuf, String)> {
 }
 
 /// The sessions of `root` (a realpath) and of every folder below it, unredacted, each its
-/// transcript (cut at its last complete line) and its settings without grants; `None`
-/// when Droid has none there.
+/// transcript (cut at its last complete line) and its settings as they are (a restore
+/// lays only their harmless keys unless told to trust them, as `move` does); `None` when
+/// Droid has none there.
 pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>>> {
     let mut files = Vec::new();
     let mut seen = BTreeSet::new();
@@ -215,9 +215,9 @@ pub fn carried_files(home: &Path, root: &str) -> anyhow::Result<Option<Vec<File>
         files.push(File { rel: format!("{id}.jsonl"), data });
         let settings = path.with_file_name(format!("{id}{SETTINGS}"));
         if let Ok(data) = read_bounded(&settings, 1 << 20)
-            && let Some(kept) = harmless_settings(&data)
+            && harmless_settings(&data).is_some()
         {
-            files.push(File { rel: format!("{id}{SETTINGS}"), data: kept });
+            files.push(File { rel: format!("{id}{SETTINGS}"), data });
         }
     }
     Ok((!files.is_empty()).then_some(files))
@@ -323,16 +323,11 @@ pub fn relocate(data: &[u8], old: &str, new: &str) -> anyhow::Result<Vec<u8>> {
 }
 
 /// Where each session of a validated element goes for `root`, reading the receiver and
-/// writing nothing: the transcript, then its harmless settings beside it. A session
-/// recorded outside `old_root` refuses the element.
-pub fn plan(
-    home: &Path,
-    root: &str,
-    old_root: Option<&str>,
-    files: &[File],
-    force: bool,
-    now: SystemTime,
-) -> anyhow::Result<Plan> {
+/// writing nothing: the transcript, then its settings beside it, only their harmless keys
+/// unless `--trust-config` (the autonomy a session was granted is the receiver's to give). A
+/// session recorded outside `old_root` refuses the element.
+pub fn plan(home: &Path, root: &str, files: &[File], opts: &super::PlaceOptions) -> anyhow::Result<Plan> {
+    let (old_root, force, now) = (opts.old_root.as_deref(), opts.force, opts.now);
     validate(files)?;
     let old =
         old_root.filter(|o| o.starts_with('/')).context("the element does not say where it came from")?;
@@ -366,7 +361,7 @@ pub fn plan(
         let settings = files
             .iter()
             .find(|g| g.rel == format!("{id}{SETTINGS}"))
-            .and_then(|g| harmless_settings(&g.data));
+            .and_then(|g| if opts.trust_config { Some(g.data.clone()) } else { harmless_settings(&g.data) });
         let write = matches!(step, Step::Write | Step::Replace(_));
         plan.items.push(
             Placement::file(Kind::Conversation, &id, home, folder.join(&f.rel), transcript)
@@ -467,7 +462,7 @@ impl super::Agent for Droid {
         files: &[File],
         opts: &super::PlaceOptions,
     ) -> anyhow::Result<Plan> {
-        plan(home, root, opts.old_root.as_deref(), files, opts.force, opts.now)
+        plan(home, root, files, opts)
     }
 }
 

@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 pub mod elements;
 mod gz;
+pub use gz::Level;
 mod listing;
 pub mod scan;
 mod source;
@@ -58,6 +59,8 @@ pub struct BundleOptions {
     pub redact: bool,
     /// Compression threads; 0 means one per core, at most 4.
     pub threads: usize,
+    /// How hard the transcripts are compressed.
+    pub level: Level,
     /// Show a progress bar on stderr (the caller decides: a terminal, a large project).
     pub progress: bool,
     /// Further payloads, written as the `bundles` array after `bundle` ([`elements`]).
@@ -71,6 +74,7 @@ impl Default for BundleOptions {
         BundleOptions {
             redact: true,
             threads: 0,
+            level: Level::Kept,
             progress: false,
             elements: Vec::new(),
             streamed: Vec::new(),

@@ -67,7 +67,7 @@ fn write_bundle<W: Write>(
     let (count, total) = {
         let counted = crate::fsutil::Counted { inner: &mut out, count: 0 };
         let b64 = base64::write::EncoderWriter::new(counted, &base64::engine::general_purpose::STANDARD);
-        let gz = ParallelGz::new(b64, threads(opts.threads));
+        let gz = ParallelGz::new(b64, threads(opts.threads), opts.level);
         let gz = write_tar(plan, opts, gz, stats)?;
         let (mut b64, total) = gz.finish()?;
         (b64.finish()?.count, total)

@@ -277,6 +277,9 @@ fn backup(probe: &Probe, paths: &Paths, held: &[(Known, usize)]) -> anyhow::Resu
         seal: false,
         captured_via: "lokust-move",
         agents: Chosen::Only(held.iter().map(|(k, _)| k.id().to_string()).collect()),
+        // Read back by the restore below at once; the gzip round trip is most of a move's
+        // time.
+        quick: true,
     };
     match archive::archive(probe, &paths.old_real, &options)? {
         archive::Outcome::Written { path, warnings, .. } if warnings.is_empty() => Ok(path),

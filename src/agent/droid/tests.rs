@@ -2,6 +2,8 @@
 //! what selects a session, what a move rewrites, and what a hostile element may not do.
 
 use super::*;
+use crate::agent::PlaceOptions;
+use std::time::SystemTime;
 
 const ID: &str = "de9533e0-92a6-4294-86e1-8c7b4a936ac6";
 
@@ -108,8 +110,17 @@ fn collect_takes_this_projects_sessions_from_every_slot_never_through_links() {
     let files = carried_files(home.path(), "/p/proj").unwrap().unwrap();
     let names: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
     assert_eq!(names, [format!("{ID}.jsonl"), format!("{ID}.settings.json")]);
-    assert!(!String::from_utf8_lossy(&files[1].data).contains("autonomy"));
+    // Carried as they are: a restore decides what of them is laid.
+    assert_eq!(files[1].data, fs::read(mine.join(format!("{ID}.settings.json"))).unwrap());
     assert!(carried_files(home.path(), "/q").unwrap().is_none());
+}
+
+fn place_options(old_root: Option<&str>, force: bool, trust_config: bool, now: SystemTime) -> PlaceOptions {
+    PlaceOptions { old_root: old_root.map(str::to_string), force, trust_config, now }
+}
+
+fn plan_at(home: &Path, root: &str, old: Option<&str>, files: &[File], force: bool, now: SystemTime) -> Plan {
+    plan(home, root, files, &place_options(old, force, false, now)).unwrap()
 }
 
 #[test]
@@ -120,7 +131,7 @@ fn a_restore_puts_both_in_the_new_slot_and_keeps_what_differs_unless_forced() {
         File { rel: format!("{ID}.settings.json"), data: SETTINGS_SEEN.as_bytes().to_vec() },
     ];
     let now = SystemTime::now();
-    let p = plan(home.path(), "/new/é p", Some("/old/p"), &files, false, now).unwrap();
+    let p = plan_at(home.path(), "/new/é p", Some("/old/p"), &files, false, now);
     assert_eq!(p.items[0].step, Step::Write);
     let placed = crate::place::apply(&p, now).unwrap();
     assert_eq!(placed.written, [ID]);
@@ -131,7 +142,7 @@ fn a_restore_puts_both_in_the_new_slot_and_keeps_what_differs_unless_forced() {
     assert!(!settings.contains("autonomy") && !settings.contains("toolExecutionMode"), "{settings}");
     assert_eq!(crate::fsutil::mode(&folder.join(format!("{ID}.jsonl"))).unwrap(), 0o600);
 
-    let again = plan(home.path(), "/new/é p", Some("/old/p"), &files, false, now).unwrap();
+    let again = plan_at(home.path(), "/new/é p", Some("/old/p"), &files, false, now);
     assert_eq!(again.items[0].step, Step::Same);
     // The receiver went on with the session elsewhere: kept unless --force.
     fs::write(
@@ -139,15 +150,31 @@ fn a_restore_puts_both_in_the_new_slot_and_keeps_what_differs_unless_forced() {
         [transcript("/new/é p/sub"), b"{\"more\":1}\n".to_vec()].concat(),
     )
     .unwrap();
-    let kept = plan(home.path(), "/new/é p", Some("/old/p"), &files, false, now).unwrap();
+    let kept = plan_at(home.path(), "/new/é p", Some("/old/p"), &files, false, now);
     assert_eq!(crate::place::apply(&kept, now).unwrap().kept, [ID]);
-    let forced = plan(home.path(), "/new/é p", Some("/old/p"), &files, true, now).unwrap();
+    let forced = plan_at(home.path(), "/new/é p", Some("/old/p"), &files, true, now);
     let placed = crate::place::apply(&forced, now).unwrap();
     assert_eq!(placed.written, [ID]);
     assert_eq!(placed.backups.len(), 2);
     assert!(!fs::read_to_string(folder.join(format!("{ID}.jsonl"))).unwrap().contains("more"));
     // Without the old path an element cannot be placed.
-    assert!(plan(home.path(), "/new", None, &files, false, now).is_err());
+    assert!(plan(home.path(), "/new", &files, &place_options(None, false, false, now)).is_err());
+}
+
+/// A session's grants are laid only when the receiver trusts them (`--trust-config`, or a
+/// move of the user's own sessions).
+#[test]
+fn trusted_settings_are_laid_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let files = vec![
+        File { rel: format!("{ID}.jsonl"), data: transcript("/old/p") },
+        File { rel: format!("{ID}.settings.json"), data: SETTINGS_SEEN.as_bytes().to_vec() },
+    ];
+    let now = SystemTime::now();
+    let p = plan(home.path(), "/new/p", &files, &place_options(Some("/old/p"), false, true, now)).unwrap();
+    crate::place::apply(&p, now).unwrap();
+    let laid = fs::read(home.path().join(format!("sessions/-new-p/{ID}.settings.json"))).unwrap();
+    assert_eq!(laid, SETTINGS_SEEN.as_bytes());
 }
 
 /// The hand-made files a session viewer tests with (PROVENANCE.md): older `version`
