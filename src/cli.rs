@@ -511,12 +511,13 @@ Every agent's conversations move: each one's own files are set aside and laid ag
 (what an agent keeps beside them that does not travel is given back); OpenCode's rows are \
 repointed in its database, in one transaction. A move that fails part way is undone. Each \
 change is written in a journal ($XDG_STATE_HOME/lokust/moving/) before it is made: a move \
-killed part way is rolled back by the next lokust-shell move.
+killed part way is rolled back by the next lokust-shell move (finished, when every \
+conversation was at NEW already; left alone while a process works in the renamed folder).
 
 Refused (exit 2, nothing changed): an agent working in OLD (named with its pid), NEW \
 holding conversations of its own (or, for OpenCode, any record of it), --move-dir when \
-OLD is not a directory or NEW exists, and what the restore at NEW would refuse (the move \
-is then undone).", after_long_help = ENV_HELP)]
+OLD is not a directory or NEW exists, a killed move of either folder not yet rolled back, \
+and what the restore at NEW would refuse (the move is then undone).", after_long_help = ENV_HELP)]
 pub struct MoveArgs {
     /// The project's directory now (or its old path, when it was moved already).
     #[arg(value_name = "OLD")]

@@ -637,3 +637,48 @@ fn a_move_killed_while_deleting_its_old_copies_is_finished_not_undone() {
     assert!(!aside.exists() && !old_slot.exists());
     assert!(crate::util::files_below(&moving).iter().all(|p| p.extension().is_none_or(|x| x != "json")));
 }
+
+/// A killed move that renamed the folder is not rolled back while someone works in NEW
+/// (renaming the folder under them); a move touching either folder is refused meanwhile,
+/// and the roll back happens once they have left. A killed restore's staging folder goes
+/// with the first recovery.
+#[test]
+fn a_killed_move_waits_for_those_working_in_new() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b) = (base.join("a"), base.join("b"));
+    fs::create_dir_all(&b).unwrap();
+    let laid = transcript(&env, &b, A);
+    let old_slot = slot_dir(&env, a.to_str().unwrap());
+    let name = old_slot.file_name().unwrap().to_str().unwrap().to_string();
+    let aside = old_slot.with_file_name(format!(".lokust-moving-20261128T000000Z.1-{name}"));
+    fs::create_dir_all(&aside).unwrap();
+    fs::write(aside.join(format!("{A}.jsonl")), "the old copy\n").unwrap();
+    let staging = old_slot.with_file_name(".lokust-restore-999999999-x");
+    fs::create_dir_all(staging.join("tree")).unwrap();
+    let moving = env.home.join(".local/state/lokust/moving");
+    fs::create_dir_all(&moving).unwrap();
+    let journal = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b, "move_dir": true,
+        "before": {"slot_existed": false, "entry_existed": false, "history_lines": false},
+        "asides": [[old_slot, aside]], "repointed": [], "laid": [["claude", A]]});
+    fs::write(moving.join("20261128T000000Z-1.json"), journal.to_string()).unwrap();
+    let mut shell = std::process::Command::new("sleep").arg("60").current_dir(&b).spawn().unwrap();
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    let said = stderr(&out);
+    assert!(said.contains("was left as it is") && said.contains(&shell.id().to_string()), "{said}");
+    assert!(b.is_dir() && !a.exists() && laid.is_file(), "the folder was renamed under a process in it");
+    assert!(!staging.exists(), "a killed restore's staging folder is still there");
+    let refused = env.cmd("lokust-shell").arg("move").arg(&b).arg(base.join("c")).assert().failure();
+    assert_eq!(refused.get_output().status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("is not finished"), "{}", stderr(&refused));
+
+    shell.kill().unwrap();
+    shell.wait().unwrap();
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    assert!(stderr(&out).contains("was rolled back"), "{}", stderr(&out));
+    assert!(a.is_dir() && !b.exists(), "the folder is not at its old path again");
+    assert_eq!(fs::read_to_string(old_slot.join(format!("{A}.jsonl"))).unwrap(), "the old copy\n");
+}

@@ -222,6 +222,17 @@ fn read(path: &Path) -> Result<Option<Journal>, String> {
     }
 }
 
+/// The first journal still left whose move touches `old` or `new` (either holds the
+/// other's path, or is it), in words.
+pub fn unfinished_touching(probe: &Probe, old: &Path, new: &Path) -> Option<String> {
+    let (old, new) = (std::path::absolute(old).ok()?, std::path::absolute(new).ok()?);
+    let near = |a: &Path, b: &Path| a.starts_with(b) || b.starts_with(a);
+    journals(probe).iter().filter_map(|p| read(p).ok().flatten()).find_map(|j| {
+        let theirs = [Path::new(&j.old_str), Path::new(&j.new_str), j.old_abs.as_path()];
+        theirs.iter().any(|t| near(t, &old) || near(t, &new)).then(|| j.what())
+    })
+}
+
 /// What [`recover`] would do, doing nothing: one line per journal of a killed move.
 pub fn pending(probe: &Probe) -> Vec<String> {
     journals(probe)
@@ -237,6 +248,10 @@ pub fn pending(probe: &Probe) -> Vec<String> {
 /// committed); one line per move.
 pub fn recover(probe: &Probe) -> Vec<String> {
     let mut said = Vec::new();
+    // A move killed while restoring left the restore's staging folder too.
+    if let Some(config) = crate::capture::claude::config_dir(probe) {
+        crate::restore::clean_stale(&config.join("projects"));
+    }
     for path in journals(probe) {
         let lock = path.with_extension("lock");
         // A move still running holds its lock; one that ended deleted its journal first.
@@ -262,6 +277,21 @@ pub fn recover(probe: &Probe) -> Vec<String> {
                 journal.what()
             ));
             continue;
+        }
+        // Rolling back renames NEW to OLD again: never under someone working in it.
+        if journal.move_dir && fs::symlink_metadata(&journal.old_abs).is_err() {
+            let pids = super::working_in(&journal.new_real);
+            if !pids.is_empty() {
+                let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+                said.push(format!(
+                    "{} was left as it is: processes work in {} (pid {}); once they have left it, the \
+                     next lokust-shell move rolls it back",
+                    journal.what(),
+                    crate::sanitize::for_terminal(&journal.new_str),
+                    pids.join(", ")
+                ));
+                continue;
+            }
         }
         let problems = journal.roll_back(probe);
         if problems.is_empty() {

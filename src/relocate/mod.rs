@@ -95,6 +95,11 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
     for line in said {
         crate::exit::warn(&line);
     }
+    // A move left half done (it could not be undone yet) and this one must not touch the
+    // same folders.
+    if let Some(what) = journal::unfinished_touching(probe, old, new) {
+        return Err(refuse(format!("{what} is not finished; run lokust-shell move again once it is")));
+    }
     move_one(probe, old, new, opts)
 }
 
@@ -249,7 +254,7 @@ impl Paths {
 /// Everything that refuses a move before anything changes; the agents holding
 /// conversations of OLD, and how many, when nothing does.
 fn refusals(probe: &Probe, paths: &Paths, agents: &Chosen) -> anyhow::Result<Vec<(Known, usize)>> {
-    refuse_running(probe, &paths.old_real)?;
+    refuse_running(&paths.old_real)?;
     refuse_taken(probe, &paths.old_str, &paths.new_str, agents)?;
     let held = held(probe, &paths.old_str, agents)?;
     if held.iter().any(|(k, _)| matches!(k, Known::Claude)) {
@@ -584,26 +589,15 @@ fn check_rename(old: &Path, new: &Path) -> anyhow::Result<()> {
 }
 
 /// An agent working in OLD would write to the old copies while they move.
-fn refuse_running(probe: &Probe, old: &Path) -> anyhow::Result<()> {
-    use crate::tmux::process;
-    let me = std::process::id();
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        if pid == me {
-            continue;
-        }
-        let Some(cwd) = process::cwd(pid) else { continue };
-        if !cwd.starts_with(old) {
-            continue;
-        }
-        if let Some(p) = process::read(pid)
-            && let Some(agent) = crate::tmux::running::program_of(&p)
-        {
-            found.push(format!("{} (pid {pid})", agent.name()));
-        }
-    }
-    let _ = probe;
+fn refuse_running(old: &Path) -> anyhow::Result<()> {
+    let found: Vec<String> = working_in(old)
+        .into_iter()
+        .filter_map(|pid| {
+            let p = crate::tmux::process::read(pid)?;
+            let agent = crate::tmux::running::program_of(&p)?;
+            Some(format!("{} (pid {pid})", agent.name()))
+        })
+        .collect();
     if found.is_empty() {
         return Ok(());
     }
@@ -612,6 +606,19 @@ fn refuse_running(probe: &Probe, old: &Path) -> anyhow::Result<()> {
         safe(&old.to_string_lossy()),
         found.join(", ")
     )))
+}
+
+/// The processes (but this one) whose working directory is `dir` or below it.
+pub(crate) fn working_in(dir: &Path) -> Vec<u32> {
+    let me = std::process::id();
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|pid| *pid != me)
+        .filter(|pid| crate::tmux::process::cwd(*pid).is_some_and(|cwd| cwd.starts_with(dir)))
+        .collect()
 }
 
 /// NEW must not hold another project's conversations: two projects would share them.

@@ -1366,7 +1366,9 @@ fn duplicates(projects: &Path, slot: &str, sessions: &[String]) -> Vec<(String, 
 }
 
 /// Removes the temp dirs of restores whose process is gone (killed, crashed).
-fn clean_stale(projects: &Path) -> Vec<PathBuf> {
+/// Removes the staging folders in `projects` of restores that are no longer running (one
+/// killed, or a move killed while restoring); the ones removed.
+pub fn clean_stale(projects: &Path) -> Vec<PathBuf> {
     let mut cleaned = Vec::new();
     let Ok(dirs) = fs::read_dir(projects) else { return cleaned };
     for d in dirs.flatten() {
