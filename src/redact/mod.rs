@@ -29,6 +29,7 @@
 mod arrow;
 mod assign;
 mod below;
+mod declare;
 mod expansion;
 mod find;
 mod formats;

@@ -15,6 +15,10 @@ pub(crate) enum Class {
     Password,
     /// Tokens, keys, secrets: the value must also look like one.
     Secret,
+    /// A name that may name a secret and may not (`jwt_key`, `signingKey`, a `key` nothing
+    /// qualifies: a sort key, a cache key, a translation key): only a value made by a
+    /// generator, never a word, a path, a hash or an identifier, is one.
+    Generated,
 }
 
 /// Where a name was found; bare `key` is only a secret's name in some places.
@@ -342,7 +346,10 @@ fn classify(name: &[u8], segs: &[&str], form: Form) -> Option<Class> {
     let secret = segs.iter().enumerate().any(|(i, s)| {
         is_secret_segment(s) || (*s == "key" || *s == "keys") && key_counts(&segs[..i], name, form)
     });
-    secret.then_some(Class::Secret)
+    if secret {
+        return Some(Class::Secret);
+    }
+    segs.iter().any(|s| *s == "key" || *s == "keys").then_some(Class::Generated)
 }
 
 /// One segment that names a password (`password`, `db_pwd`'s `pwd`, keytool's `storepass`).
@@ -441,14 +448,26 @@ pub(crate) fn name_class_strict(name: &[u8], form: Form) -> Option<Class> {
     if !may_name_a_secret(name) {
         return None;
     }
-    with_segments(name, |segs| classify(name, segs, form).filter(|_| ends_with_secret(name, segs, form)))
+    with_segments(name, |segs| strict_class(name, segs, form))
+}
+
+/// A name in code ends with what names its secret; one that ends with a key after a
+/// secret's noun may name the key (`jwtKey`) or the field where the secret is kept
+/// (`passwordKey = ":_password"`, `tokenKey`): only a generated value tells them apart
+/// ([`Class::Generated`]).
+fn strict_class(name: &[u8], segs: &[&str], form: Form) -> Option<Class> {
+    let class = classify(name, segs, form)?;
+    if ends_with_secret(name, segs, form) {
+        return Some(class);
+    }
+    segs.last().is_some_and(|l| *l == "key" || *l == "keys").then_some(Class::Generated)
 }
 
 /// Whether [`name_class`] (or, `strict`, [`name_class_strict`]) has a class for `name`,
 /// for a name known to hold one of the fragments above: without screening it again.
 pub(crate) fn names_a_secret(name: &[u8], form: Form, strict: bool) -> bool {
     with_segments(name, |segs| {
-        classify(name, segs, form).is_some() && (!strict || ends_with_secret(name, segs, form))
+        if strict { strict_class(name, segs, form).is_some() } else { classify(name, segs, form).is_some() }
     })
 }
 
@@ -768,13 +787,15 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
     match class {
         // No entropy gate: `falcon-nebula-meadow1` and `hunter2` are real passwords.
         Class::Password => true,
+        Class::Generated => should_redact(Class::Secret, v) && is_generated(v),
         Class::Secret => {
             !(v.len() < 8
                 || is_number(v)
                 // A list, a signature (`(*, a, b)`) or a command line: never one token.
                 || v.iter().any(u8::is_ascii_whitespace)
-                // `focusUiEnabled`, `React::DevTools::defaultTab`: a name in code, not a token.
-                || (is_code_identifier(v) && is_made_of_words(v))
+                // `focusUiEnabled`, `React::DevTools::defaultTab`: a name in code, not a token;
+                // nor is a word (`"Statistics"`, a dictionary's key).
+                || ((is_code_identifier(v) || v.iter().all(u8::is_ascii_alphabetic)) && is_made_of_words(v))
                 // `defaultToConfig2`, `!!config.withCredentials`: a variable, not a token.
                 || is_code_reference(v)
                 || v.windows(2).any(|w| w == b"::")
@@ -785,6 +806,55 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
                 || DIGEST_PREFIXES.iter().any(|p| v.starts_with(p)))
         }
     }
+}
+
+/// A value a generator made rather than a person or a program named: at least 16
+/// characters of one token's alphabet, letters and digits mixed without forming words,
+/// spread over many characters (over 3.5 bits each), and not hexadecimal alone (a digest,
+/// a commit, an id) nor a UUID.
+pub(crate) fn is_generated(v: &[u8]) -> bool {
+    if v.len() < 16 || v.len() > 512 {
+        return false;
+    }
+    let token_byte = |b: &u8| b.is_ascii_alphanumeric() || b"+/=_-.~!@#$%^&*".contains(b);
+    if !v.iter().all(token_byte) || v.iter().all(|b| b.is_ascii_hexdigit() || *b == b'-') {
+        return false;
+    }
+    // `self._lib.NID_pbe_WithSHA1And3_Key`, `config.KEY_2`: a member of something named.
+    let first = v.split(|&b| b == b'.').next().unwrap_or_default();
+    if first.len() < v.len() && first.len() >= 3 && first.iter().all(|b| b.is_ascii_lowercase() || *b == b'_')
+    {
+        return false;
+    }
+    let digits = v.iter().filter(|b| b.is_ascii_digit()).count();
+    let (upper, lower) = (v.iter().any(u8::is_ascii_uppercase), v.iter().any(u8::is_ascii_lowercase));
+    if digits == 0 || !(upper || lower) || is_made_of_words(v) || is_identifier_of_parts(v) {
+        return false;
+    }
+    let mut counts = [0u32; 256];
+    for &b in v {
+        counts[b as usize] += 1;
+    }
+    let n = v.len() as f64;
+    let bits: f64 = counts.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).log2()).sum();
+    bits > 3.5
+}
+
+/// Parts joined by `_`, `-` or `.`, each of one case (`GEMMA_4_31B_IT_MODEL`,
+/// `en-US-x-2`): a constant's or a tag's name. A generator mixes cases within its parts.
+fn is_identifier_of_parts(v: &[u8]) -> bool {
+    let parts: Vec<&[u8]> = v.split(|b| matches!(b, b'_' | b'-' | b'.')).collect();
+    parts.len() >= 3
+        && parts
+            .iter()
+            .all(|p| !(p.iter().any(u8::is_ascii_uppercase) && p.iter().any(u8::is_ascii_lowercase)))
+}
+
+/// A regular expression: a class escape (`\w`, `\d`, `\s`), a negated set, a group.
+pub(crate) fn is_pattern(v: &[u8]) -> bool {
+    v.windows(2).any(|w| w[0] == b'\\' && b"wWdDsSbB".contains(&w[1]))
+        || memchr::memmem::find(v, b"[^").is_some()
+        || memchr::memmem::find(v, b"(?").is_some()
 }
 
 /// A package's version or version range, as manifests and lockfiles write one under the
@@ -1027,8 +1097,12 @@ mod tests {
         assert_eq!(c("TOKENIZERS_PARALLELISM", Form::Env), None);
         assert_eq!(c("SSH_AUTH_SOCK", Form::Env), None);
         assert_eq!(c("secret-id", Form::Flag), None);
-        assert_eq!(c("key", Form::Flag), None);
-        assert_eq!(c("key", Form::Colon), None);
+        // A key nothing qualifies holds a secret only when its value was generated.
+        assert_eq!(c("key", Form::Flag), Some(Class::Generated));
+        assert_eq!(c("key", Form::Colon), Some(Class::Generated));
+        // Where a password is kept, or a key: the value tells (`":_password"` is not one).
+        assert_eq!(name_class_strict(b"passwordKey", Form::Env), Some(Class::Generated));
+        assert_eq!(name_class_strict(b"jwtKey", Form::Env), Some(Class::Generated));
         assert_eq!(c("OLDPWD", Form::Env), None);
         assert_eq!(c("WG_PUBLIC_KEY", Form::Env), None);
         assert_eq!(c("SSH_ASKPASS", Form::Env), None);
