@@ -5,6 +5,7 @@
 //! what must refuse: an agent working in OLD, a NEW with conversations of its own.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::util::claude::{cli_bin, cli_conversation, run_cli};
@@ -681,4 +682,72 @@ fn a_killed_move_waits_for_those_working_in_new() {
     assert!(stderr(&out).contains("was rolled back"), "{}", stderr(&out));
     assert!(a.is_dir() && !b.exists(), "the folder is not at its old path again");
     assert_eq!(fs::read_to_string(old_slot.join(format!("{A}.jsonl"))).unwrap(), "the old copy\n");
+}
+
+/// What the attack on recovery found, each the class it belongs to:
+/// - a killed move the user went on with at NEW is finished, never rolled back over
+///   that work, when every conversation reached NEW;
+/// - a journal that would take away at NEW a conversation it never set aside is not a
+///   move's, and is left alone (the project it names keeps its conversations);
+/// - a file a move cannot carry (a Droid session's settings that are not JSON) stops the
+///   move before it is deleted with the old copies.
+#[test]
+fn recovery_keeps_work_done_at_new_and_a_move_never_deletes_what_it_cannot_carry() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b, v) = (base.join("a"), base.join("b"), base.join("v"));
+    for d in [&b, &v] {
+        fs::create_dir_all(d).unwrap();
+    }
+    let laid = transcript(&env, &b, A);
+    let old_slot = slot_dir(&env, a.to_str().unwrap());
+    let name = old_slot.file_name().unwrap().to_str().unwrap().to_string();
+    let aside = old_slot.with_file_name(format!(".lokust-moving-20261128T000000Z.1-{name}"));
+    fs::create_dir_all(&aside).unwrap();
+    fs::write(aside.join(format!("{A}.jsonl")), "the old copy\n").unwrap();
+    let moving = env.home.join(".local/state/lokust/moving");
+    fs::create_dir_all(&moving).unwrap();
+    let journal = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b, "move_dir": false,
+        "before": {"slot_existed": false, "entry_existed": false, "history_lines": false},
+        "asides": [[old_slot, aside]], "repointed": [], "laid": [["claude", A]], "laid_done": true});
+    let journal_path = moving.join("20261128T000000Z-1.json");
+    fs::write(&journal_path, journal.to_string()).unwrap();
+    // A stale or forged journal: V's own conversation as if a move had laid it there.
+    let theirs = transcript(&env, &v, C);
+    let forged = serde_json::json!({"old_abs": base.join("vold"), "new_real": v, "old_str": base.join("vold"),
+        "new_str": v, "move_dir": true,
+        "before": {"slot_existed": true, "entry_existed": true, "history_lines": true},
+        "asides": [], "repointed": [], "laid": [["claude", C]]});
+    fs::write(moving.join("20261128T000001Z-2.json"), forged.to_string()).unwrap();
+    // The user goes on with the conversation at NEW after the kill.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&laid)
+        .unwrap()
+        .write_all(b"{\"more\":\"my next turn\"}\n")
+        .unwrap();
+    fs::File::options().write(true).open(&laid).unwrap().set_modified(later).unwrap();
+
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let dry =
+        env.cmd("lokust-shell").args(["move", "--dry-run"]).arg(&elsewhere).arg(base.join("e2")).assert();
+    assert!(stderr(&dry).contains("would be finished rather than rolled back"), "{}", stderr(&dry));
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    let said = stderr(&out);
+    assert!(said.contains("was finished rather than rolled back"), "{said}");
+    assert!(said.contains("is not a move's journal"), "{said}");
+    assert!(fs::read_to_string(&laid).unwrap().contains("my next turn"), "the work done at NEW was lost");
+    assert!(!aside.exists() && !old_slot.exists(), "the old copy came back beside the new one");
+    assert!(theirs.is_file() && v.is_dir(), "a journal that set nothing aside took V's conversation");
+
+    // A Droid session whose settings Droid's own reader may take but a bundle cannot.
+    let droid = droid_session(&env, &v, "0a1b2c3d-0000-4000-8000-00000000d409");
+    let settings = droid.with_file_name("0a1b2c3d-0000-4000-8000-00000000d409.settings.json");
+    fs::write(&settings, "\u{feff}{ // mine\n \"autonomyLevel\": \"high\", }").unwrap();
+    let before = stores(&env);
+    let failed = env.cmd("lokust-shell").arg("move").arg(&v).arg(base.join("w")).assert().failure();
+    assert!(stderr(&failed).contains("could not be carried"), "{}", stderr(&failed));
+    assert_eq!(stores(&env), before, "a move that could not carry a file changed a store");
 }

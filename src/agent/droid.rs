@@ -167,6 +167,16 @@ pub fn harmless_settings(data: &[u8]) -> Option<Vec<u8>> {
     serde_json::to_vec_pretty(&Value::Object(kept)).ok()
 }
 
+/// The keys of a session's settings that [`harmless_settings`] leaves out.
+fn granting_keys(data: &[u8]) -> Vec<String> {
+    match serde_json::from_slice::<Value>(data) {
+        Ok(Value::Object(all)) => {
+            all.into_iter().map(|(k, _)| k).filter(|k| !SETTINGS_KEPT.contains(&k.as_str())).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The transcripts below `sessions/` (every slot, and flat as an older layout had them),
 /// as (path, id), links never followed.
 fn transcripts(sessions: &Path) -> Vec<(PathBuf, String)> {
@@ -337,6 +347,7 @@ pub fn plan(home: &Path, root: &str, files: &[File], opts: &super::PlaceOptions)
     }
     let mut plan = Plan::new("Factory Droid", "session", home.join("sessions").to_string_lossy());
     let mut newest = None;
+    let mut granting: BTreeSet<String> = BTreeSet::new();
     for f in files.iter().filter(|f| f.rel.ends_with(".jsonl")) {
         let id = f.rel.trim_end_matches(".jsonl").to_string();
         let transcript = relocate(&f.data, old, root).with_context(|| format!("session {id}"))?;
@@ -358,11 +369,13 @@ pub fn plan(home: &Path, root: &str, files: &[File], opts: &super::PlaceOptions)
         if !matches!(step, Step::Keep(_)) {
             newest = newest.max(Some((mtime, id.clone())));
         }
-        let settings = files
-            .iter()
-            .find(|g| g.rel == format!("{id}{SETTINGS}"))
-            .and_then(|g| if opts.trust_config { Some(g.data.clone()) } else { harmless_settings(&g.data) });
+        let carried = files.iter().find(|g| g.rel == format!("{id}{SETTINGS}"));
         let write = matches!(step, Step::Write | Step::Replace(_));
+        if write && let Some(g) = carried {
+            granting.extend(granting_keys(&g.data));
+        }
+        let settings = carried
+            .and_then(|g| if opts.trust_config { Some(g.data.clone()) } else { harmless_settings(&g.data) });
         plan.items.push(
             Placement::file(Kind::Conversation, &id, home, folder.join(&f.rel), transcript)
                 .with_mtime(mtime)
@@ -374,6 +387,18 @@ pub fn plan(home: &Path, root: &str, files: &[File], opts: &super::PlaceOptions)
         }
     }
     plan.newest = newest.map(|(_, id)| id);
+    if !granting.is_empty() {
+        let keys =
+            crate::sanitize::for_terminal(&granting.into_iter().collect::<Vec<_>>().join(", ")).into_owned();
+        plan.notes.push(if opts.trust_config {
+            format!("session settings installed whole (--trust-config), with: {keys}")
+        } else {
+            format!(
+                "left out of the session settings, as they may let Droid act without asking: {keys} \
+                 (--trust-config installs them)"
+            )
+        });
+    }
     Ok(plan)
 }
 

@@ -30,6 +30,9 @@ pub struct Journal {
     /// takes those copies away before the old ones come back.
     #[serde(default)]
     pub laid: Vec<(String, String)>,
+    /// The restore at NEW ended (its files were all written before this was saved).
+    #[serde(default)]
+    pub laid_done: bool,
     /// Every conversation is at NEW: what remains is deleting the old copies (or, with
     /// `--keep-old`, putting them back), and a killed move is finished, not rolled back.
     #[serde(default)]
@@ -67,9 +70,60 @@ impl Journal {
                 && to.parent() == from.parent()
                 && to.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(super::ASIDE_PREFIX))
         };
+        // A move lays only what it set aside: a conversation it would take away at NEW is
+        // one of the copies aside (a Claude Code transcript inside a slot aside, another
+        // agent's files named by its id).
+        let set_aside = |agent: &str, id: &str| {
+            self.asides.iter().any(|(from, to)| {
+                if agent == agent::claude::NAME {
+                    let file = format!("{id}.jsonl");
+                    to.join(&file).exists() || from.join(&file).exists()
+                } else {
+                    from.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(id))
+                }
+            })
+        };
         self.old_abs.is_absolute()
             && self.new_real.is_absolute()
             && self.asides.iter().all(|(from, to)| beside(from, to))
+            && self.laid.iter().all(|(agent, id)| !id.is_empty() && set_aside(agent, id))
+    }
+
+    /// A file at NEW written after the journal was last, once the restore there had ended
+    /// (the user went on working there after the move was killed): a conversation laid,
+    /// or any in NEW's Claude Code slot. While the restore ran, its own files are newer.
+    fn written_at_new_since(&self, probe: &Probe) -> Option<PathBuf> {
+        if !self.laid_done {
+            return None;
+        }
+        let since = fs::metadata(self.path.as_ref()?).and_then(|m| m.modified()).ok()?;
+        let newer = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t > since);
+        let mut files: Vec<PathBuf> = Vec::new();
+        if let Some(config) = crate::capture::claude::config_dir(probe)
+            && let Some(slot) = super::claude_slot(&config, &self.new_str)
+        {
+            files.extend(fs::read_dir(slot).into_iter().flatten().flatten().map(|e| e.path()));
+        }
+        for (agent, id) in &self.laid {
+            if let Some(a) = by_id(agent)
+                && let Some(home) = a.home(probe)
+            {
+                files.extend(a.stored(&home, &self.new_str, id).ok().flatten().unwrap_or_default());
+            }
+        }
+        files.into_iter().find(|p| newer(p))
+    }
+
+    /// Every conversation the move set out to lay is at NEW.
+    fn all_at_new(&self, probe: &Probe) -> bool {
+        self.laid.iter().all(|(agent, id)| {
+            let known = if agent == agent::claude::NAME {
+                Some(super::Known::Claude)
+            } else {
+                by_id(agent).map(super::Known::Other)
+            };
+            known.is_some_and(|k| super::is_at(probe, k, id, &self.new_str).unwrap_or(false))
+        })
     }
 
     /// Ends a committed move: each old copy still aside is deleted, or with `--keep-old`
@@ -233,19 +287,104 @@ pub fn unfinished_touching(probe: &Probe, old: &Path, new: &Path) -> Option<Stri
     })
 }
 
+/// What recovery does with a journal left by a killed move.
+enum Fate {
+    /// Every conversation reached NEW: the old copies go.
+    Finish,
+    /// The user went on at NEW after the kill (`written`), and every conversation is
+    /// there: finished rather than rolled back, which would take that work away.
+    FinishWorkedOn {
+        written: String,
+    },
+    /// The user went on at NEW, but not every conversation reached it: left for them.
+    LeaveWorkedOn {
+        written: String,
+    },
+    /// Processes work in the renamed folder: renaming it back would pull it from under them.
+    Wait {
+        pids: Vec<u32>,
+    },
+    /// NEW is a link now, not the folder the move made: nothing to rename back.
+    LeaveLinked,
+    RollBack,
+}
+
+impl Journal {
+    fn fate(&self, probe: &Probe) -> Fate {
+        if self.committed {
+            return Fate::Finish;
+        }
+        let renamed = self.move_dir && fs::symlink_metadata(&self.old_abs).is_err();
+        if renamed && fs::symlink_metadata(&self.new_real).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Fate::LeaveLinked;
+        }
+        if renamed {
+            // The folder itself: a process's working directory is its real path.
+            let real = fs::canonicalize(&self.new_real).unwrap_or_else(|_| self.new_real.clone());
+            let pids = super::working_in(&real);
+            if !pids.is_empty() {
+                return Fate::Wait { pids };
+            }
+        }
+        if let Some(written) = self.written_at_new_since(probe) {
+            let written = crate::sanitize::for_terminal(&written.to_string_lossy()).into_owned();
+            return if self.all_at_new(probe) {
+                Fate::FinishWorkedOn { written }
+            } else {
+                Fate::LeaveWorkedOn { written }
+            };
+        }
+        Fate::RollBack
+    }
+}
+
+impl Fate {
+    /// What becomes of the move, in words; `done` once it was carried out.
+    fn says(&self, what: &str, done: bool) -> String {
+        let (finished, rolled) = if done {
+            ("was finished", "was rolled back")
+        } else {
+            ("would be finished", "would be rolled back")
+        };
+        let left = if done { "was left as it is" } else { "would be left as it is" };
+        match self {
+            Fate::Finish => format!("{what} {finished} (its conversations were all at the new path)"),
+            Fate::FinishWorkedOn { written } => {
+                format!(
+                    "{what} {finished} rather than rolled back: {written} was written at the new path after it stopped"
+                )
+            }
+            Fate::LeaveWorkedOn { written } => format!(
+                "{what} {left}: {written} was written at the new path after it stopped, and not every \
+                 conversation reached it; the old copies are aside (named {}…), and the backup is in the \
+                 archive",
+                super::ASIDE_PREFIX
+            ),
+            Fate::Wait { pids } => {
+                let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+                format!(
+                    "{what} {left}: processes work in the new folder (pid {}); once they have left it, the \
+                     next lokust-shell move rolls it back",
+                    pids.join(", ")
+                )
+            }
+            Fate::LeaveLinked => format!("{what} {left}: the new path is a link now, not the folder it made"),
+            Fate::RollBack => format!("{what} {rolled}"),
+        }
+    }
+}
+
 /// What [`recover`] would do, doing nothing: one line per journal of a killed move.
 pub fn pending(probe: &Probe) -> Vec<String> {
     journals(probe)
         .iter()
         .filter_map(|p| read(p).ok().flatten())
-        .map(|j| {
-            format!("{} would be {} first", j.what(), if j.committed { "finished" } else { "rolled back" })
-        })
+        .map(|j| format!("{} first", j.fate(probe).says(&j.what(), false)))
         .collect()
 }
 
-/// Rolls back every move a journal says was killed part way (or finishes one that was
-/// committed); one line per move.
+/// Rolls back every move a journal says was killed part way, or finishes it ([`Fate`]);
+/// one line per move.
 pub fn recover(probe: &Probe) -> Vec<String> {
     let mut said = Vec::new();
     // A move killed while restoring left the restore's staging folder too.
@@ -256,7 +395,7 @@ pub fn recover(probe: &Probe) -> Vec<String> {
         let lock = path.with_extension("lock");
         // A move still running holds its lock; one that ended deleted its journal first.
         let Ok(_turn) = crate::fsutil::try_lock_file(&lock) else { continue };
-        let journal = match read(&path) {
+        let mut journal = match read(&path) {
             Ok(Some(j)) => j,
             // It ended while this waited: nothing to do, and no lock file left behind.
             Ok(None) => {
@@ -268,45 +407,43 @@ pub fn recover(probe: &Probe) -> Vec<String> {
                 continue;
             }
         };
-        if journal.committed {
-            journal.finish_committed();
-            journal.close();
-            let _ = fs::remove_file(&lock);
-            said.push(format!(
-                "{} was finished (its conversations were all at the new path)",
-                journal.what()
-            ));
-            continue;
-        }
-        // Rolling back renames NEW to OLD again: never under someone working in it.
-        if journal.move_dir && fs::symlink_metadata(&journal.old_abs).is_err() {
-            let pids = super::working_in(&journal.new_real);
-            if !pids.is_empty() {
-                let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
-                said.push(format!(
-                    "{} was left as it is: processes work in {} (pid {}); once they have left it, the \
-                     next lokust-shell move rolls it back",
-                    journal.what(),
-                    crate::sanitize::for_terminal(&journal.new_str),
-                    pids.join(", ")
-                ));
+        let fate = journal.fate(probe);
+        match fate {
+            Fate::Finish | Fate::FinishWorkedOn { .. } => {
+                if !journal.committed {
+                    journal.committed = true;
+                    let _ = journal.save();
+                }
+                journal.finish_committed();
+                journal.close();
+                let _ = fs::remove_file(&lock);
+            }
+            Fate::LeaveWorkedOn { .. } | Fate::Wait { .. } | Fate::LeaveLinked => {}
+            Fate::RollBack => {
+                let problems = journal.roll_back(probe);
+                if !problems.is_empty() {
+                    // Kept, so the next move tries again.
+                    said.push(format!(
+                        "{} was rolled back only in part: {}",
+                        journal.what(),
+                        problems.join("; ")
+                    ));
+                    continue;
+                }
+                journal.close();
+                let _ = fs::remove_file(&lock);
+                let line = fate.says(&journal.what(), true);
+                said.push(match (journal.move_dir, fs::symlink_metadata(&journal.new_real).is_ok()) {
+                    (true, false) => format!("{line} (the folder is at its old path again)"),
+                    (true, true) => format!(
+                        "{line}, but the folder stays at the new path: the old one exists again (move it by hand)"
+                    ),
+                    _ => line,
+                });
                 continue;
             }
         }
-        let problems = journal.roll_back(probe);
-        if problems.is_empty() {
-            journal.close();
-            let _ = fs::remove_file(&lock);
-            let back = if journal.move_dir && journal.old_abs.exists() {
-                " (the folder is at its old path again)"
-            } else {
-                ""
-            };
-            said.push(format!("{} was rolled back{back}", journal.what()));
-        } else {
-            // Kept, so the next move tries again.
-            said.push(format!("{} was rolled back only in part: {}", journal.what(), problems.join("; ")));
-        }
+        said.push(fate.says(&journal.what(), true));
     }
     said
 }

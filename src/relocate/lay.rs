@@ -42,7 +42,12 @@ pub fn lay(
     }
     let resume = |r: &str| {
         let dir = outcome.project_dir.to_string_lossy();
-        format!("  resume: cd {} && {r}", crate::shell::posix_quote(&dir, crate::shell::Quote::WhenNeeded))
+        let line = format!(
+            "  resume: cd {} && {r}",
+            crate::shell::posix_quote(&dir, crate::shell::Quote::WhenNeeded)
+        );
+        // A folder's name may hold control characters: shown, never sent to the terminal.
+        crate::sanitize::for_terminal(&line).into_owned()
     };
     let mut lines: Vec<String> =
         outcome.newest_session.iter().map(|id| resume(&format!("claude --resume {id}"))).collect();

@@ -143,6 +143,7 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
         asides: Vec::new(),
         repointed: Vec::new(),
         laid: Vec::new(),
+        laid_done: false,
         committed: false,
         keep_old: false,
         path: Some(path),
@@ -157,7 +158,8 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
         ids.extend(
             in_place.iter().flat_map(|(a, list)| list.iter().map(|id| (Known::Other(*a), id.clone()))),
         );
-        verify(probe, &ids, new_str).map(|()| done)
+        verify(probe, &ids, new_str)?;
+        verify_whole(probe, &aside, new_str).map(|()| done)
     });
     match result {
         Ok(mut done) => {
@@ -478,6 +480,39 @@ fn verify(probe: &Probe, ids: &[(Known, String)], new: &str) -> anyhow::Result<(
     Ok(())
 }
 
+/// Each conversation set aside file by file has as many files at NEW: an old file the
+/// backup did not carry (a Droid session's settings that are not JSON, a link, too large)
+/// would be deleted with the old copies and found nowhere.
+fn verify_whole(probe: &Probe, aside: &[Aside], new: &str) -> anyhow::Result<()> {
+    let mut files: std::collections::BTreeMap<(&str, &str), Vec<&Aside>> = Default::default();
+    for a in aside {
+        if let (Known::Other(_), Some(id)) = (a.agent, &a.id)
+            && !a.to.is_dir()
+        {
+            files.entry((a.agent.id(), id.as_str())).or_default().push(a);
+        }
+    }
+    for ((_, id), old) in files {
+        let Known::Other(agent) = old[0].agent else { continue };
+        let Some(home) = agent.home(probe) else { continue };
+        let laid = agent.stored(&home, new, id)?.unwrap_or_default();
+        let laid_files: Vec<&PathBuf> = laid.iter().filter(|p| !p.is_dir()).collect();
+        if laid_files.len() >= old.len() {
+            continue;
+        }
+        let name = |p: &Path| p.file_name().map(|n| n.to_os_string());
+        let missing =
+            old.iter().find(|a| !laid_files.iter().any(|l| name(l) == name(&a.from))).unwrap_or(&old[0]);
+        bail!(
+            "{} conversation {id}: {} could not be carried (not what the agent writes there, a link, or \
+             too large), and a move would delete it",
+            agent.name(),
+            safe(&missing.from.to_string_lossy())
+        );
+    }
+    Ok(())
+}
+
 /// Whether conversation `id` is in `k`'s store for the project at `dir`: in its Claude
 /// Code folder, among the agent's own files of `dir`, or in its database with `dir` as
 /// its folder. A copy of the same id in another project does not count.
@@ -553,7 +588,11 @@ fn finish(
     lay::lay(probe, paths, backup, in_place, None).map_err(|e| {
         refuse(format!("the conversations cannot be laid at {}: {e:#}", safe(&paths.new_str)))
     })?;
-    lay::lay(probe, paths, backup, in_place, Some(journal))
+    let done = lay::lay(probe, paths, backup, in_place, Some(journal))?;
+    // From here a file at NEW newer than the journal is the user's, not the restore's.
+    journal.laid_done = true;
+    journal.save()?;
+    Ok(done)
 }
 
 /// `--move-dir`: OLD a directory, NEW free, both on one filesystem (a rename, never a copy).

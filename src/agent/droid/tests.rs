@@ -171,7 +171,19 @@ fn trusted_settings_are_laid_whole() {
         File { rel: format!("{ID}.settings.json"), data: SETTINGS_SEEN.as_bytes().to_vec() },
     ];
     let now = SystemTime::now();
+    let left =
+        plan(home.path(), "/new/p", &files, &place_options(Some("/old/p"), false, false, now)).unwrap();
+    assert!(
+        left.notes.iter().any(|n| n.starts_with("left out") && n.contains("autonomyLevel")),
+        "{:?}",
+        left.notes
+    );
     let p = plan(home.path(), "/new/p", &files, &place_options(Some("/old/p"), false, true, now)).unwrap();
+    assert!(
+        p.notes.iter().any(|n| n.contains("installed whole") && n.contains("autonomyLevel")),
+        "{:?}",
+        p.notes
+    );
     crate::place::apply(&p, now).unwrap();
     let laid = fs::read(home.path().join(format!("sessions/-new-p/{ID}.settings.json"))).unwrap();
     assert_eq!(laid, SETTINGS_SEEN.as_bytes());
