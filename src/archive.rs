@@ -21,7 +21,6 @@ use crate::agent::{self, known::Known};
 use crate::bundle;
 use crate::fsutil::{self, Destination};
 use crate::probe::Probe;
-use crate::seal;
 use crate::snapshot;
 
 /// What `captured_via` says of an archive.
@@ -179,13 +178,9 @@ pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<O
         ..bundle::BundleOptions::default()
     };
     let sealed = sealer.is_some();
-    let bytes = Destination::File(path.clone()).write(|out| {
-        let mut out = seal::Output::new(out, sealer)?;
-        let stats = bundle::write_lok(&snap.lok, plan.as_ref(), &bundle_opts, &mut out)?;
-        warnings.extend(stats.warnings);
-        out.finish()?;
-        Ok(())
-    })?;
+    let carry = snapshot::Carried { plan: plan.as_ref(), opts: &bundle_opts };
+    let (bytes, stats) = snapshot::write(&snap.lok, Some(carry), &Destination::File(path.clone()), sealer)?;
+    warnings.extend(stats.into_iter().flat_map(|s| s.warnings));
     let manifest = Manifest {
         format: 1,
         project_dir: project,

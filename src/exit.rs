@@ -17,7 +17,11 @@ pub fn run(body: impl FnOnce() -> anyhow::Result<u8>) -> ExitCode {
     match body() {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(SUCCESS),
-        Err(e) if e.chain().any(|c| c.is::<crate::interrupt::Interrupted>()) => {
+        // A failure after Ctrl-C, TERM or HUP is the signal's doing, however it surfaced.
+        Err(e)
+            if crate::interrupt::interrupted()
+                || e.chain().any(|c| c.is::<crate::interrupt::Interrupted>()) =>
+        {
             eprintln!("lokust: {e:#}");
             ExitCode::from(INTERRUPTED)
         }

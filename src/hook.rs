@@ -196,7 +196,7 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
         // One shell, one session id across its refreshes.
         lok.session.id = prev.session.id.clone();
     }
-    let json = Lok::Shell(Box::new(lok)).to_json_string();
+    let json = Lok::Shell(Box::new(lok.clone())).to_json_string();
     // Never replace a good file with one that does not read back.
     match Lok::from_slice(json.as_bytes(), "the new live snapshot") {
         Ok(Lok::Shell(s)) if !s.shell.cwd.is_empty() => {}
@@ -204,12 +204,8 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
         Err(e) => anyhow::bail!("{e}; the old one is kept"),
     }
     let sealer = opts.seal.sealer()?;
-    fsutil::write_private_atomic(&path, |f| {
-        let mut out = crate::seal::Output::new(f, sealer)?;
-        out.write_all(json.as_bytes())?;
-        out.finish().map(drop)
-    })
-    .with_context(|| format!("could not write {}", path.display()))?;
+    snapshot::write(&lok, None, &fsutil::Destination::File(path.clone()), sealer)
+        .with_context(|| format!("could not write {}", path.display()))?;
     use std::io::{Seek, SeekFrom};
     turn.set_len(0)?;
     turn.seek(SeekFrom::Start(0))?;

@@ -1,12 +1,17 @@
-//! Assembling a shell snapshot: every capturer runs, the slow ones (git, tmux) in
-//! parallel and under a deadline; a capturer that fails leaves its field null and a
-//! warning, and the snapshot still succeeds.
+//! The snapshot pipeline every caller shares (`lokust-shell-snapshot`, `tmux export` of a
+//! pane or a session, the prompt hook, the archive): [`take`] assembles a shell snapshot,
+//! every capturer running, the slow ones (git, tmux) in parallel and under a deadline (a
+//! capturer that fails leaves its field null and a warning, and the snapshot still
+//! succeeds); [`write`] writes it, bundled with what travels beside it when asked, sealed
+//! when asked, whole or not at all.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::bundle;
 use crate::capture::{claude, env, git, history, multiplexer, terminal};
 use crate::exec;
+use crate::fsutil::Destination;
 use crate::lok::{SHELL_KIND, ShellKind, ShellLok, ShellSessionMeta, ShellState};
 use crate::probe::Probe;
 use crate::redact::Report;
@@ -283,4 +288,37 @@ fn read_history(
             (Vec::new(), None)
         }
     }
+}
+
+/// What a bundled `.lok` carries beside the snapshot: Claude Code's project, when it has
+/// one, and the rest as the bundle's options name it (every agent's element, the git work).
+pub struct Carried<'a> {
+    pub plan: Option<&'a bundle::Plan>,
+    pub opts: &'a bundle::BundleOptions,
+}
+
+/// Writes `lok` to `destination`, bundled with `carried` when given, through `sealer`,
+/// whole or not at all: the bytes that landed, and the bundle's figures. While a bundle
+/// is written Ctrl-C, TERM and HUP stop it between chunks and leave no half-written file;
+/// this is where every caller gets that.
+pub fn write(
+    lok: &ShellLok,
+    carried: Option<Carried<'_>>,
+    destination: &Destination,
+    sealer: Option<crate::seal::Sealer>,
+) -> anyhow::Result<(u64, Option<bundle::BundleStats>)> {
+    if carried.is_some() {
+        crate::interrupt::install_signal_handlers();
+    }
+    let mut stats = None;
+    let bytes = destination.write(|out| {
+        let mut out = crate::seal::Output::new(out, sealer)?;
+        match &carried {
+            Some(c) => stats = Some(bundle::write_lok(lok, c.plan, c.opts, &mut out)?),
+            None => crate::lok::Lok::Shell(Box::new(lok.clone())).write_to(&mut out)?,
+        }
+        out.finish()?;
+        Ok(())
+    })?;
+    Ok((bytes, stats))
 }

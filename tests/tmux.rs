@@ -502,3 +502,50 @@ fn the_session_is_read_right_without_a_utf8_locale() {
     assert_eq!(lok["shell"]["multiplexer"]["session"], "wörk", "{:#}", lok["shell"]["multiplexer"]);
     assert_eq!(lok["shell"]["multiplexer"]["socket"], socket.to_str().unwrap());
 }
+
+/// The pane closing (SIGHUP) while a bundle is written stops the export between chunks
+/// and leaves no half-written file: the snapshot pipeline's write gives every caller
+/// the signal handling `lokust-shell-snapshot --bundle` has.
+#[test]
+fn a_hangup_during_a_bundled_export_leaves_no_file() {
+    if !have("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let project = env.root.path().join("proj");
+    let slot = crate::util::claude::make_project(&env, &project);
+    let line = format!(
+        "{{\"type\":\"user\",\"message\":{{\"content\":\"{}\"}}}}\n",
+        "lorem ipsum dolor ".repeat(12)
+    );
+    for i in 0..60 {
+        fs::write(slot.join(format!("{i:08}-0000-4000-8000-000000000000.jsonl")), line.repeat(2000)).unwrap();
+    }
+    let tmux = Tmux::start("work", &project, &env.home, "sh");
+    let out_dir = env.root.path().join("out");
+    fs::create_dir_all(&out_dir).unwrap();
+    let mut child = env
+        .process("lokust-tmux")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args(["export", "--bundle", "-t", "work:0.0", "-o"])
+        .arg(out_dir.join("e.lok"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fs::read_dir(&out_dir).unwrap().count() == 0 && Instant::now() < deadline {
+        assert!(child.try_wait().unwrap().is_none(), "the export finished before it could be stopped");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("interrupted"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs::read_dir(&out_dir).unwrap().count(), 0, "a temp file was left behind");
+}

@@ -27,7 +27,6 @@ pub fn archive(args: &ArchiveArgs) -> anyhow::Result<u8> {
         anyhow::bail!("{} is not a directory", dir.display());
     }
     let real = PathBuf::from(realpath(&dir)?);
-    crate::interrupt::install_signal_handlers();
     match archive::archive(&probe, &real, &archive::Options::archive())? {
         Outcome::Unchanged(path) => {
             if !args.quiet {

@@ -10,7 +10,6 @@ use crate::cli::SnapshotArgs;
 use crate::exit;
 use crate::fsutil::{self, Destination};
 use crate::hook;
-use crate::lok::Lok;
 use crate::probe::Probe;
 use crate::redact::Report;
 use crate::seal;
@@ -57,10 +56,6 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
     }
     let mut agents_report = Report::default();
     let (plan, carried, work) = payloads(args, &probe, &snap, &mut agents_report)?;
-    if plan.is_some() {
-        crate::interrupt::install_signal_handlers();
-    }
-
     let bundle_opts = bundle::BundleOptions {
         redact: !args.no_redact_bundle,
         progress: plan.as_ref().is_some_and(|p| p.total_bytes >= PROGRESS_FROM) && io::stderr().is_terminal(),
@@ -74,25 +69,8 @@ fn capture(args: &SnapshotArgs) -> anyhow::Result<u8> {
              any secret they mention is in the file",
         );
     }
-    let mut stats = None;
-    let lok = Lok::Shell(Box::new(snap.lok.clone()));
-    // Written through the sealer (when sealing) into a counter of the bytes that land.
-    let fill =
-        |out: &mut dyn Write, sealer: Option<seal::Sealer>| -> anyhow::Result<Option<bundle::BundleStats>> {
-            let mut out = seal::Output::new(out, sealer)?;
-            let stats = if args.bundle {
-                Some(bundle::write_lok(&snap.lok, plan.as_ref(), &bundle_opts, &mut out)?)
-            } else {
-                lok.write_to(&mut out)?;
-                None
-            };
-            out.finish()?;
-            Ok(stats)
-        };
-    let written = destination.write(|out| {
-        stats = fill(out, sealer)?;
-        Ok(())
-    })?;
+    let carry = args.bundle.then_some(snapshot::Carried { plan: plan.as_ref(), opts: &bundle_opts });
+    let (written, stats) = snapshot::write(&snap.lok, carry, &destination, sealer)?;
     if let Some(stats) = &stats {
         for w in &stats.warnings {
             exit::warn(w);

@@ -10,9 +10,8 @@ use crate::cli::{BindArgs, ExportArgs, ImportArgs, TmuxCli};
 use crate::exec;
 use crate::exit;
 use crate::fsutil::Destination;
-use crate::lok::Lok;
 use crate::probe::Probe;
-use crate::seal;
+use crate::snapshot;
 use crate::tmux::{self, ExportOptions, ImportOptions, Server};
 
 fn server(cli: &TmuxCli, probe: &Probe) -> Server {
@@ -30,8 +29,7 @@ fn home_relative(probe: &Probe, path: &Path) -> String {
 /// binding, the status line is the only place anyone will look.
 pub fn export(cli: &TmuxCli, args: &ExportArgs) -> anyhow::Result<u8> {
     // Ctrl-C, TERM or HUP (the pane closing) stop a bundle between chunks and leave no
-    // half-written file, as for lokust-shell-snapshot.
-    crate::interrupt::install_signal_handlers();
+    // half-written file: the snapshot pipeline's write sees to it, as for every caller.
     let probe = Probe::from_process().context("could not read the working directory")?;
     let server = server(cli, &probe);
     let deadline = exec::default_deadline();
@@ -101,14 +99,11 @@ fn export_to(
             exit::warn(w);
         }
     }
-    let lok = Lok::Shell(Box::new(snap.lok.clone()));
     let bundle_opts = bundle::BundleOptions {
         elements: exported.carried.iter().map(|c| c.element.clone()).collect(),
         streamed: work.into_iter().map(|w| Box::new(w) as Box<dyn bundle::StreamedElement>).collect(),
         ..bundle::BundleOptions::default()
     };
-    // The bundle streams into the file (through the sealer, when sealing) as it is
-    // written, never whole in memory.
     let destination = match &args.output {
         Some(p) => Destination::from_arg(p),
         None => {
@@ -116,17 +111,10 @@ fn export_to(
             Destination::File(tmux::export_path(probe, &label, sealer.is_some())?)
         }
     };
-    let mut bundle_secrets = 0;
-    let bytes = destination.write(|out| {
-        let mut out = seal::Output::new(out, sealer)?;
-        bundle_secrets = if args.bundle {
-            bundle::write_lok(&snap.lok, exported.bundle.as_ref(), &bundle_opts, &mut out)?.redactions.values
-        } else {
-            lok.write_to(&mut out).map(|()| 0)?
-        };
-        out.finish()?;
-        Ok(())
-    })?;
+    let carry =
+        args.bundle.then_some(snapshot::Carried { plan: exported.bundle.as_ref(), opts: &bundle_opts });
+    let (bytes, stats) = snapshot::write(&snap.lok, carry, &destination, sealer)?;
+    let bundle_secrets = stats.map_or(0, |s| s.redactions.values);
     let Destination::File(path) = destination else { return Ok(None) };
     if !args.quiet {
         println!("{}", path.display());
