@@ -373,7 +373,8 @@ fn an_element_that_inflates_past_the_ceiling_is_refused() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&tar.into_inner().unwrap()).unwrap();
     let data = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());
-    let element = serde_json::json!({"kind": "git-worktree", "format": "tar.gz+base64", "data": data});
+    let element = serde_json::json!({"kind": "git-worktree", "format": "tar.gz+base64",
+        "base64_bytes": data.len(), "data": data});
     let err = worktree::read_element(element.as_object().unwrap(), 1 << 20).err().expect("refused");
     assert!(format!("{err:#}").contains("over"), "{err:#}");
 }

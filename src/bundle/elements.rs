@@ -9,12 +9,11 @@ use std::borrow::Cow;
 use std::io::{Read, Write};
 
 use anyhow::{Context, bail};
-use base64::Engine;
 use serde_json::{Map, Value};
 
 use crate::redact::{self, Report};
 
-pub const FORMAT: &str = "tar.gz+base64";
+pub use super::codec::FORMAT;
 
 /// One file of an element: its path inside the element and its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,9 +63,11 @@ pub fn encode(kind: &str, files: &[File], fields: Map<String, Value>) -> anyhow:
             .with_context(|| format!("could not add {} to the {kind} element", f.rel))?;
     }
     let tar = tar.into_inner()?;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    // Elements are small and many: one thread each, deflated as the bundle is.
+    let mut gz = super::codec::Writer::new(Vec::new(), 1, super::Level::Kept);
     gz.write_all(&tar)?;
-    let data = base64::engine::general_purpose::STANDARD.encode(gz.finish()?);
+    let (data, _) = gz.finish()?;
+    let data = String::from_utf8(data).context("base64 is ASCII")?;
     let mut element = Map::new();
     element.insert("kind".into(), kind.into());
     element.insert("format".into(), FORMAT.into());
@@ -102,29 +103,16 @@ pub fn kind_of(element: &Map<String, Value>) -> String {
 /// `max_bytes`, only regular files with plain relative paths accepted.
 pub fn decode(element: &Map<String, Value>, max_bytes: u64) -> anyhow::Result<Vec<File>> {
     let kind = kind_of(element);
-    if element.get("format").and_then(Value::as_str) != Some(FORMAT) {
-        bail!("the {kind} element's format is not {FORMAT}");
-    }
-    let data = element
-        .get("data")
-        .and_then(Value::as_str)
-        .with_context(|| format!("the {kind} element has no data"))?;
-    if element.get("base64_bytes").and_then(Value::as_u64) != Some(data.len() as u64) {
-        bail!("the {kind} element's data is not base64_bytes long (truncated?)");
-    }
+    let data = super::codec::element_data(element, &kind)?;
     let declared = element.get("uncompressed_bytes").and_then(Value::as_u64).unwrap_or(u64::MAX);
     let limit = declared.min(max_bytes);
-    let gz = base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .with_context(|| format!("the {kind} element's data is not base64"))?;
+    let why = format!("the {kind} element inflates past {limit} bytes; refusing a decompression bomb");
+    let mut text = data.as_bytes();
     let mut tar = Vec::new();
-    flate2::read::GzDecoder::new(gz.as_slice())
-        .take(limit + 1)
+    super::codec::reader(&mut text, limit, why)
         .read_to_end(&mut tar)
-        .with_context(|| format!("the {kind} element's data is not gzip"))?;
-    if tar.len() as u64 > limit {
-        bail!("the {kind} element inflates past {limit} bytes; refusing a decompression bomb");
-    }
+        .map_err(|e| super::unpack::reason(e.into()))
+        .with_context(|| format!("the {kind} element"))?;
     let mut files = Vec::new();
     let mut archive = tar::Archive::new(tar.as_slice());
     for entry in archive.entries().with_context(|| format!("the {kind} element is not a tar"))? {
@@ -169,7 +157,7 @@ mod tests {
         assert_eq!(decode(element, 1 << 20).unwrap(), files);
         let mut short = element.clone();
         short.insert("uncompressed_bytes".into(), 10.into());
-        assert!(decode(&short, 1 << 20).unwrap_err().to_string().contains("decompression bomb"));
+        assert!(format!("{:#}", decode(&short, 1 << 20).unwrap_err()).contains("decompression bomb"));
         let mut cut = element.clone();
         cut.insert("base64_bytes".into(), 3.into());
         assert!(decode(&cut, 1 << 20).is_err());

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use serde_json::{Value, json};
 
+pub mod codec;
 pub mod elements;
 mod gz;
 pub use gz::Level;

@@ -1,7 +1,6 @@
 //! Writing the `.lok` with its bundle: tar → parallel deflate → base64 → JSON, streamed,
 //! so memory stays flat whatever the project's size.
 
-use super::gz::ParallelGz;
 use super::source::*;
 use super::*;
 
@@ -64,14 +63,10 @@ fn write_bundle<W: Write>(
         out,
         "{head},\n  \"bundle\": {{\n    \"kind\": \"{KIND}\",\n    \"format\": \"{FORMAT}\",\n    \"data\": \""
     )?;
-    let (count, total) = {
-        let counted = crate::fsutil::Counted { inner: &mut out, count: 0 };
-        let b64 = base64::write::EncoderWriter::new(counted, &base64::engine::general_purpose::STANDARD);
-        let gz = ParallelGz::new(b64, threads(opts.threads), opts.level);
-        let gz = write_tar(plan, opts, gz, stats)?;
-        let (mut b64, total) = gz.finish()?;
-        (b64.finish()?.count, total)
-    };
+    let gz = super::codec::Writer::new(&mut out, threads(opts.threads), opts.level);
+    let gz = write_tar(plan, opts, gz, stats)?;
+    let (_, sizes) = gz.finish()?;
+    let (count, total) = (sizes.base64, sizes.uncompressed);
     stats.base64_bytes = count;
     stats.uncompressed_bytes = total;
     write!(

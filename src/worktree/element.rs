@@ -2,14 +2,14 @@
 //! streamed both ways: tar → gzip → base64 straight into the JSON on writing, and base64 →
 //! gunzip → tar straight from the string on reading, bounded before anything is inflated.
 
-use std::io::{self, Read, Write};
+use std::io::Write;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use super::{Capture, Carried, KIND, read_tar};
 
-pub const FORMAT: &str = "tar.gz+base64";
+pub use crate::bundle::codec::FORMAT;
 
 /// Sizes written into the element.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -32,13 +32,9 @@ pub fn write_element<W: Write>(capture: &Capture, mut out: W) -> Result<ElementS
         beside(&m.remote)
     )?;
     let (base64_bytes, uncompressed_bytes) = {
-        let counted = crate::fsutil::Counted { inner: &mut out, count: 0 };
-        let b64 = base64::write::EncoderWriter::new(counted, &base64::engine::general_purpose::STANDARD);
-        let gz = flate2::write::GzEncoder::new(b64, flate2::Compression::new(6));
-        let tar_counted = capture.write_tar(crate::fsutil::Counted { inner: gz, count: 0 })?;
-        let total = tar_counted.count;
-        let mut b64 = tar_counted.inner.finish()?;
-        (b64.finish()?.count, total)
+        let gz = crate::bundle::codec::Writer::new(&mut out, 1, crate::bundle::Level::Kept);
+        let (_, sizes) = capture.write_tar(gz)?.finish()?;
+        (sizes.base64, sizes.uncompressed)
     };
     write!(out, "\", \"uncompressed_bytes\": {uncompressed_bytes}, \"base64_bytes\": {base64_bytes}}}")?;
     Ok(ElementStats { uncompressed_bytes, base64_bytes })
@@ -50,38 +46,16 @@ pub fn read_element(element: &Map<String, Value>, max_bytes: u64) -> Result<Carr
     if element.get("kind").and_then(Value::as_str) != Some(KIND) {
         bail!("not a {KIND} element");
     }
-    if element.get("format").and_then(Value::as_str) != Some(FORMAT) {
-        bail!("the {KIND} element's format is not {FORMAT}");
-    }
-    let data = element
-        .get("data")
-        .and_then(Value::as_str)
-        .with_context(|| format!("the {KIND} element has no data"))?;
-    let b64 = base64::read::DecoderReader::new(data.as_bytes(), &base64::engine::general_purpose::STANDARD);
+    let data = crate::bundle::codec::element_data(element, KIND)?;
     // Tar headers and padding come on top of the content `read_tar` counts.
     let limit = max_bytes.saturating_add(max_bytes / 8).saturating_add(1 << 20);
-    let gz = flate2::read::GzDecoder::new(b64).take(limit);
-    let mut checked = ErrorAtLimit { inner: gz, left: limit };
-    let carried = read_tar(&mut checked, max_bytes).with_context(|| format!("the {KIND} element"))?;
+    let why = format!("the {KIND} element inflates past {limit} bytes; refusing a decompression bomb");
+    let mut text = data.as_bytes();
+    let mut tar = crate::bundle::codec::reader(&mut text, limit, why);
+    let carried = read_tar(&mut tar, max_bytes)
+        .map_err(crate::bundle::unpack::reason)
+        .with_context(|| format!("the {KIND} element"))?;
     Ok(carried)
-}
-
-/// A reader that fails, rather than ending quietly, when the cut-off is reached: a tar cut
-/// short must not pass for a whole one.
-struct ErrorAtLimit<R> {
-    inner: R,
-    left: u64,
-}
-
-impl<R: Read> Read for ErrorAtLimit<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.left = self.left.saturating_sub(n as u64);
-        if n == 0 && self.left == 0 && !buf.is_empty() {
-            return Err(io::Error::other("the data inflates past the size ceiling"));
-        }
-        Ok(n)
-    }
 }
 
 impl crate::bundle::StreamedElement for Capture {
