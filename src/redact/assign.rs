@@ -924,6 +924,18 @@ fn within_escaped_separators(line: &[u8], mut vs: usize, mut ve: usize) -> (usiz
     (vs, ve)
 }
 
+/// Whether the words before a name declare it a type (`class LoopPass : public Pass`,
+/// `enum class Signature : uint32_t`, `struct Token: Codable`): what follows its colon is
+/// what it derives from, never a value.
+fn declares_a_type(before: &[u8]) -> bool {
+    let word = before.trim_ascii_end();
+    let word = &word[word.iter().rposition(|b| !b.is_ascii_alphanumeric()).map_or(0, |i| i + 1)..];
+    matches!(
+        word,
+        b"class" | b"struct" | b"enum" | b"union" | b"interface" | b"protocol" | b"extension" | b"trait"
+    )
+}
+
 pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
     let mut pos = 0;
     while pos < line.len() {
@@ -945,7 +957,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
                     .filter(|t| *t != Tag::Other),
             ),
         };
-        if no_value_here(line, &c, tag) {
+        if no_value_here(line, &c, tag) || declares_a_type(&line[..name_at.start()]) {
             pos = val.end();
             continue;
         }

@@ -38,13 +38,13 @@ pub(crate) fn declarations(line: &[u8], out: &mut Vec<Span>) {
             continue; // `user_pass = '%s:%s' % (user, pw)`: an expression, not a literal
         }
         let called = wrap.is_some_and(|w| w.as_bytes().contains(&b'('));
-        judge(line, val.start(), val.end(), if called { Class::Generated } else { class }, out);
+        judge(line, name, val.start(), val.end(), if called { Class::Generated } else { class }, out);
     }
     if memchr::memmem::find(line, b"define").is_some() {
         for c in DEFINE.captures_iter(line) {
             let (name, val) = (c.get(1).unwrap(), c.get(3).unwrap());
             if let Some(class) = name_class_strict(name.as_bytes(), Form::Env) {
-                judge(line, val.start(), val.end(), class, out);
+                judge(line, name.as_bytes(), val.start(), val.end(), class, out);
             }
         }
     }
@@ -71,11 +71,24 @@ fn ends_a_value(mut rest: &[u8]) -> bool {
         || rest.starts_with(b"\\n")
 }
 
+/// Whether `v` is made of the name's own letters in order (`"kPSK"` for `SSL_TXT_kPSK`,
+/// `"PCT_Signature"` for `TYPE_PCT_SIGNATURE`): what the name is called, not a secret.
+fn is_label_of(v: &[u8], name: &[u8]) -> bool {
+    let letters = |t: &[u8]| -> Vec<u8> {
+        t.iter().filter(|b| b.is_ascii_alphanumeric()).map(u8::to_ascii_lowercase).collect()
+    };
+    let (v, name) = (letters(v), letters(name));
+    v.len() >= 3 && memchr::memmem::find(&name, &v).is_some()
+}
+
 /// Pushes the literal's inside when `class` and its value say it is a secret; a byte
 /// array is one when it is named as one.
-fn judge(line: &[u8], start: usize, end: usize, class: Class, out: &mut Vec<Span>) {
+fn judge(line: &[u8], name: &[u8], start: usize, end: usize, class: Class, out: &mut Vec<Span>) {
     let (vs, ve) = (start + 1, end - 1);
     let v = &line[vs..ve];
+    if is_label_of(v, name) {
+        return; // `#define SSL_TXT_kPSK "kPSK"`: the name spelled again, a label
+    }
     let secret = if line[start] == b'{' {
         class != Class::Generated
     } else {
@@ -191,6 +204,8 @@ mod tests {
             r#"jsonnet_token = r'[^\W\d]\w*'"#,
             r#"api_token = "{}zHhXXBx1tsMd2bPYfQDriEDYKq7N3cos".format(x)"#,
             "static const uint8_t TABLE[16] = { 0x0c, 0x63, 0xc2, 0xf2, 0x2c, 0xf8, 0x93, 0x47 };",
+            r#"#define SSL_TXT_kPSK "kPSK""#,
+            r#"#define OSSL_SELF_TEST_TYPE_PCT_SIGNATURE "PCT_Signature""#,
         ] {
             assert!(found(line).is_empty(), "{line}: {:?}", found(line));
         }

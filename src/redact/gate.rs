@@ -265,7 +265,11 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     }
     let more = line[to..].iter().take_while(|b| is_quote(**b) || **b == b']').count();
     let closed = closed + more;
+    // C's array declarator between the name and `=` (`API_TOKEN[] =`, `AES_KEY[16] =`).
+    let more = more + array_declarator(&line[to + more..]);
     let valued = match next_after_blanks(line, to + more) {
+        // C's `#define NAME "…"`: the name is given its value by position.
+        Some(b'"' | b'\'' | b'@' | b'L') if closed == 0 && defines(&line[..from]) => judge(true),
         // ODBC's `PWD` as an array's key (`"PWD" => "…"`, Microsoft's PHP driver): to a
         // shell `PWD=` is the working directory.
         Some(b'=') if closed > 0 && name.eq_ignore_ascii_case(b"pwd") => {
@@ -287,6 +291,23 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     // The entry reading judges the name as the rest of its value does not: `"Name":
     // "SessionStart"` wakes nothing.
     valued || super::pair::given_by_key(line, from) && (odd || super::pair::names_a_secret(name))
+}
+
+/// The length of `[]` or `[16]` at the start of `rest`; 0 when it is not one.
+fn array_declarator(rest: &[u8]) -> usize {
+    if rest.first() != Some(&b'[') {
+        return 0;
+    }
+    match rest.iter().position(|b| *b == b']') {
+        Some(end) if rest[1..end].iter().all(|b| b.is_ascii_digit() || *b == b' ') => end + 1,
+        _ => 0,
+    }
+}
+
+/// Whether the text before a name ends with C's `#define` directive (`#define `, `#
+/// define\t`, after a view's line number).
+fn defines(before: &[u8]) -> bool {
+    before.trim_ascii_end().strip_suffix(b"define").is_some_and(|d| d.trim_ascii_end().ends_with(b"#"))
 }
 
 /// [`names_a_secret`] for a name read as a query or flag would be, remembered per thread:

@@ -275,7 +275,12 @@ fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
     // base64 blob in scrollback that happens to contain "key" has none of them, and
     // skipping it keeps long harmless lines cheap.
     // A call's arguments (`SetEnvironmentVariable("API_TOKEN", "…")`) pair them with a comma.
-    if name_woken && (memchr::memchr3(b'=', b':', b'-', line).is_some() || quoted_call_argument(line)) {
+    // C's `#define NAME "…"` gives one by position.
+    if name_woken
+        && (memchr::memchr3(b'=', b':', b'-', line).is_some()
+            || quoted_call_argument(line)
+            || memchr::memmem::find(line, b"define").is_some())
+    {
         engines |= 1 << Engine::Shell as u16 | 1 << Engine::Colon as u16 | 1 << Engine::Pair as u16;
     }
     let on = |e: Engine| engines & (1 << e as u16) != 0;

@@ -769,12 +769,34 @@ fn is_number(v: &[u8]) -> bool {
 const DIGEST_PREFIXES: &[&[u8]] =
     &[b"sha256:", b"sha512:", b"sha1:", b"sha384:", b"md5:", b"h1:", b"sha512-", b"sha384-", b"sha256-"];
 
+/// Code that names something rather than holding a value: a pointer or reference
+/// declarator or dereference (`*mdToken`, `&key`), a variable that ends a statement
+/// (`Tcl_TimerToken timeEvent;`), a member reached through a pointer (`__it->second`,
+/// `$this->password`).
+fn is_declarator(v: &[u8]) -> bool {
+    // `timeEvent;`, `*fwToken);`, `&peekNext();`, `staticTokens[N];`: a statement's end.
+    let ended = v.ends_with(b";") || v.ends_with(b")");
+    let v = v.trim_ascii_end();
+    let v = &v[..v.len() - v.iter().rev().take_while(|b| matches!(b, b';' | b')' | b'(')).count()];
+    let v = v.split(|b| *b == b'[').next().unwrap_or(v);
+    let ident = |p: &[u8]| {
+        !p.is_empty()
+            && p.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+            && !p[0].is_ascii_digit()
+    };
+    let bare = &v[v.iter().take_while(|b| matches!(b, b'*' | b'&')).count()..];
+    ((bare.len() < v.len() || ended) && ident(bare) && is_made_of_words(bare))
+        || (memchr::memmem::find(v, b"->").is_some()
+            && v.split(|b| *b == b'-' || *b == b'>').filter(|p| !p.is_empty()).all(ident))
+}
+
 /// Should a literal value found in a context of this class be replaced?
 pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
     let v = trim_ascii(v);
     // A keyword argument in code ends with its separator: `password=None,`.
     let v = v.strip_suffix(b",").unwrap_or(v);
     if is_reference_or_placeholder(v)
+        || is_declarator(v)
         || is_bool(v)
         || is_path(v)
         || is_code_literal(v)
