@@ -609,26 +609,48 @@ fn a_roll_back_keeps_what_was_made_at_new_after_the_kill_and_ignores_a_forged_jo
     assert_eq!(fs::read_to_string(&victim).unwrap(), "keep me");
 }
 
-/// A move killed while deleting its old copies had every conversation at NEW already: the
-/// next move finishes it (the copies still aside go) and never rolls it back.
-#[test]
-fn a_move_killed_while_deleting_its_old_copies_is_finished_not_undone() {
-    let env = TestEnv::new();
+/// A move of `p/a` to `p/b` killed after laying conversation A at NEW, its old copy set
+/// aside and its journal written with `journal` added (`committed`, `laid_done`).
+struct Killed {
+    base: PathBuf,
+    a: PathBuf,
+    b: PathBuf,
+    laid: PathBuf,
+    old_slot: PathBuf,
+    aside: PathBuf,
+    moving: PathBuf,
+}
+
+fn killed_move(env: &TestEnv, move_dir: bool, journal: serde_json::Value) -> Killed {
     let base = fs::canonicalize(env.root.path()).unwrap().join("p");
     let (a, b) = (base.join("a"), base.join("b"));
     fs::create_dir_all(&b).unwrap();
-    let laid = transcript(&env, &b, A);
-    let old_slot = slot_dir(&env, a.to_str().unwrap());
+    let laid = transcript(env, &b, A);
+    let old_slot = slot_dir(env, a.to_str().unwrap());
     let name = old_slot.file_name().unwrap().to_str().unwrap().to_string();
     let aside = old_slot.with_file_name(format!(".lokust-moving-20261128T000000Z.1-{name}"));
     fs::create_dir_all(&aside).unwrap();
     fs::write(aside.join(format!("{A}.jsonl")), "the old copy\n").unwrap();
     let moving = env.home.join(".local/state/lokust/moving");
     fs::create_dir_all(&moving).unwrap();
-    let journal = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b, "move_dir": true,
+    let mut written = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b,
+        "move_dir": move_dir,
         "before": {"slot_existed": false, "entry_existed": false, "history_lines": false},
-        "asides": [[old_slot, aside]], "repointed": [], "laid": [["claude", A]], "committed": true});
-    fs::write(moving.join("20261128T000000Z-1.json"), journal.to_string()).unwrap();
+        "asides": [[old_slot, aside]], "repointed": [], "laid": [["claude", A]]});
+    for (k, v) in journal.as_object().unwrap() {
+        written[k] = v.clone();
+    }
+    fs::write(moving.join("20261128T000000Z-1.json"), written.to_string()).unwrap();
+    Killed { base, a, b, laid, old_slot, aside, moving }
+}
+
+/// A move killed while deleting its old copies had every conversation at NEW already: the
+/// next move finishes it (the copies still aside go) and never rolls it back.
+#[test]
+fn a_move_killed_while_deleting_its_old_copies_is_finished_not_undone() {
+    let env = TestEnv::new();
+    let Killed { base, a, b, laid, old_slot, aside, moving } =
+        killed_move(&env, true, serde_json::json!({"committed": true}));
     let elsewhere = base.join("empty");
     fs::create_dir_all(&elsewhere).unwrap();
     let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
@@ -646,23 +668,9 @@ fn a_move_killed_while_deleting_its_old_copies_is_finished_not_undone() {
 #[test]
 fn a_killed_move_waits_for_those_working_in_new() {
     let env = TestEnv::new();
-    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
-    let (a, b) = (base.join("a"), base.join("b"));
-    fs::create_dir_all(&b).unwrap();
-    let laid = transcript(&env, &b, A);
-    let old_slot = slot_dir(&env, a.to_str().unwrap());
-    let name = old_slot.file_name().unwrap().to_str().unwrap().to_string();
-    let aside = old_slot.with_file_name(format!(".lokust-moving-20261128T000000Z.1-{name}"));
-    fs::create_dir_all(&aside).unwrap();
-    fs::write(aside.join(format!("{A}.jsonl")), "the old copy\n").unwrap();
-    let staging = old_slot.with_file_name(".lokust-restore-999999999-x");
+    let staging = slot_dir(&env, "x").with_file_name(".lokust-restore-999999999-x");
     fs::create_dir_all(staging.join("tree")).unwrap();
-    let moving = env.home.join(".local/state/lokust/moving");
-    fs::create_dir_all(&moving).unwrap();
-    let journal = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b, "move_dir": true,
-        "before": {"slot_existed": false, "entry_existed": false, "history_lines": false},
-        "asides": [[old_slot, aside]], "repointed": [], "laid": [["claude", A]]});
-    fs::write(moving.join("20261128T000000Z-1.json"), journal.to_string()).unwrap();
+    let Killed { base, a, b, laid, old_slot, .. } = killed_move(&env, true, serde_json::json!({}));
     let mut shell = std::process::Command::new("sleep").arg("60").current_dir(&b).spawn().unwrap();
     let elsewhere = base.join("empty");
     fs::create_dir_all(&elsewhere).unwrap();
@@ -694,24 +702,10 @@ fn a_killed_move_waits_for_those_working_in_new() {
 #[test]
 fn recovery_keeps_work_done_at_new_and_a_move_never_deletes_what_it_cannot_carry() {
     let env = TestEnv::new();
-    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
-    let (a, b, v) = (base.join("a"), base.join("b"), base.join("v"));
-    for d in [&b, &v] {
-        fs::create_dir_all(d).unwrap();
-    }
-    let laid = transcript(&env, &b, A);
-    let old_slot = slot_dir(&env, a.to_str().unwrap());
-    let name = old_slot.file_name().unwrap().to_str().unwrap().to_string();
-    let aside = old_slot.with_file_name(format!(".lokust-moving-20261128T000000Z.1-{name}"));
-    fs::create_dir_all(&aside).unwrap();
-    fs::write(aside.join(format!("{A}.jsonl")), "the old copy\n").unwrap();
-    let moving = env.home.join(".local/state/lokust/moving");
-    fs::create_dir_all(&moving).unwrap();
-    let journal = serde_json::json!({"old_abs": a, "new_real": b, "old_str": a, "new_str": b, "move_dir": false,
-        "before": {"slot_existed": false, "entry_existed": false, "history_lines": false},
-        "asides": [[old_slot, aside]], "repointed": [], "laid": [["claude", A]], "laid_done": true});
-    let journal_path = moving.join("20261128T000000Z-1.json");
-    fs::write(&journal_path, journal.to_string()).unwrap();
+    let Killed { base, laid, old_slot, aside, moving, .. } =
+        killed_move(&env, false, serde_json::json!({"laid_done": true}));
+    let v = base.join("v");
+    fs::create_dir_all(&v).unwrap();
     // A stale or forged journal: V's own conversation as if a move had laid it there.
     let theirs = transcript(&env, &v, C);
     let forged = serde_json::json!({"old_abs": base.join("vold"), "new_real": v, "old_str": base.join("vold"),
