@@ -20,6 +20,9 @@ pub(crate) struct Named {
     pub prompt: Option<Vec<u8>>,
     /// The rule that reports it.
     pub rule: &'static str,
+    /// A declaration left open at the end of its line (`const API_KEY =`): the value is a
+    /// quoted literal, judged by the name's class.
+    pub literal: Option<Class>,
 }
 
 /// Whether a word, or two beside each other (`api key`), names a secret as the value
@@ -36,11 +39,15 @@ pub(crate) fn names_what_follows(text: &[u8]) -> Option<Named> {
     if t.len() > 512 {
         return None;
     }
+    if let Some(class) = super::declare::left_open(t.as_bytes()) {
+        return Some(Named { blanks: 0, prompt: None, rule: "declaration", literal: Some(class) });
+    }
     if let Some((prompt, command)) = prompted(t) {
         return prints_a_secret(command).then(|| Named {
             blanks: 0,
             prompt: Some(prompt.as_bytes().to_vec()),
             rule: "key-file-shown",
+            literal: None,
         });
     }
     // A message: a few words ending in a colon, one of the last of them a secret's noun
@@ -63,6 +70,7 @@ pub(crate) fn names_what_follows(text: &[u8]) -> Option<Named> {
         blanks: BLANKS,
         prompt: None,
         rule: "prose",
+        literal: None,
     })
 }
 
@@ -105,6 +113,9 @@ fn prints_a_secret(command: &str) -> bool {
 /// Where in `text` (the line below a naming line) the named value is: the line's one
 /// word, cut where the next prompt starts; `None` when the line is not one value.
 pub(crate) fn value_below(text: &[u8], named: &Named) -> Option<(usize, usize)> {
+    if let Some(class) = named.literal {
+        return super::declare::literal_line(text, class);
+    }
     let start = text.iter().position(|b| !b.is_ascii_whitespace())?;
     let mut end = text.len() - text.iter().rev().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
     if let Some(prompt) = named.prompt.as_deref().map(<[u8]>::trim_ascii_end).filter(|p| !p.is_empty())

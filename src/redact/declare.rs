@@ -50,6 +50,38 @@ pub(crate) fn declarations(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
+/// The class of the name a declaration binds when its line ends before the value
+/// (`const API_KEY =`, `jwtKey :=`): the literal is on the next line.
+pub(crate) fn left_open(text: &[u8]) -> Option<Class> {
+    let t = text.trim_ascii_end();
+    let lhs = t.strip_suffix(b"=")?;
+    let lhs = lhs.strip_suffix(b":").unwrap_or(lhs);
+    if lhs.last().is_some_and(|b| b"=!<>+-*/%&|^".contains(b)) {
+        return None; // `==`, `<=`, `+=`: not a binding
+    }
+    name_class_strict(name_before(lhs)?, Form::Env)
+}
+
+/// The inside of the one quoted literal a line holds (after a declaration left open
+/// above it), when its value and `class` say it is a secret.
+pub(crate) fn literal_line(text: &[u8], class: Class) -> Option<(usize, usize)> {
+    let start = text.iter().position(|b| !b.is_ascii_whitespace())?;
+    let mut end = text.len() - text.iter().rev().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+    while end > start && matches!(text[end - 1], b';' | b',' | b')') {
+        end -= 1;
+    }
+    let q = text[start];
+    if end - start < 2 || !matches!(q, b'"' | b'\'' | b'`') || text[end - 1] != q {
+        return None;
+    }
+    let v = &text[start + 1..end - 1];
+    let secret = !v.contains(&q)
+        && !v.iter().any(u8::is_ascii_whitespace)
+        && !is_pattern(v)
+        && should_redact(class, v);
+    secret.then_some((start + 1, end - 1))
+}
+
 /// Whether what follows a literal ends it as a value: the line's or the statement's end, a
 /// closing bracket, the next argument, a comment; not an operator that makes it part of
 /// an expression (`%`, `+`, `.format(…)`, `[0]`).
@@ -184,6 +216,18 @@ mod tests {
         let bytes = "{ 0x0c, 0x63, 0xc2, 0xf2, 0x2c, 0xf8, 0x93, 0x47, 0xb7, 0x9f }";
         let line = format!("static const uint8_t AES_KEY[16] = {bytes};");
         assert_eq!(found(&line), [&bytes[1..bytes.len() - 1]]);
+    }
+
+    #[test]
+    fn a_declaration_left_open_takes_the_literal_below() {
+        assert_eq!(left_open(b"const API_KEY ="), Some(Class::Secret));
+        assert_eq!(left_open(b"    jwtKey :="), Some(Class::Generated));
+        assert_eq!(left_open(b"if api_key =="), None);
+        assert_eq!(left_open(b"total +="), None);
+        let line = b"  \"Xk9mP2qR7vL4nT8wZ3bY6cJ1\";";
+        assert_eq!(literal_line(line, Class::Secret), Some((3, 27)));
+        assert_eq!(literal_line(b"  compute(key);", Class::Secret), None);
+        assert_eq!(literal_line(b"  \"a sentence, not a key\",", Class::Secret), None);
     }
 
     #[test]
