@@ -21,7 +21,8 @@ macro_rules! single_quoted {
 /// A `\n`, `\r` or `\t` escape ends a bare value: in `printf '…\npassword=x\n'` and
 /// `$'…'` the next line starts there.
 const VALUE: &str = concat!(
-    r#"("(?:[^"\\]|\\.)*"|"#,
+    // Python's triple-quoted strings first: `'''x'''` is not `''` and then more.
+    r#"("""[^"]*"""|'''[^']*'''|"(?:[^"\\]|\\.)*"|"#,
     single_quoted!(),
     r#"|(?:[^\s;&|'"<>()=,\\]|\\[^nrt])(?:[^\s;&|'"<>)=,\\]|\\[^nrt])*=*)"#
 );
@@ -36,6 +37,10 @@ lazy_re!(
 /// The inner span of a captured value: quotes excluded.
 pub(crate) fn unquote(line: &[u8], s: usize, e: usize) -> (usize, usize) {
     let v = &line[s..e];
+    let triple = v.len() >= 6 && [&b"\"\"\""[..], b"'''"].iter().any(|q| v.starts_with(q) && v.ends_with(q));
+    if triple {
+        return (s + 3, e - 3);
+    }
     if v.len() >= 2 && (v[0] == b'"' || v[0] == b'\'') && v[v.len() - 1] == v[0] {
         (s + 1, e - 1)
     } else {

@@ -22,7 +22,7 @@ lazy_re!(
     concat!(
         // `=` or `:=`, not `==`, `!=`, `<=`, `>=`, `=>`, then what may wrap the literal.
         r#"(?:^|[^=!<>:+\-*/%&|^])(:?=)[ \t]*(\[\][a-z0-9]+\(|[A-Za-z_][A-Za-z0-9_.:]*\([ \t]*|&[ \t]*)?"#,
-        r#"([bBrRuUfF]{1,2}|@)?("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\{[ \t]*0[xX][0-9a-fA-F]{1,2}(?:[ \t]*,[ \t]*0[xX][0-9a-fA-F]{1,2}){7,}[ \t]*,?[ \t]*\})"#
+        r#"([bBrRuUfF]{1,2}|@)?("""[^"]*"""|'''[^']*'''|`[^`]*`|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\{[ \t]*0[xX][0-9a-fA-F]{1,2}(?:[ \t]*,[ \t]*0[xX][0-9a-fA-F]{1,2}){7,}[ \t]*,?[ \t]*\})"#
     )
 );
 
@@ -116,7 +116,10 @@ fn is_label_of(v: &[u8], name: &[u8]) -> bool {
 /// Pushes the literal's inside when `class` and its value say it is a secret; a byte
 /// array is one when it is named as one.
 fn judge(line: &[u8], name: &[u8], start: usize, end: usize, class: Class, out: &mut Vec<Span>) {
-    let (vs, ve) = (start + 1, end - 1);
+    // Python's triple quotes, else one quote (or a backtick: Go's and JavaScript's raw strings).
+    let triple = [&b"\"\"\""[..], b"'''"].iter().any(|q| line[start..end].starts_with(q));
+    let quote = if triple { 3 } else { 1 };
+    let (vs, ve) = (start + quote, end - quote);
     let v = &line[vs..ve];
     if is_label_of(v, name) {
         return; // `#define SSL_TXT_kPSK "kPSK"`: the name spelled again, a label
@@ -210,6 +213,8 @@ mod tests {
             format!(r#"#define MQTT_PASSWORD "{key}""#),
             format!(r#"val apiSecret: String = "{key}""#),
             format!(r#"SECRET_KEY = "{key}".encode()  # signing"#),
+            format!("const hmacKey = `{key}`"),
+            format!(r#"API_TOKEN = """{key}""""#),
         ] {
             assert_eq!(found(&line), [key], "{line}");
         }
