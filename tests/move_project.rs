@@ -649,8 +649,12 @@ fn killed_move(env: &TestEnv, move_dir: bool, journal: serde_json::Value) -> Kil
 #[test]
 fn a_move_killed_while_deleting_its_old_copies_is_finished_not_undone() {
     let env = TestEnv::new();
-    let Killed { base, a, b, laid, old_slot, aside, moving } =
-        killed_move(&env, true, serde_json::json!({"committed": true}));
+    let Killed { base, a, b, laid, old_slot, aside, moving } = killed_move(
+        &env,
+        true,
+        serde_json::json!({"committed": true, "laid": [["claude", A], ["claude", C]]}),
+    );
+    // C's copy aside was deleted before the kill: the journal is still the move's own.
     let elsewhere = base.join("empty");
     fs::create_dir_all(&elsewhere).unwrap();
     let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
@@ -683,6 +687,14 @@ fn a_killed_move_waits_for_those_working_in_new() {
     let refused = env.cmd("lokust-shell").arg("move").arg(&b).arg(base.join("c")).assert().failure();
     assert_eq!(refused.get_output().status.code(), Some(2), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("is not finished"), "{}", stderr(&refused));
+    // Named through a link, NEW is still NEW.
+    std::os::unix::fs::symlink(&b, base.join("alias")).unwrap();
+    let other = base.join("other");
+    fs::create_dir_all(&other).unwrap();
+    let linked =
+        env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&other).arg(base.join("alias/x")).assert();
+    assert_eq!(linked.get_output().status.code(), Some(2), "{}", stderr(&linked));
+    assert!(other.is_dir() && !b.join("x").exists());
 
     shell.kill().unwrap();
     shell.wait().unwrap();
@@ -744,4 +756,35 @@ fn recovery_keeps_work_done_at_new_and_a_move_never_deletes_what_it_cannot_carry
     let failed = env.cmd("lokust-shell").arg("move").arg(&v).arg(base.join("w")).assert().failure();
     assert!(stderr(&failed).contains("could not be carried"), "{}", stderr(&failed));
     assert_eq!(stores(&env), before, "a move that could not carry a file changed a store");
+    // A FIFO where the settings go is not read, never waited on: the move ends.
+    fs::remove_file(&settings).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&settings).status().unwrap().success());
+    let ended = env
+        .cmd("lokust-shell")
+        .arg("move")
+        .arg(&v)
+        .arg(base.join("w"))
+        .timeout(std::time::Duration::from_secs(30))
+        .assert();
+    assert!(ended.get_output().status.code().is_some(), "the move waited on a FIFO: {}", stderr(&ended));
+}
+
+/// A move killed before it laid anything, then a conversation started at NEW: rolling
+/// back would rename the folder from under it and leave it naming a folder gone.
+#[test]
+fn a_conversation_started_at_new_after_an_early_kill_keeps_the_move() {
+    let env = TestEnv::new();
+    let Killed { base, a, b, laid, .. } = killed_move(&env, true, serde_json::json!({}));
+    fs::remove_file(&laid).unwrap(); // killed before A was laid
+    let started = transcript(&env, &b, C);
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    fs::File::options().write(true).open(&started).unwrap().set_modified(later).unwrap();
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    assert!(stderr(&out).contains("was left as it is"), "{}", stderr(&out));
+    assert!(
+        b.is_dir() && !a.exists() && started.is_file(),
+        "the folder went back from under the new conversation"
+    );
 }

@@ -20,7 +20,15 @@ pub fn is_uuid(s: &str) -> bool {
 
 /// Reads a file, never through a link, refusing one larger than `max` bytes.
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let mut f = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    // Never through a link, and never waiting on a FIFO or a device: open does not block,
+    // and anything but a regular file is refused.
+    let mut f = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
     let mut buf = Vec::new();
     (&mut f).take(max + 1).read_to_end(&mut buf)?;
     if buf.len() as u64 > max {

@@ -86,23 +86,34 @@ impl Journal {
         self.old_abs.is_absolute()
             && self.new_real.is_absolute()
             && self.asides.iter().all(|(from, to)| beside(from, to))
-            && self.laid.iter().all(|(agent, id)| !id.is_empty() && set_aside(agent, id))
+            // A committed move deletes its copies aside as it ends: some may be gone.
+            && (self.committed || self.laid.iter().all(|(agent, id)| !id.is_empty() && set_aside(agent, id)))
     }
 
     /// A file at NEW written after the journal was last, once the restore there had ended
     /// (the user went on working there after the move was killed): a conversation laid,
     /// or any in NEW's Claude Code slot. While the restore ran, its own files are newer.
     fn written_at_new_since(&self, probe: &Probe) -> Option<PathBuf> {
-        if !self.laid_done {
-            return None;
-        }
         let since = fs::metadata(self.path.as_ref()?).and_then(|m| m.modified()).ok()?;
         let newer = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t > since);
+        let laid = |p: &Path| {
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            self.laid.iter().any(|(agent, id)| agent == agent::claude::NAME && id == stem)
+        };
         let mut files: Vec<PathBuf> = Vec::new();
         if let Some(config) = crate::capture::claude::config_dir(probe)
             && let Some(slot) = super::claude_slot(&config, &self.new_str)
         {
-            files.extend(fs::read_dir(slot).into_iter().flatten().flatten().map(|e| e.path()));
+            // A conversation the move never laid is the user's, whenever the kill came.
+            let theirs = fs::read_dir(&slot).into_iter().flatten().flatten().map(|e| e.path());
+            let theirs: Vec<PathBuf> = theirs
+                .filter(|p| self.laid_done || (p.extension().is_some_and(|x| x == "jsonl") && !laid(p)))
+                .collect();
+            files.extend(theirs);
+        }
+        if !self.laid_done {
+            // While the restore ran its own files were newer too: only the user's count.
+            return files.into_iter().find(|p| newer(p));
         }
         for (agent, id) in &self.laid {
             if let Some(a) = by_id(agent)
@@ -279,7 +290,12 @@ fn read(path: &Path) -> Result<Option<Journal>, String> {
 /// The first journal still left whose move touches `old` or `new` (either holds the
 /// other's path, or is it), in words.
 pub fn unfinished_touching(probe: &Probe, old: &Path, new: &Path) -> Option<String> {
-    let (old, new) = (std::path::absolute(old).ok()?, std::path::absolute(new).ok()?);
+    // As the folders really are: a link to NEW names NEW.
+    let real = |p: &Path| {
+        let abs = std::path::absolute(p).ok()?;
+        Some(super::real_target(&abs).unwrap_or(abs))
+    };
+    let (old, new) = (real(old)?, real(new)?);
     let near = |a: &Path, b: &Path| a.starts_with(b) || b.starts_with(a);
     journals(probe).iter().filter_map(|p| read(p).ok().flatten()).find_map(|j| {
         let theirs = [Path::new(&j.old_str), Path::new(&j.new_str), j.old_abs.as_path()];

@@ -218,24 +218,26 @@ struct Paths {
 
 impl Paths {
     fn check(old: &Path, new: &Path, move_dir: bool) -> anyhow::Result<Paths> {
-        let old_abs = std::path::absolute(old).with_context(|| format!("bad path {}", old.display()))?;
+        let old_abs =
+            std::path::absolute(old).with_context(|| format!("bad path {}", safe(&old.to_string_lossy())))?;
         // The stores name realpaths, and a renamed link is not the folder: OLD is read as
         // the folder itself, and must exist (its conversations are read from it).
         let old_real = fs::canonicalize(&old_abs).map_err(|_| {
             refuse(format!(
                 "{} does not exist; move reads the project there (when the folder was moved already, move \
                  it back and let --move-dir rename it)",
-                old.display()
+                safe(&old.to_string_lossy())
             ))
         })?;
         if move_dir && fs::symlink_metadata(&old_abs).is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(refuse(format!(
                 "{} is a link; give the folder it points to ({})",
-                old.display(),
-                old_real.display()
+                safe(&old.to_string_lossy()),
+                safe(&old_real.to_string_lossy())
             )));
         }
-        let new_abs = std::path::absolute(new).with_context(|| format!("bad path {}", new.display()))?;
+        let new_abs =
+            std::path::absolute(new).with_context(|| format!("bad path {}", safe(&new.to_string_lossy())))?;
         let new_real = real_target(&new_abs)?;
         let old_str = old_real.to_str().context("OLD is not UTF-8")?.to_string();
         let new_str = new_real.to_str().context("NEW is not UTF-8")?.to_string();
@@ -310,10 +312,10 @@ fn real_target(new: &Path) -> anyhow::Result<PathBuf> {
     }
     let name = new.file_name().filter(|n| *n != "." && *n != "..");
     let (Some(parent), Some(name)) = (new.parent(), name) else {
-        return Err(refuse(format!("{} does not name a folder", new.display())));
+        return Err(refuse(format!("{} does not name a folder", safe(&new.to_string_lossy()))));
     };
     let parent = fs::canonicalize(parent)
-        .map_err(|_| refuse(format!("the folder of {} does not exist", new.display())))?;
+        .map_err(|_| refuse(format!("the folder of {} does not exist", safe(&new.to_string_lossy()))))?;
     Ok(parent.join(name))
 }
 
@@ -578,8 +580,9 @@ fn finish(
 ) -> anyhow::Result<Vec<String>> {
     let (old, new) = (paths.old_abs.as_path(), paths.new_real.as_path());
     if opts.move_dir {
-        fs::rename(old, new)
-            .with_context(|| format!("could not rename {} to {}", old.display(), new.display()))?;
+        fs::rename(old, new).with_context(|| {
+            format!("could not rename {} to {}", safe(&old.to_string_lossy()), safe(&new.to_string_lossy()))
+        })?;
     }
     let Some(backup) = backup else { return Ok(Vec::new()) };
     // Planned whole and applied nowhere first, with the old copies already out of sight
@@ -601,25 +604,28 @@ fn check_rename(old: &Path, new: &Path) -> anyhow::Result<()> {
     let old_meta = fs::metadata(old).map_err(|_| {
         refuse(format!(
             "{} does not exist: nothing to rename (leave out --move-dir when it was moved already)",
-            old.display()
+            safe(&old.to_string_lossy())
         ))
     })?;
     if !old_meta.is_dir() {
-        return Err(refuse(format!("{} is not a directory", old.display())));
+        return Err(refuse(format!("{} is not a directory", safe(&old.to_string_lossy()))));
     }
     if fs::symlink_metadata(new).is_ok() {
-        return Err(refuse(format!("{} exists already; --move-dir renames into a free name", new.display())));
+        return Err(refuse(format!(
+            "{} exists already; --move-dir renames into a free name",
+            safe(&new.to_string_lossy())
+        )));
     }
     let parent = new
         .parent()
         .filter(|p| p.is_dir())
-        .ok_or_else(|| refuse(format!("the folder of {} does not exist", new.display())))?;
+        .ok_or_else(|| refuse(format!("the folder of {} does not exist", safe(&new.to_string_lossy()))))?;
     if fs::metadata(parent)?.dev() != old_meta.dev() {
         return Err(refuse(format!(
             "{} and {} are on different filesystems: copy the folder (cp -a {} {}), run move without \
              --move-dir, then delete the old folder",
-            old.display(),
-            new.display(),
+            safe(&old.to_string_lossy()),
+            safe(&new.to_string_lossy()),
             crate::shell::posix_quote(&old.to_string_lossy(), crate::shell::Quote::WhenNeeded),
             crate::shell::posix_quote(&new.to_string_lossy(), crate::shell::Quote::WhenNeeded)
         )));
