@@ -110,7 +110,9 @@ pub fn write_private_atomic_checked(
         _ => Path::new("."),
     };
     // tempfile creates the file 0600, so no other user can read it even for a moment.
-    let mut tmp = tempfile::Builder::new().prefix(".lokust-").suffix(".tmp").tempfile_in(dir)?;
+    // Named with the writer's pid, so one left by a killed writer can be told and swept.
+    let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
+    let mut tmp = tempfile::Builder::new().prefix(&prefix).suffix(".tmp").tempfile_in(dir)?;
     fill(tmp.as_file_mut())?;
     tmp.as_file_mut().flush()?;
     tmp.as_file().sync_all()?;
@@ -119,6 +121,33 @@ pub fn write_private_atomic_checked(
     }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// How [`write_private_atomic`]'s temp files start, before the writer's pid.
+pub const TEMP_PREFIX: &str = ".lokust-";
+
+/// Whether process `pid` exists (signal 0 only asks).
+pub fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+/// Removes from `dir` the temp files of [`write_private_atomic`] whose writer is gone (a
+/// SIGKILL leaves them); how many.
+pub fn sweep_dead_temps(dir: &Path) -> usize {
+    let mut swept = 0;
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX).filter(|_| name.ends_with(".tmp")) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else { continue };
+        if !process_alive(pid)
+            && e.file_type().is_ok_and(|t| t.is_file())
+            && fs::remove_file(e.path()).is_ok()
+        {
+            swept += 1;
+        }
+    }
+    swept
 }
 
 /// Creates `dir` and its parents; the ones created here get mode 0700.

@@ -788,3 +788,40 @@ fn a_conversation_started_at_new_after_an_early_kill_keeps_the_move() {
         "the folder went back from under the new conversation"
     );
 }
+
+/// A move killed while it laid, then a laid conversation written to at NEW: the roll
+/// back cannot tell the user's turn from the restore's own writing, so that copy is kept
+/// beside the journal, never deleted, and the message says where.
+#[test]
+fn a_roll_back_keeps_a_laid_copy_written_after_the_kill() {
+    let env = TestEnv::new();
+    let Killed { base, laid, old_slot, moving, .. } = killed_move(&env, false, serde_json::json!({}));
+    // What a SIGKILL leaves of a write in flight: swept when its writer is gone, kept
+    // while it lives.
+    let dead = old_slot.with_file_name(".lokust-999999999-0a1b.tmp");
+    let live = old_slot.with_file_name(format!(".lokust-{}-0a1b.tmp", std::process::id()));
+    for t in [&dead, &live] {
+        fs::write(t, "half").unwrap();
+    }
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&laid)
+        .unwrap()
+        .write_all(b"{\"more\":\"my next turn\"}\n")
+        .unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    fs::File::options().write(true).open(&laid).unwrap().set_modified(later).unwrap();
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    assert!(
+        stderr(&out).contains("was rolled back") && stderr(&out).contains("were kept in"),
+        "{}",
+        stderr(&out)
+    );
+    let kept = moving.join("20261128T000000Z-1.kept").join(format!("claude-{A}.jsonl"));
+    assert!(fs::read_to_string(&kept).unwrap().contains("my next turn"), "the turn written at NEW was lost");
+    assert_eq!(fs::read_to_string(old_slot.join(format!("{A}.jsonl"))).unwrap(), "the old copy\n");
+    assert!(!laid.exists());
+    assert!(!dead.exists() && live.exists(), "temp files: a dead writer's stayed or a live one's went");
+}

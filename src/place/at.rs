@@ -94,8 +94,10 @@ impl Staged {
     }
 }
 
+/// A temp file's name, with the writer's pid: one a killed writer left is swept
+/// ([`crate::fsutil::sweep_dead_temps`]).
 fn temp_name() -> String {
-    format!(".lokust-{}.tmp", uuid::Uuid::new_v4().simple())
+    format!("{}{}-{}.tmp", crate::fsutil::TEMP_PREFIX, std::process::id(), uuid::Uuid::new_v4().simple())
 }
 
 fn stage(dir: &OwnedFd, dir_path: &Path, content: &Content) -> io::Result<Staged> {

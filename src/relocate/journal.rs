@@ -125,6 +125,60 @@ impl Journal {
         files.into_iter().find(|p| newer(p))
     }
 
+    /// Before a roll back takes the copies laid at NEW away: each one written after the
+    /// journal was (the user went on with it after the kill, or the kill came as it was
+    /// written) is moved into `<journal>.kept/` instead, never deleted. The folder, when
+    /// anything went there.
+    fn keep_newer_laid(&self, probe: &Probe) -> Option<PathBuf> {
+        let journal = self.path.as_ref()?;
+        let since = fs::metadata(journal).and_then(|m| m.modified()).ok()?;
+        let mut laid: Vec<(String, PathBuf)> = Vec::new();
+        for (agent, id) in &self.laid {
+            if agent == agent::claude::NAME {
+                let config = crate::capture::claude::config_dir(probe)?;
+                if let Some(slot) = super::claude_slot(&config, &self.new_str) {
+                    laid.push((agent.clone(), slot.join(format!("{id}.jsonl"))));
+                }
+            } else if let Some(a) = by_id(agent)
+                && let Some(home) = a.home(probe)
+            {
+                let paths = a.stored(&home, &self.new_str, id).ok().flatten().unwrap_or_default();
+                laid.extend(paths.into_iter().map(|p| (agent.clone(), p)));
+            }
+        }
+        let kept = journal.with_extension("kept");
+        let mut any = false;
+        for (agent, path) in laid {
+            let newer = fs::symlink_metadata(&path)
+                .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|t| t > since));
+            let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else { continue };
+            if newer
+                && crate::fsutil::create_private_dir(&kept).is_ok()
+                && fs::rename(&path, kept.join(format!("{agent}-{name}"))).is_ok()
+            {
+                any = true;
+            }
+        }
+        any.then_some(kept)
+    }
+
+    /// The temp files the killed move was writing when it stopped, in the folders it
+    /// wrote to: beside each copy it set aside, and NEW's Claude Code slot.
+    fn sweep_temps(&self, probe: &Probe) {
+        let mut dirs: Vec<PathBuf> =
+            self.asides.iter().filter_map(|(from, _)| from.parent().map(Path::to_path_buf)).collect();
+        if let Some(config) = crate::capture::claude::config_dir(probe)
+            && let Some(slot) = super::claude_slot(&config, &self.new_str)
+        {
+            dirs.push(slot);
+        }
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
+            crate::fsutil::sweep_dead_temps(&dir);
+        }
+    }
+
     /// Every conversation the move set out to lay is at NEW.
     fn all_at_new(&self, probe: &Probe) -> bool {
         self.laid.iter().all(|(agent, id)| {
@@ -423,6 +477,7 @@ pub fn recover(probe: &Probe) -> Vec<String> {
                 continue;
             }
         };
+        journal.sweep_temps(probe);
         let fate = journal.fate(probe);
         match fate {
             Fate::Finish | Fate::FinishWorkedOn { .. } => {
@@ -436,6 +491,7 @@ pub fn recover(probe: &Probe) -> Vec<String> {
             }
             Fate::LeaveWorkedOn { .. } | Fate::Wait { .. } | Fate::LeaveLinked => {}
             Fate::RollBack => {
+                let kept = journal.keep_newer_laid(probe);
                 let problems = journal.roll_back(probe);
                 if !problems.is_empty() {
                     // Kept, so the next move tries again.
@@ -448,7 +504,13 @@ pub fn recover(probe: &Probe) -> Vec<String> {
                 }
                 journal.close();
                 let _ = fs::remove_file(&lock);
-                let line = fate.says(&journal.what(), true);
+                let mut line = fate.says(&journal.what(), true);
+                if let Some(kept) = kept {
+                    line.push_str(&format!(
+                        "; copies at the new path written after it stopped were kept in {}",
+                        crate::sanitize::for_terminal(&kept.to_string_lossy())
+                    ));
+                }
                 said.push(match (journal.move_dir, fs::symlink_metadata(&journal.new_real).is_ok()) {
                     (true, false) => format!("{line} (the folder is at its old path again)"),
                     (true, true) => format!(

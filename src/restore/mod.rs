@@ -1375,10 +1375,7 @@ pub fn clean_stale(projects: &Path) -> Vec<PathBuf> {
         let name = d.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(STAGING_PREFIX) else { continue };
         let pid: Option<i32> = rest.split('-').next().and_then(|p| p.parse().ok());
-        let alive = pid.is_some_and(|p| {
-            // SAFETY: kill with signal 0 only checks that the process exists.
-            p > 0 && unsafe { libc::kill(p, 0) } == 0
-        });
+        let alive = pid.is_some_and(crate::fsutil::process_alive);
         if !alive && fs::remove_dir_all(d.path()).is_ok() {
             cleaned.push(d.path());
         }
