@@ -825,3 +825,20 @@ fn a_roll_back_keeps_a_laid_copy_written_after_the_kill() {
     assert!(!laid.exists());
     assert!(!dead.exists() && live.exists(), "temp files: a dead writer's stayed or a live one's went");
 }
+
+/// OLD made again after a kill: the roll back cannot rename the folder back, and the dry
+/// run says so as the real run does.
+#[test]
+fn a_dry_run_says_the_folder_stays_when_old_was_made_again() {
+    let env = TestEnv::new();
+    let Killed { base, a, b, .. } = killed_move(&env, true, serde_json::json!({}));
+    fs::create_dir_all(&a).unwrap();
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let dry =
+        env.cmd("lokust-shell").args(["move", "--dry-run"]).arg(&elsewhere).arg(base.join("e2")).assert();
+    assert!(stderr(&dry).contains("would be rolled back, but the folder stays"), "{}", stderr(&dry));
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    assert!(stderr(&out).contains("was rolled back, but the folder stays"), "{}", stderr(&out));
+    assert!(a.is_dir() && b.is_dir());
+}

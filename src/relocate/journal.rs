@@ -363,20 +363,15 @@ enum Fate {
     Finish,
     /// The user went on at NEW after the kill (`written`), and every conversation is
     /// there: finished rather than rolled back, which would take that work away.
-    FinishWorkedOn {
-        written: String,
-    },
+    FinishWorkedOn { written: String },
     /// The user went on at NEW, but not every conversation reached it: left for them.
-    LeaveWorkedOn {
-        written: String,
-    },
+    LeaveWorkedOn { written: String },
     /// Processes work in the renamed folder: renaming it back would pull it from under them.
-    Wait {
-        pids: Vec<u32>,
-    },
+    Wait { pids: Vec<u32> },
     /// NEW is a link now, not the folder the move made: nothing to rename back.
     LeaveLinked,
-    RollBack,
+    /// Rolled back; `folder_stays` when the folder cannot go back (OLD exists again).
+    RollBack { folder_stays: bool },
 }
 
 impl Journal {
@@ -404,7 +399,10 @@ impl Journal {
                 Fate::LeaveWorkedOn { written }
             };
         }
-        Fate::RollBack
+        let folder_stays = self.move_dir
+            && fs::symlink_metadata(&self.old_abs).is_ok()
+            && fs::symlink_metadata(&self.new_real).is_ok();
+        Fate::RollBack { folder_stays }
     }
 }
 
@@ -439,7 +437,10 @@ impl Fate {
                 )
             }
             Fate::LeaveLinked => format!("{what} {left}: the new path is a link now, not the folder it made"),
-            Fate::RollBack => format!("{what} {rolled}"),
+            Fate::RollBack { folder_stays: false } => format!("{what} {rolled}"),
+            Fate::RollBack { folder_stays: true } => format!(
+                "{what} {rolled}, but the folder stays at the new path: the old one exists again (move it by hand)"
+            ),
         }
     }
 }
@@ -490,7 +491,7 @@ pub fn recover(probe: &Probe) -> Vec<String> {
                 let _ = fs::remove_file(&lock);
             }
             Fate::LeaveWorkedOn { .. } | Fate::Wait { .. } | Fate::LeaveLinked => {}
-            Fate::RollBack => {
+            Fate::RollBack { .. } => {
                 let kept = journal.keep_newer_laid(probe);
                 let problems = journal.roll_back(probe);
                 if !problems.is_empty() {
@@ -511,13 +512,8 @@ pub fn recover(probe: &Probe) -> Vec<String> {
                         crate::sanitize::for_terminal(&kept.to_string_lossy())
                     ));
                 }
-                said.push(match (journal.move_dir, fs::symlink_metadata(&journal.new_real).is_ok()) {
-                    (true, false) => format!("{line} (the folder is at its old path again)"),
-                    (true, true) => format!(
-                        "{line}, but the folder stays at the new path: the old one exists again (move it by hand)"
-                    ),
-                    _ => line,
-                });
+                let back = journal.move_dir && fs::symlink_metadata(&journal.new_real).is_err();
+                said.push(if back { format!("{line} (the folder is at its old path again)") } else { line });
                 continue;
             }
         }
