@@ -196,15 +196,16 @@ pub fn write_live(probe: &Probe, opts: &LiveOptions) -> anyhow::Result<LiveOutco
         // One shell, one session id across its refreshes.
         lok.session.id = prev.session.id.clone();
     }
-    let json = Lok::Shell(Box::new(lok.clone())).to_json_string();
+    let mut json = Vec::new();
+    crate::lok::write_shell(&lok, &mut json)?;
     // Never replace a good file with one that does not read back.
-    match Lok::from_slice(json.as_bytes(), "the new live snapshot") {
+    match Lok::from_slice(&json, "the new live snapshot") {
         Ok(Lok::Shell(s)) if !s.shell.cwd.is_empty() => {}
         Ok(_) => anyhow::bail!("the new live snapshot has no directory; the old one is kept"),
         Err(e) => anyhow::bail!("{e}; the old one is kept"),
     }
     let sealer = opts.seal.sealer()?;
-    snapshot::write(&lok, None, &fsutil::Destination::File(path.clone()), sealer)
+    snapshot::write_serialized(&json, &fsutil::Destination::File(path.clone()), sealer)
         .with_context(|| format!("could not write {}", path.display()))?;
     use std::io::{Seek, SeekFrom};
     turn.set_len(0)?;

@@ -311,14 +311,36 @@ pub fn write(
         crate::interrupt::install_signal_handlers();
     }
     let mut stats = None;
-    let bytes = destination.write(|out| {
-        let mut out = crate::seal::Output::new(out, sealer)?;
+    let bytes = sealed(destination, sealer, |out| {
         match &carried {
-            Some(c) => stats = Some(bundle::write_lok(lok, c.plan, c.opts, &mut out)?),
-            None => crate::lok::Lok::Shell(Box::new(lok.clone())).write_to(&mut out)?,
+            Some(c) => stats = Some(bundle::write_lok(lok, c.plan, c.opts, out)?),
+            None => crate::lok::write_shell(lok, out)?,
         }
-        out.finish()?;
         Ok(())
     })?;
     Ok((bytes, stats))
+}
+
+/// [`write`] of a plain snapshot already serialized (the hook checks its text reads back
+/// before it replaces a good file): the same destination and sealing, the text once.
+pub fn write_serialized(
+    json: &[u8],
+    destination: &Destination,
+    sealer: Option<crate::seal::Sealer>,
+) -> anyhow::Result<u64> {
+    sealed(destination, sealer, |out| Ok(out.write_all(json)?))
+}
+
+/// Writes through `sealer` into `destination`, whole or not at all; the bytes that landed.
+fn sealed(
+    destination: &Destination,
+    sealer: Option<crate::seal::Sealer>,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
+) -> anyhow::Result<u64> {
+    destination.write(|out| {
+        let mut out = crate::seal::Output::new(out, sealer)?;
+        fill(&mut out)?;
+        out.finish()?;
+        Ok(())
+    })
 }

@@ -278,8 +278,7 @@ fn a_gemini_conversation_moves_and_resumes_with_the_real_cli() {
 #[test]
 fn keep_old_leaves_the_old_copies_beside_the_new_ones() {
     let env = TestEnv::new();
-    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
-    let (a, b) = (base.join("a"), base.join("b"));
+    let (_, a, b) = project_paths(&env);
     fs::create_dir_all(&a).unwrap();
     fs::create_dir_all(&b).unwrap();
     let old_transcript = transcript(&env, &a, A);
@@ -525,8 +524,7 @@ fn copilot_session(env: &TestEnv, dir: &Path, id: &str) -> PathBuf {
 #[test]
 fn a_move_that_fails_after_laying_takes_every_new_copy_away() {
     let env = TestEnv::new();
-    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
-    let (a, b) = (base.join("a"), base.join("b"));
+    let (_, a, b) = project_paths(&env);
     fs::create_dir_all(&a).unwrap();
     transcript(&env, &a, A);
     copilot_session(&env, &a, "5c0ffee0-0000-4000-8000-00000000c0b1");
@@ -559,8 +557,7 @@ fn a_move_that_fails_after_laying_takes_every_new_copy_away() {
 #[test]
 fn a_roll_back_keeps_what_was_made_at_new_after_the_kill_and_ignores_a_forged_journal() {
     let env = TestEnv::new();
-    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
-    let (a, b) = (base.join("a"), base.join("b"));
+    let (base, a, b) = project_paths(&env);
     fs::create_dir_all(&b).unwrap();
     // As a move killed after laying A at NEW leaves things: A's slot set aside, A laid at
     // NEW; then the user works at NEW and makes C.
@@ -609,6 +606,13 @@ fn a_roll_back_keeps_what_was_made_at_new_after_the_kill_and_ignores_a_forged_jo
     assert_eq!(fs::read_to_string(&victim).unwrap(), "keep me");
 }
 
+/// `p`, and its `a` and `b`, below the test's root as the stores name them.
+fn project_paths(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf) {
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b) = (base.join("a"), base.join("b"));
+    (base, a, b)
+}
+
 /// A move of `p/a` to `p/b` killed after laying conversation A at NEW, its old copy set
 /// aside and its journal written with `journal` added (`committed`, `laid_done`).
 struct Killed {
@@ -622,8 +626,7 @@ struct Killed {
 }
 
 fn killed_move(env: &TestEnv, move_dir: bool, journal: serde_json::Value) -> Killed {
-    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
-    let (a, b) = (base.join("a"), base.join("b"));
+    let (base, a, b) = project_paths(env);
     fs::create_dir_all(&b).unwrap();
     let laid = transcript(env, &b, A);
     let old_slot = slot_dir(env, a.to_str().unwrap());

@@ -367,7 +367,7 @@ impl Lok {
     /// Serialises as pretty JSON with a trailing newline.
     pub fn write_to<W: Write>(&self, mut out: W) -> io::Result<()> {
         match self {
-            Lok::Shell(s) => serde_json::to_writer_pretty(&mut out, s)?,
+            Lok::Shell(s) => return write_shell(s, out),
             Lok::Coordination(c) => serde_json::to_writer_pretty(&mut out, c)?,
         }
         out.write_all(b"\n")
@@ -379,6 +379,12 @@ impl Lok {
         self.write_to(&mut buf).expect("serialising a .lok into memory");
         String::from_utf8(buf).expect("serde_json writes UTF-8")
     }
+}
+
+/// A shell snapshot as a `.lok` document, without first wrapping it in a [`Lok`].
+pub fn write_shell<W: Write>(lok: &ShellLok, mut out: W) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut out, lok)?;
+    out.write_all(b"\n")
 }
 
 /// Reads `format_version`: absent is 1, a higher one is refused.

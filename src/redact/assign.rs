@@ -247,14 +247,14 @@ pub(crate) fn equals(line: &[u8], out: &mut Vec<Span>, reading: Reading) {
         // is code.
         let as_line = |class| {
             let code = looks_like_code(whole)
-                || is_regex_pattern(whole)
+                || super::value::is_pattern(whole)
                 || spaced && super::value::is_code_identifier(whole);
             let blank = whole.iter().any(u8::is_ascii_whitespace);
             whole.len() > v.len() && !blank && !code && should_redact(class, whole)
         };
         if let Some(class) = class
             && !prefix
-            && (!(bare && (looks_like_code(v) || is_regex_pattern(v)))
+            && (!(bare && (looks_like_code(v) || super::value::is_pattern(v)))
                 && !is_expression(line, name.as_bytes(), name.end(), val.start(), val.end(), bare)
                 && should_redact(class, v)
                 || as_line(class))
@@ -652,11 +652,6 @@ fn is_prose(v: &[u8], rest: &[u8]) -> bool {
 pub(crate) fn is_sentence(v: &[u8]) -> bool {
     let words = v.split(|b| *b == b' ').filter(|w| !w.is_empty()).count();
     words >= 3 && (v.first().is_some_and(u8::is_ascii_uppercase) || v.windows(2).any(|w| w == b"\\n"))
-}
-
-/// The pattern of a substitution (`s/KEY=.*/…/`): a wildcard, not a literal.
-fn is_regex_pattern(v: &[u8]) -> bool {
-    [&b".*"[..], b".+", b"[^", b"\\S"].iter().any(|p| v.starts_with(p))
 }
 
 /// An unquoted value that is source code, as scrollback shows it: a call

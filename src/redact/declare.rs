@@ -31,6 +31,7 @@ lazy_re!(DEFINE, r#"#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]+([bBrRuUfFL
 /// Every literal of `line` that a declaration binds to a secret's name.
 pub(crate) fn declarations(line: &[u8], out: &mut Vec<Span>) {
     for c in ASSIGNED.captures_iter(line) {
+        // Groups 1 (`=`) and 4 (the literal) take part in every match.
         let (eq, wrap, val) = (c.get(1).unwrap(), c.get(2), c.get(4).unwrap());
         let Some(name) = name_before(&line[..eq.start()]) else { continue };
         let Some(class) = name_class_strict(name, Form::Env) else { continue };
@@ -42,6 +43,7 @@ pub(crate) fn declarations(line: &[u8], out: &mut Vec<Span>) {
     }
     if memchr::memmem::find(line, b"define").is_some() {
         for c in DEFINE.captures_iter(line) {
+            // The name and the literal take part in every match of DEFINE.
             let (name, val) = (c.get(1).unwrap(), c.get(3).unwrap());
             if let Some(class) = name_class_strict(name.as_bytes(), Form::Env) {
                 judge(line, name.as_bytes(), val.start(), val.end(), class, out);

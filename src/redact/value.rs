@@ -872,11 +872,14 @@ fn is_identifier_of_parts(v: &[u8]) -> bool {
             .all(|p| !(p.iter().any(u8::is_ascii_uppercase) && p.iter().any(u8::is_ascii_lowercase)))
 }
 
-/// A regular expression: a class escape (`\w`, `\d`, `\s`), a negated set, a group.
+/// A regular expression: a class escape (`\w`, `\d`, `\s`), a negated set, a group, or
+/// a wildcard it starts with (`.*`, `.+`: a substitution's `s/KEY=.*/…/`).
 pub(crate) fn is_pattern(v: &[u8]) -> bool {
     v.windows(2).any(|w| w[0] == b'\\' && b"wWdDsSbB".contains(&w[1]))
         || memchr::memmem::find(v, b"[^").is_some()
         || memchr::memmem::find(v, b"(?").is_some()
+        || v.starts_with(b".*")
+        || v.starts_with(b".+")
 }
 
 /// A package's version or version range, as manifests and lockfiles write one under the
