@@ -485,3 +485,94 @@ fn a_staged_or_edited_file_holding_a_secret_stays_behind_and_the_rest_applies() 
     );
     assert_eq!(fs::read(target.join("README.md")).unwrap(), fs::read(work.join("README.md")).unwrap());
 }
+
+/// Makes one commit in the checkout it is given.
+type MakeCommit<'a> = Box<dyn Fn(&Path) -> Vec<u8> + 'a>;
+
+/// A commit carries its message and every file it adds, text or not, under the file's
+/// name: a secret in any of them travels inside the git bundle, which cannot be redacted
+/// without rewriting history. Each refuses the git work, and the refusal never shows it.
+#[test]
+fn a_secret_in_a_commit_message_a_binary_file_or_a_file_name_keeps_the_work_home() {
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    let cases: [(&str, MakeCommit); 4] = [
+        (
+            "the subject",
+            Box::new(|w| git(w, &["commit", "-q", "--allow-empty", "-m", &format!("use {token}")])),
+        ),
+        (
+            "the body",
+            Box::new(|w| {
+                git(
+                    w,
+                    &["commit", "-q", "--allow-empty", "-m", "deploy", "-m", "db password: Xq7#vR2!mK9pL4wZ"],
+                )
+            }),
+        ),
+        (
+            "a binary file",
+            Box::new(|w| {
+                let mut bytes = vec![0u8, 1, 2, 0xff, 0];
+                bytes.extend_from_slice(format!("\nGITHUB_TOKEN={token}\n").as_bytes());
+                bytes.extend([0u8, 0xfe, 0]);
+                write(w, "assets/blob.bin", &bytes);
+                git(w, &["add", "assets/blob.bin"]);
+                git(w, &["commit", "-qm", "add blob"])
+            }),
+        ),
+        (
+            "a file's name",
+            Box::new(|w| {
+                write(w, &format!("keys/{token}.txt"), b"nothing here\n");
+                git(w, &["add", "keys"]);
+                git(w, &["commit", "-qm", "add keys"])
+            }),
+        ),
+    ];
+    for (what, make) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_origin, work) = scenario(tmp.path());
+        make(&work);
+        let err = match worktree::capture(&work, &CaptureOptions::default()) {
+            Ok(_) => panic!("{what}: the git work was carried"),
+            Err(e) => format!("{e:#}"),
+        };
+        assert!(err.contains("secret"), "{what}: {err}");
+        assert!(!err.contains("ghp_aB3d") && !err.contains("Xq7#vR2"), "{what}: the refusal shows it: {err}");
+    }
+}
+
+/// A changed or untracked file whose name holds a secret stays behind, named redacted:
+/// the name is in the payload's tar and in what `inspect` prints.
+#[test]
+fn a_changed_or_untracked_file_whose_name_holds_a_secret_stays_behind_unnamed() {
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    write(&work, &format!("staged-{token}.txt"), b"staged\n");
+    git(&work, &["add", &format!("staged-{token}.txt")]);
+    write(&work, &format!("notes/{token}"), b"untracked\n");
+    let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+    let left: Vec<&str> = cap.meta.left_out.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(left.iter().filter(|p| p.contains("[REDACTED")).count(), 2, "{left:?}");
+    let tar = cap.write_tar(Vec::new()).unwrap();
+    assert!(!tar.windows(8).any(|w| w == b"ghp_aB3d"), "a name holding the token entered the payload");
+    // The rest still travels.
+    assert!(cap.meta.files.iter().any(|f| f.path == "notes/todo.txt"));
+}
+
+/// `inspect` prints what a stranger's `.lok` says of its git work: commit subjects, file
+/// names and the branch pass the redactor first, whoever wrote them.
+#[test]
+fn inspect_redacts_what_a_strangers_git_work_says() {
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    let meta = format!(
+        r#"{{"head":"0123456789abcdef0123456789abcdef01234567","branch":"fix-{token}",
+        "commits":[{{"id":"0123456789abcdef0123456789abcdef01234567","subject":"token {token}"}}],
+        "left_out":[{{"path":"secret-{token}","why":"holds {token}"}}]}}"#
+    );
+    let carried = with_meta(&meta).unwrap();
+    let shown = carried.describe(None).unwrap().join("\n");
+    assert!(!shown.contains("ghp_aB3d"), "{shown}");
+    assert!(shown.contains("[REDACTED"), "{shown}");
+}

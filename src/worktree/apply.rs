@@ -801,7 +801,8 @@ impl Carried {
     /// git reads them, the untracked entries of the tar), marking what `policy` withholds;
     /// the commits as the sender listed them, since counting them needs the checkout.
     pub fn describe(&self, policy: Option<&Policy>) -> Result<Vec<String>> {
-        let clean = |s: &str| crate::sanitize::for_terminal(s).into_owned();
+        // A stranger's payload says what it likes: redacted, then made safe to print.
+        let clean = |s: &str| crate::sanitize::for_terminal(&crate::redact::redact(s)).into_owned();
         let meta = &self.meta;
         let mut lines = vec![format!(
             "git work on {} at {}{}",

@@ -59,6 +59,13 @@ pub fn capture(cwd: &Path, opts: &CaptureOptions) -> Result<Option<Capture>> {
     };
     let branch =
         git::text(&root, &["symbolic-ref", "-q", "--short", "HEAD"], d).ok().filter(|b| !b.is_empty());
+    if let Some(rule) = branch.as_deref().and_then(|b| secret_in(b.as_bytes())) {
+        bail!(
+            "the name of the branch checked out holds a secret ({rule}); the git work of {} was left out \
+             (rename the branch, or pass --no-worktree)",
+            root.display()
+        );
+    }
     let remote = remote_url(&root, d)
         .map(|u| redact_report(&strip_credentials(&u), &mut Report::default()).into_owned());
 
@@ -142,7 +149,17 @@ fn changed_files(root: &Path, d: Duration, meta: &mut Meta) -> Result<Vec<String
         wanted.iter().copied().zip(git::blobs(root, &wanted, d)?).collect();
     for (change, paths) in staged_changes.iter().chain(&unstaged_changes) {
         let Some(new) = paths.last() else { continue };
-        if change == "D" || excluded.contains(new) {
+        if excluded.contains(new) {
+            continue;
+        }
+        // A name is in the patch whatever the change, a deletion's too.
+        if let Some(why) = paths.iter().find_map(|p| name_holds_secret(p)) {
+            let path = paths.iter().map(|p| crate::redact::redact(p)).collect::<Vec<_>>().join(" -> ");
+            meta.left_out.push(LeftOut { path, why });
+            excluded.extend(paths.iter().cloned());
+            continue;
+        }
+        if change == "D" {
             continue;
         }
         let entry = index.get(new.as_str());
@@ -190,6 +207,10 @@ fn untracked_files(
             |why: &str, meta: &mut Meta| meta.left_out.push(LeftOut { path: rel.clone(), why: why.into() });
         if let Some(why) = paths::refuse_path(rel.trim_end_matches('/')) {
             leave(why, meta);
+            continue;
+        }
+        if let Some(why) = name_holds_secret(&rel) {
+            meta.left_out.push(LeftOut { path: crate::redact::redact(&rel).into_owned(), why });
             continue;
         }
         let Ok(md) = fs::symlink_metadata(&path) else { continue };
@@ -374,16 +395,19 @@ fn link_out(root: &Path, rel: &str, staged_link: bool, index_blob: &[u8]) -> Opt
     }
 }
 
-/// The first unpushed commit that adds a line holding a secret, named with its file. A
-/// commit cannot lose one file without rewriting history, so such work does not travel.
+/// The first unpushed commit that carries a secret, named with its file: in its message,
+/// in a line it adds (of a text file or of one git calls binary), or in the name of a file
+/// it touches. A commit cannot lose one of them without rewriting history, so such work
+/// does not travel. The refusal names the commit and the file redacted.
 fn secret_in_commits(root: &Path, commits: &[Commit], d: Duration) -> Result<Option<String>> {
     for c in commits {
-        let patch = git::run(
+        let shown = git::run(
             root,
             &[
                 "show",
-                "--format=",
+                "--format=%B%x00",
                 "-p",
+                "--text",
                 "--no-color",
                 "--no-ext-diff",
                 "--no-textconv",
@@ -393,31 +417,51 @@ fn secret_in_commits(root: &Path, commits: &[Commit], d: Duration) -> Result<Opt
             ],
             d,
         )?;
-        let mut file = String::new();
-        let mut added = String::new();
-        let flush = |file: &str, added: &mut String| -> Option<String> {
-            let hit = secret_in(added.as_bytes()).map(|rule| {
-                format!("commit {} \"{}\" adds a secret ({rule}) in {file}", &c.id[..12], c.subject)
-            });
-            added.clear();
-            hit
-        };
-        for line in String::from_utf8_lossy(&patch).lines() {
-            if let Some(rest) = line.strip_prefix("diff --git ") {
-                if let Some(hit) = flush(&file, &mut added) {
-                    return Ok(Some(hit));
-                }
-                file = rest.rsplit(" b/").next().unwrap_or(rest).to_string();
-            } else if let Some(add) = line.strip_prefix('+').filter(|_| !line.starts_with("+++")) {
-                added.push_str(add);
-                added.push('\n');
-            }
+        let at = shown.iter().position(|b| *b == 0).unwrap_or(shown.len());
+        let (message, patch) = (&shown[..at], shown.get(at + 1..).unwrap_or_default());
+        let commit =
+            format!("commit {} \"{}\"", &c.id[..12.min(c.id.len())], crate::redact::redact(&c.subject));
+        if let Some(rule) = secret_in(message) {
+            return Ok(Some(format!("{commit} holds a secret in its message ({rule})")));
         }
-        if let Some(hit) = flush(&file, &mut added) {
-            return Ok(Some(hit));
+        for (file, added) in added_by_file(patch) {
+            if let Some(rule) = secret_in(file.as_bytes()) {
+                return Ok(Some(format!(
+                    "{commit} touches a file whose name holds a secret ({rule}): {}",
+                    crate::redact::redact(&file)
+                )));
+            }
+            if let Some(rule) = secret_in(&added) {
+                return Ok(Some(format!("{commit} adds a secret ({rule}) in {file}")));
+            }
         }
     }
     Ok(None)
+}
+
+/// Each file of a patch, as its `diff --git` line names it (both names of a rename), with
+/// the bytes of the lines it adds.
+fn added_by_file(patch: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for line in patch.split(|b| *b == b'\n') {
+        if let Some(names) = line.strip_prefix(b"diff --git ") {
+            files.push((String::from_utf8_lossy(names).into_owned(), Vec::new()));
+        } else if let Some(add) = line.strip_prefix(b"+").filter(|_| !line.starts_with(b"+++"))
+            && let Some((_, added)) = files.last_mut()
+        {
+            added.extend_from_slice(add);
+            added.push(b'\n');
+        }
+    }
+    // The header names both sides (`a/x b/x`); one name is enough when they agree.
+    for (names, _) in &mut files {
+        if let Some((a, b)) = names.split_once(" b/")
+            && a.strip_prefix("a/") == Some(b)
+        {
+            *names = b.to_string();
+        }
+    }
+    files
 }
 
 /// The file's bytes for the secret check (empty when unreadable; a link's target).
@@ -431,12 +475,34 @@ fn read_for_check(path: &Path) -> Vec<u8> {
     }
 }
 
-/// The first rule of the redactor that fires on `bytes`, if any.
+/// Why a file whose name holds a secret stays behind: the name travels in the tar and is
+/// printed by `inspect`.
+fn name_holds_secret(rel: &str) -> Option<String> {
+    secret_in(rel.as_bytes()).map(|rule| format!("its name holds a secret ({rule})"))
+}
+
+/// The first rule of the redactor that fires on `bytes`, if any. Bytes git calls binary
+/// (a NUL among them) are judged by their runs of printable text, as `strings` shows
+/// them: a token embedded in a binary file is one such run, and the rest is not text.
 fn secret_in(bytes: &[u8]) -> Option<String> {
     if bytes.is_empty() {
         return None;
     }
+    let text =
+        if bytes.contains(&0) { printable_runs(bytes) } else { String::from_utf8_lossy(bytes).into_owned() };
     let mut report = Report::default();
-    let _ = redact_report(&String::from_utf8_lossy(bytes), &mut report);
+    let _ = redact_report(&text, &mut report);
     (report.values > 0).then(|| report.by_rule.keys().next().map_or("secret".to_string(), |r| r.to_string()))
+}
+
+/// The runs of four or more printable ASCII characters of `bytes`, one a line.
+fn printable_runs(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for run in bytes.split(|b| !(b.is_ascii_graphic() || *b == b' ' || *b == b'\t')) {
+        if run.len() >= 4 {
+            out.push_str(&String::from_utf8_lossy(run));
+            out.push('\n');
+        }
+    }
+    out
 }
