@@ -400,12 +400,11 @@ pub fn relocate(data: &[u8], old: &str, new: &str) -> Vec<u8> {
         return data.to_vec();
     }
     // The old path as it appears inside a JSON string.
-    let needle = serde_json::to_string(old).unwrap_or_default();
-    let needle = needle.trim_matches('"').as_bytes();
+    let needle = super::disk::json_inner(old);
     let mut out = Vec::with_capacity(data.len() + 1024);
     for line in data.split_inclusive(|b| *b == b'\n') {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
-        if memchr::memmem::find(body, needle).is_some()
+        if super::disk::json_line_may_hold(body, &needle)
             && let Ok(mut record) = serde_json::from_slice::<Value>(body)
             && move_value(&mut record, old, new)
         {

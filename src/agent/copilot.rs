@@ -252,12 +252,11 @@ fn move_strings(value: &mut Value, old: &str, new: &str) -> bool {
 /// The transcript with the old path moved in every string of every event; lines with
 /// nothing to move keep their bytes, every line stays one JSON value.
 pub fn move_events(data: &[u8], old: &str, new: &str) -> Vec<u8> {
-    let needle = serde_json::to_string(old).unwrap_or_default();
-    let needle = needle.trim_matches('"').as_bytes().to_vec();
+    let needle = super::disk::json_inner(old);
     let mut out = Vec::with_capacity(data.len() + 1024);
     for line in data.split_inclusive(|b| *b == b'\n') {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
-        if memchr::memmem::find(body, &needle).is_some()
+        if super::disk::json_line_may_hold(body, &needle)
             && let Ok(mut event) = serde_json::from_slice::<Value>(body)
             && move_strings(&mut event, old, new)
         {

@@ -66,6 +66,21 @@ pub fn moved(path: &str, old: &str, new: &str) -> Option<String> {
     }
 }
 
+/// Whether a JSON line may hold `old` in one of its strings: its bytes as a JSON writer
+/// spells them, or an escape (`\u002f`, `\/`) that spells any path another way. Only
+/// lines that may are parsed and moved; the rest keep their bytes.
+pub fn json_line_may_hold(line: &[u8], old_as_json: &[u8]) -> bool {
+    memchr::memmem::find(line, old_as_json).is_some()
+        || memchr::memmem::find(line, b"\\u").is_some()
+        || memchr::memmem::find(line, b"\\/").is_some()
+}
+
+/// `old` as it stands inside a JSON string written by a common writer.
+pub fn json_inner(old: &str) -> Vec<u8> {
+    let quoted = serde_json::to_string(old).unwrap_or_default();
+    quoted.as_bytes().get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_vec()
+}
+
 pub use crate::place::Step;
 
 /// The step for writing `data` at `dest` when the receiver holds `theirs` for the same

@@ -14,11 +14,7 @@ pub struct PathMap {
     new_json: Vec<u8>,
 }
 
-/// A path's bytes as they appear inside a JSON string.
-fn json_inner(s: &str) -> Vec<u8> {
-    let quoted = serde_json::to_string(s).unwrap_or_default();
-    quoted.as_bytes().get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_vec()
-}
+use crate::agent::disk::json_inner;
 
 /// Bytes that continue a file name, so a match followed or preceded by one is a
 /// different path (`/a/proj-2`, `/x/a/proj`).

@@ -257,3 +257,19 @@ fn a_restore_keeps_what_differs_unless_forced_and_repoints_a_stale_index_row() {
         "Codex must not read a backup"
     );
 }
+
+/// JSON may spell a path with escapes (`\u002f`, `\/`); a rollout written so moves as one
+/// written plainly (the move checks every conversation reached NEW, and was undone).
+#[test]
+fn a_cwd_spelled_with_json_escapes_moves_too() {
+    let (old, new) = ("/home/u/proj", "/home/u/moved");
+    for spelled in [r"\/home\/u\/proj", r"\u002fhome\u002fu\u002fproj", r"/home/u/pr\u006fj"] {
+        let line = format!(r#"{{"type":"turn_context","payload":{{"cwd":"{spelled}"}}}}"#);
+        let after = relocate(format!("{line}\n").as_bytes(), old, new);
+        let moved: Value = serde_json::from_slice(after.strip_suffix(b"\n").unwrap()).unwrap();
+        assert_eq!(moved["payload"]["cwd"], new, "{spelled}");
+    }
+    // A line with an escape and no path of OLD keeps its bytes.
+    let other = "{\"text\":\"caf\\u00e9\"}\n".as_bytes();
+    assert_eq!(relocate(other, old, new), other);
+}
