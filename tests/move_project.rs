@@ -770,6 +770,17 @@ fn recovery_keeps_work_done_at_new_and_a_move_never_deletes_what_it_cannot_carry
         .timeout(std::time::Duration::from_secs(30))
         .assert();
     assert!(ended.get_output().status.code().is_some(), "the move waited on a FIFO: {}", stderr(&ended));
+    // A link where the settings go is not carried: the move stops and names it, rather
+    // than moving the transcript and leaving the link behind unsaid.
+    fs::remove_file(&settings).unwrap();
+    let target = base.join("settings-elsewhere.json");
+    fs::write(&target, "{\"autonomyLevel\": \"high\"}").unwrap();
+    std::os::unix::fs::symlink(&target, &settings).unwrap();
+    let before = stores(&env);
+    let failed = env.cmd("lokust-shell").arg("move").arg(&v).arg(base.join("w")).assert().failure();
+    assert!(stderr(&failed).contains("could not be carried"), "{}", stderr(&failed));
+    assert_eq!(stores(&env), before, "a move that could not carry a link changed a store");
+    assert!(fs::symlink_metadata(&settings).unwrap().file_type().is_symlink());
 }
 
 /// A move killed before it laid anything, then a conversation started at NEW: rolling
@@ -844,4 +855,46 @@ fn a_dry_run_says_the_folder_stays_when_old_was_made_again() {
     let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
     assert!(stderr(&out).contains("was rolled back, but the folder stays"), "{}", stderr(&out));
     assert!(a.is_dir() && b.is_dir());
+}
+
+/// Two moves started at one moment into one NEW: one moves, the other waits for it and is
+/// then refused (NEW holds the first one's conversations), and both projects keep every
+/// conversation. Run one after the other, the second was always refused; started
+/// together, both could find NEW free.
+#[test]
+fn two_moves_into_one_new_at_once_never_mix_two_projects() {
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (x, y, new) = (base.join("x"), base.join("y"), base.join("new"));
+    for dir in [&x, &y] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    transcript(&env, &x, A);
+    transcript(&env, &y, C);
+    for _ in 0..4 {
+        let spawn = |from: &Path| {
+            env.process("lokust-shell")
+                .arg("move")
+                .arg(from)
+                .arg(&new)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (first, second) = (spawn(&x), spawn(&y));
+        let (first, second) = (first.wait_with_output().unwrap(), second.wait_with_output().unwrap());
+        let codes = [first.status.code(), second.status.code()];
+        assert!(codes.contains(&Some(0)) && codes.contains(&Some(2)), "{codes:?}");
+        let refused = if first.status.success() { &second } else { &first };
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("already"), "{refused:?}");
+        // One project's conversation at NEW, the other's where it was.
+        let at_new = slot_dir(&env, new.to_str().unwrap());
+        let moved = if first.status.success() { (&x, A, &y, C) } else { (&y, C, &x, A) };
+        assert!(at_new.join(format!("{}.jsonl", moved.1)).is_file());
+        assert!(!at_new.join(format!("{}.jsonl", moved.3)).exists());
+        assert!(slot_dir(&env, moved.2.to_str().unwrap()).join(format!("{}.jsonl", moved.3)).is_file());
+        // Back, for the next round.
+        env.cmd("lokust-shell").arg("move").arg(&new).arg(moved.0).assert().success();
+    }
 }

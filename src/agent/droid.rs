@@ -459,7 +459,9 @@ impl super::Agent for Droid {
             }
             let settings = path.with_file_name(format!("{id}{SETTINGS}"));
             out.push(path);
-            out.extend(fs::symlink_metadata(&settings).is_ok_and(|m| m.is_file()).then_some(settings));
+            // Whatever stands there, a link too: it is the session's, and a move that could
+            // not carry it must stop and say so rather than leave it behind unsaid.
+            out.extend(fs::symlink_metadata(&settings).is_ok().then_some(settings));
         }
         Ok(Some(out))
     }

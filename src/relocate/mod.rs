@@ -89,6 +89,9 @@ fn refuse(message: String) -> anyhow::Error {
 }
 
 pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow::Result<Moved> {
+    // One move at a time on this machine: two started at once into one NEW would both find
+    // it free. The second waits, then checks what the first left.
+    let _one_at_a_time = if opts.dry_run { None } else { Some(one_at_a_time(probe)?) };
     // A move killed part way is rolled back (or finished) before anything else is read;
     // a dry run says it would be.
     let said = if opts.dry_run { journal::pending(probe) } else { journal::recover(probe) };
@@ -101,6 +104,22 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
         return Err(refuse(format!("{what} is not finished; run lokust-shell move again once it is")));
     }
     move_one(probe, old, new, opts)
+}
+
+/// The machine's move lock, held until the move ends; says so when another move holds it.
+fn one_at_a_time(probe: &Probe) -> anyhow::Result<fs::File> {
+    let folder = journal::folder(probe).context("set HOME or XDG_STATE_HOME: a move keeps a journal")?;
+    crate::fsutil::create_private_dir(&folder)
+        .with_context(|| format!("could not create {}", folder.display()))?;
+    let path = folder.join("move.lock");
+    match crate::fsutil::try_lock_file(&path) {
+        Ok(file) => Ok(file),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            crate::exit::warn("another lokust-shell move is running; waiting for it to finish");
+            crate::fsutil::lock_file(&path).with_context(|| format!("could not lock {}", path.display()))
+        }
+        Err(e) => Err(anyhow!("could not lock {}: {e}", path.display())),
+    }
 }
 
 fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow::Result<Moved> {
