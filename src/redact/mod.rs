@@ -38,6 +38,7 @@ mod heredoc;
 mod json;
 mod keywords;
 mod lex;
+mod literal;
 mod memo;
 mod pair;
 mod pem;

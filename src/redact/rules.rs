@@ -56,6 +56,8 @@ pub enum Engine {
     /// PASSWORD 'x'`, `IDENTIFIED BY 'x'`, `sqlplus user/x@db`, Redis's `AUTH x`,
     /// MongoDB's `pwd: "x"`).
     Database,
+    /// A literal a generator made, standing alone as an argument or an element.
+    Generated,
 }
 
 /// One rule of the catalogue.
@@ -1054,6 +1056,25 @@ pub static RULES: &[Rule] = &[
         gate: Gate::Any,
         positives: &["AWS Secret Access Key [None]: ⟦‹b40›⟧"],
         negatives: &["AWS Secret Access Key [None]: ", "AWS Secret Access Key [****************abcd]: "],
+    },
+    Rule {
+        id: "generated-literal",
+        what: "a literal a generator made (long, mixed case and digits, no words), standing alone as a call's argument or a list's element, whatever its name",
+        // Two literals in a row: a lone argument (`Auth("…")`) is not read yet, since a
+        // keyword is three bytes at least and `("` is in most code.
+        keywords: &[", \"", ", '"],
+        matcher: Matcher::Context(Engine::Generated),
+        gate: Gate::Any,
+        positives: &[
+            "const client = new Client(\"acme-prod\", \"⟦Zu5‹a29›⟧\", { retries: 3 });",
+            "session.auth = HTTPBasicAuth('deploy', '⟦Q7x‹a33›⟧')",
+        ],
+        negatives: &[
+            "assert_eq!(digest, \"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\")",
+            "f(\"3fa85f64-5717-4562-b3fc-2c963f66afa6\")",
+            "require(\"@babel/helper-plugin-utils\")",
+            "throw new Error(\"ConnectionRefusedErrorHandler2\")",
+        ],
     },
     Rule {
         id: "aws-secret-beside-id",

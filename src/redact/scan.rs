@@ -326,7 +326,7 @@ type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords:
 /// a reader runs once when any of its engines woke.
-const READERS: [(&[Engine], Reader); 15] = [
+const READERS: [(&[Engine], Reader); 16] = [
     (&[Engine::Colon], colon),
     (&[Engine::Colon], super::expansion::spans),
     // Guzzle's `['Authorization' => 'Bearer …']` wakes the header's rule alone.
@@ -343,6 +343,7 @@ const READERS: [(&[Engine], Reader); 15] = [
     (&[Engine::Prose], prose),
     (&[Engine::Xml], xml),
     (&[Engine::Database], database),
+    (&[Engine::Generated], super::literal::spans),
 ];
 
 /// A rule's regex, compiled once on first use.

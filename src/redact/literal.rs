@@ -1,0 +1,131 @@
+//! A literal that stands alone as a call's argument or a list's element, judged by what
+//! it is rather than by a name: code passes keys positionally (`new Client("acme",
+//! "…", "…")`, `Auth("…")`, a `[…]` of tokens) and no name stands beside them. Only a
+//! value a generator plainly made is taken ([`strongly_generated`]): long, of one token's
+//! alphabet, upper and lower case and digits mixed, without words, dense in information.
+
+use super::scan::Span;
+use super::value::{Class, should_redact};
+
+/// The shortest value judged here: shorter generated strings are as often ids and salts.
+const MIN_LEN: usize = 24;
+/// The longest: past this a literal is data (an embedded image, a key's whole file),
+/// which the block rules judge.
+const MAX_LEN: usize = 128;
+
+/// Every literal of `line` standing alone as an argument or an element whose value a
+/// generator made.
+pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
+    let mut at = 0;
+    while let Some(i) = line[at..].iter().position(|b| matches!(b, b'"' | b'\'' | b'`')).map(|i| at + i) {
+        let q = line[i];
+        let Some(len) = line[i + 1..].iter().position(|b| *b == q || *b == b'\\') else { return };
+        let end = i + 1 + len;
+        if line[end] == b'\\' {
+            // An escape inside: not a token's alphabet; step past the quote.
+            at = i + 1;
+            continue;
+        }
+        if opens_element(&line[..i])
+            && closes_element(&line[end + 1..])
+            && strongly_generated(&line[i + 1..end])
+        {
+            out.push(Span { start: i + 1, end, rule: "generated-literal" });
+        }
+        at = end + 1;
+    }
+}
+
+/// What stands before a literal that makes it an argument or an element: `(`, `,` or `[`
+/// (blanks between), or nothing (the next element of a list broken over lines).
+fn opens_element(before: &[u8]) -> bool {
+    match before.trim_ascii_end().last() {
+        None => true,
+        Some(b) => matches!(b, b'(' | b',' | b'['),
+    }
+}
+
+/// What follows one: `,`, `)` or `]`, or the line's end.
+fn closes_element(after: &[u8]) -> bool {
+    match after.trim_ascii_start().first() {
+        None => true,
+        Some(b) => matches!(b, b',' | b')' | b']' | b';'),
+    }
+}
+
+/// A value no person or program named: [`MIN_LEN`] to [`MAX_LEN`] characters, generated
+/// as the name-keyed rules judge it, with two or more of each of upper case, lower case
+/// and digits, and over four bits of information a character.
+pub(crate) fn strongly_generated(v: &[u8]) -> bool {
+    if !(MIN_LEN..=MAX_LEN).contains(&v.len()) || !should_redact(Class::Generated, v) {
+        return false;
+    }
+    if is_encoded_text(v) {
+        return false;
+    }
+    let count = |f: fn(&u8) -> bool| v.iter().filter(|b| f(b)).count();
+    if count(u8::is_ascii_uppercase) < 2 || count(u8::is_ascii_lowercase) < 2 || count(u8::is_ascii_digit) < 2
+    {
+        return false;
+    }
+    let mut counts = [0u32; 256];
+    for &b in v {
+        counts[b as usize] += 1;
+    }
+    let n = v.len() as f64;
+    let bits: f64 = counts.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).log2()).sum();
+    bits > 4.0
+}
+
+/// Text written in an encoding rather than generated: percent-escapes (`%E5%BC%A0`), or
+/// base64 whose bytes are printable text (`ZXhhbXBsZQ==` is `example`). A key's random
+/// bytes decode to bytes no text is made of.
+fn is_encoded_text(v: &[u8]) -> bool {
+    use base64::Engine as _;
+    let escapes =
+        v.windows(3).filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit());
+    if escapes.count() >= 2 {
+        return true;
+    }
+    let engines = [&base64::engine::general_purpose::STANDARD, &base64::engine::general_purpose::URL_SAFE];
+    let unpadded = [
+        &base64::engine::general_purpose::STANDARD_NO_PAD,
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+    ];
+    let decoded = engines.iter().chain(&unpadded).find_map(|e| e.decode(v).ok());
+    decoded.is_some_and(|d| d.len() >= 6 && d.iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(line: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        spans(line.as_bytes(), &mut out);
+        out.iter().map(|s| &line[s.start..s.end]).collect()
+    }
+
+    #[test]
+    fn a_generated_argument_or_element_is_found_and_what_is_named_is_not() {
+        let key = "Zuo5OSH1g8bjrIO2tG3t9qVNd5c1L4xn";
+        assert_eq!(found(&format!("new Client(\"acme-prod\", \"{key}\", {{ retries: 3 }})")), [key]);
+        assert_eq!(found(&format!("tokens = ['{key}', '{key}']")).len(), 2);
+        assert_eq!(found(&format!("    \"{key}\",")), [key]);
+        for clean in [
+            "assert_eq!(digest, \"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\")",
+            "f(\"3fa85f64-5717-4562-b3fc-2c963f66afa6\")",
+            "log(\"ConnectionRefusedErrorHandler2\")",
+            "open(\"/usr/lib/x86_64-linux-gnu/libssl.so.3\")",
+            "require(\"@babel/helper-plugin-utils\")",
+            "t(\"GEMMA_4_31B_IT_MODEL\", \"en-US-x-2\")",
+            "x = {\"key\": \"Zuo5OSH1g8bjrIO2tG3t9qVNd5c1L4xn\"}",
+            "f(\"sha512-Zuo5OSH1g8bjrIO2tG3t9qVNd5c1L4xn\")",
+            "f(\"short5OSH1g8b\")",
+            "assert_eq!(encoded, \"ZXhhbXBsZSBieXRlc3RyaW5nIQ==\")",
+            "assert_eq!(buf, \"name=%E5%BC%A0%E4%B8%89&speech=%C2%A1Ol%C3%A9%21\")",
+        ] {
+            assert!(found(clean).is_empty(), "{clean}: {:?}", found(clean));
+        }
+    }
+}
