@@ -576,3 +576,113 @@ fn inspect_redacts_what_a_strangers_git_work_says() {
     assert!(!shown.contains("ghp_aB3d"), "{shown}");
     assert!(shown.contains("[REDACTED"), "{shown}");
 }
+
+/// A change carries both its sides: a token taken out of a pushed file is in the patch's
+/// `-` lines, and a deletion's are all `-`. Staged, unstaged, deleted: the change stays
+/// behind, named, and the token is nowhere in the payload.
+#[test]
+fn a_secret_a_change_takes_away_stays_behind_with_it() {
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    type Change<'a> = Box<dyn Fn(&Path) + 'a>;
+    let cases: [(&str, Change); 3] = [
+        (
+            "staged",
+            Box::new(|w| {
+                write(w, "cfg.py", b"x = 1\ny = 2\n");
+                git(w, &["add", "cfg.py"]);
+            }),
+        ),
+        ("unstaged", Box::new(|w| write(w, "cfg.py", b"x = 1\ny = 2\n"))),
+        ("deleted", Box::new(|w| drop(git(w, &["rm", "-q", "cfg.py"])))),
+    ];
+    for (what, change) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_origin, work) = scenario(tmp.path());
+        write(&work, "cfg.py", format!("x = 1\ntoken = \"{token}\"\ny = 2\n").as_bytes());
+        git(&work, &["add", "cfg.py"]);
+        git(&work, &["commit", "-qm", "cfg"]);
+        git(&work, &["push", "-q", "origin", "feature"]);
+        change(&work);
+        let cap = worktree::capture(&work, &CaptureOptions::default()).unwrap().unwrap();
+        assert!(cap.meta.left_out.iter().any(|l| l.path == "cfg.py"), "{what}: {:?}", cap.meta.left_out);
+        let tar = cap.write_tar(Vec::new()).unwrap();
+        assert!(!tar.windows(8).any(|w| w == b"ghp_aB3d"), "{what}: the token entered the payload");
+    }
+}
+
+/// What the bundle packs is what is judged: a merge's own resolution, a commit's author,
+/// a root commit hidden by `log.showRoot=false`, a commit hidden behind `git replace`.
+#[test]
+fn a_secret_anywhere_in_a_commit_the_bundle_packs_keeps_the_work_home() {
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    let refused = |work: &Path, what: &str| {
+        let err = match worktree::capture(work, &CaptureOptions::default()) {
+            Ok(_) => panic!("{what}: the git work was carried"),
+            Err(e) => format!("{e:#}"),
+        };
+        assert!(err.contains("secret") && !err.contains("ghp_aB3d"), "{what}: {err}");
+    };
+    // A merge whose resolution adds the secret; both sides are clean.
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    git(&work, &["stash", "-q", "-u"]);
+    git(&work, &["checkout", "-q", "-b", "side"]);
+    write(&work, "side.txt", b"side\n");
+    git(&work, &["add", "side.txt"]);
+    git(&work, &["commit", "-qm", "side"]);
+    git(&work, &["checkout", "-q", "feature"]);
+    git(&work, &["merge", "-q", "--no-ff", "--no-commit", "side"]);
+    write(&work, "evil.cfg", format!("token = \"{token}\"\n").as_bytes());
+    git(&work, &["add", "evil.cfg"]);
+    git(&work, &["commit", "-qm", "merge side"]);
+    refused(&work, "a merge's resolution");
+
+    // An author's name.
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    git(&work, &["-c", &format!("user.name={token}"), "commit", "-q", "--allow-empty", "-m", "plain"]);
+    refused(&work, "an author's name");
+
+    // The root commit of a repository whose remote has none of its history.
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("fresh");
+    std::fs::create_dir_all(&work).unwrap();
+    git(&work, &["init", "-q"]);
+    git(&work, &["config", "log.showRoot", "false"]);
+    write(&work, "c.yml", format!("token: {token}\n").as_bytes());
+    git(&work, &["add", "c.yml"]);
+    git(&work, &["commit", "-qm", "first"]);
+    refused(&work, "a root commit with log.showRoot=false");
+
+    // A commit replaced, for log and show, by a clean one.
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    write(&work, "bad.cfg", format!("token = \"{token}\"\n").as_bytes());
+    git(&work, &["add", "bad.cfg"]);
+    git(&work, &["commit", "-qm", "bad"]);
+    let bad = String::from_utf8(git(&work, &["rev-parse", "HEAD"])).unwrap();
+    git(&work, &["reset", "-q", "--soft", "HEAD~1"]);
+    git(&work, &["rm", "-q", "--cached", "bad.cfg"]);
+    git(&work, &["commit", "-q", "--allow-empty", "-m", "bad"]);
+    let good = String::from_utf8(git(&work, &["rev-parse", "HEAD"])).unwrap();
+    git(&work, &["reset", "-q", "--hard", bad.trim()]);
+    git(&work, &["replace", bad.trim(), good.trim()]);
+    refused(&work, "a replaced commit");
+}
+
+/// A changed file whose name is not UTF-8 could not be left out of a patch exactly (git
+/// is handed names back): the git work is not carried, and says why.
+#[test]
+fn a_changed_file_whose_name_is_not_utf8_keeps_the_git_work_home() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (_origin, work) = scenario(tmp.path());
+    let name = std::ffi::OsStr::from_bytes(b"sec\xffret.txt");
+    std::fs::write(work.join(name), b"token = \"ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\"\n").unwrap();
+    git(&work, &["add", "-A"]);
+    let err = match worktree::capture(&work, &CaptureOptions::default()) {
+        Ok(_) => panic!("carried"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(err.contains("not UTF-8"), "{err}");
+}

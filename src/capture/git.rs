@@ -35,6 +35,8 @@ pub fn capture(cwd: &Path, report: &mut Report) -> Result<Option<Git>, git2::Err
     let detached = repo.head_detached().unwrap_or(false);
     let dirty_files = if repo.is_bare() { 0 } else { count_dirty(&repo)? };
     let remote = remote_url(&repo).map(|url| redact_report(&strip_credentials(&url), report).into_owned());
+    // A branch's name is the user's text like any other: a token in it is redacted.
+    let branch = branch.map(|b| redact_report(&b, report).into_owned());
     let mut git = Git { branch, head, dirty_files, remote, ..Git::default() };
     git.extra.insert("detached".into(), detached.into());
     Ok(Some(git))

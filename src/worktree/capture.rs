@@ -147,7 +147,17 @@ fn changed_files(root: &Path, d: Duration, meta: &mut Meta) -> Result<Vec<String
     let wanted: Vec<&str> = ids.iter().copied().filter(|id| !id.is_empty()).collect();
     let contents: std::collections::HashMap<&str, Vec<u8>> =
         wanted.iter().copied().zip(git::blobs(root, &wanted, d)?).collect();
-    for (change, paths) in staged_changes.iter().chain(&unstaged_changes) {
+    // A patch carries both sides of a change: what a staged change takes away (HEAD's
+    // copy: the `-` and context lines, a binary patch's reverse half) is judged as what it
+    // adds. (`HEAD:` names a path up to a newline, which batch input cannot hold.)
+    let staged_paths: Vec<String> =
+        staged_changes.iter().flat_map(|(_, p)| p.iter().filter(|p| !p.contains('\n')).cloned()).collect();
+    let specs: Vec<String> = staged_paths.iter().map(|p| format!("HEAD:{p}")).collect();
+    let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    let head_copies: std::collections::HashMap<&str, Vec<u8>> =
+        staged_paths.iter().map(String::as_str).zip(git::blobs(root, &specs, d)?).collect();
+    let staged = staged_changes.iter().map(|c| (c, true));
+    for ((change, paths), is_staged) in staged.chain(unstaged_changes.iter().map(|c| (c, false))) {
         let Some(new) = paths.last() else { continue };
         if excluded.contains(new) {
             continue;
@@ -159,14 +169,18 @@ fn changed_files(root: &Path, d: Duration, meta: &mut Meta) -> Result<Vec<String
             excluded.extend(paths.iter().cloned());
             continue;
         }
-        if change == "D" {
-            continue;
-        }
+        let taken_away = || {
+            paths
+                .iter()
+                .filter(|_| is_staged)
+                .find_map(|p| head_copies.get(p.as_str()).and_then(|b| secret_in(b)))
+        };
         let entry = index.get(new.as_str());
         // Two paths may share one blob: each reads it.
         let index_text = entry.and_then(|(_, id)| contents.get(id.as_str()).cloned()).unwrap_or_default();
-        let work_text = read_for_check(&root.join(new));
-        let why = if let Some(rule) = secret_in(&index_text).or_else(|| secret_in(&work_text)) {
+        let work_text = if change == "D" { Vec::new() } else { read_for_check(&root.join(new)) };
+        let found = taken_away().or_else(|| secret_in(&index_text)).or_else(|| secret_in(&work_text));
+        let why = if let Some(rule) = found {
             Some(format!("holds a secret ({rule})"))
         } else {
             // A link out of the checkout would be refused on restore, and the whole payload
@@ -339,7 +353,7 @@ fn name_status(root: &Path, cached: bool, d: Duration) -> Result<Vec<(String, Ve
     if cached {
         args.extend(["--cached", "HEAD"]);
     }
-    let out = git::split_z(&git::run(root, &args, d)?);
+    let out = git::split_z_exact(&git::run(root, &args, d)?)?;
     let mut changes = Vec::new();
     let mut fields = out.into_iter();
     while let Some(status) = fields.next() {
@@ -405,9 +419,11 @@ fn secret_in_commits(root: &Path, commits: &[Commit], d: Duration) -> Result<Opt
             root,
             &[
                 "show",
-                "--format=%B%x00",
+                "--format=",
                 "-p",
                 "--text",
+                // A merge as what it brings onto its first parent: its resolution too.
+                "--diff-merges=first-parent",
                 "--no-color",
                 "--no-ext-diff",
                 "--no-textconv",
@@ -417,14 +433,15 @@ fn secret_in_commits(root: &Path, commits: &[Commit], d: Duration) -> Result<Opt
             ],
             d,
         )?;
-        let at = shown.iter().position(|b| *b == 0).unwrap_or(shown.len());
-        let (message, patch) = (&shown[..at], shown.get(at + 1..).unwrap_or_default());
         let commit =
             format!("commit {} \"{}\"", &c.id[..12.min(c.id.len())], crate::redact::redact(&c.subject));
-        if let Some(rule) = secret_in(message) {
-            return Ok(Some(format!("{commit} holds a secret in its message ({rule})")));
+        // The commit object whole, as the bundle packs it: author, committer, any other
+        // header, the message.
+        let object = git::blobs(root, &[c.id.as_str()], d)?.pop().unwrap_or_default();
+        if let Some(rule) = secret_in(&object) {
+            return Ok(Some(format!("{commit} holds a secret in its message or headers ({rule})")));
         }
-        for (file, added) in added_by_file(patch) {
+        for (file, added) in added_by_file(&shown) {
             if let Some(rule) = secret_in(file.as_bytes()) {
                 return Ok(Some(format!(
                     "{commit} touches a file whose name holds a secret ({rule}): {}",

@@ -19,8 +19,12 @@ pub fn cmd(dir: &Path) -> Command {
     {
         cmd.env_remove(var);
     }
-    // Paths come out raw (no octal quoting), and a pager never starts.
-    cmd.env("GIT_PAGER", "cat").args(["-c", "core.quotepath=off", "-C"]).arg(dir);
+    // Paths come out raw (no octal quoting), and a pager never starts. What is read is
+    // what a bundle packs: replacement objects are not followed (`git replace` would show
+    // the check another commit than the one that travels), and a root commit's diff is
+    // shown whatever `log.showRoot` says.
+    cmd.env("GIT_PAGER", "cat").env("GIT_NO_REPLACE_OBJECTS", "1");
+    cmd.args(["-c", "core.quotepath=off", "-c", "log.showRoot=true", "-C"]).arg(dir);
     cmd
 }
 
@@ -99,6 +103,22 @@ pub fn blobs(dir: &Path, ids: &[&str], deadline: Duration) -> Result<Vec<Vec<u8>
 }
 
 /// NUL-separated fields of `-z` output.
+/// [`split_z`] for names that must be given back to git exactly (to leave a file out of
+/// a patch): one that is not UTF-8 would be given back changed, and match nothing.
+pub fn split_z_exact(out: &[u8]) -> Result<Vec<String>> {
+    out.split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            String::from_utf8(s.to_vec()).map_err(|_| {
+                anyhow::anyhow!(
+                    "a file name that is not UTF-8 ({}) cannot be left out of the carried work exactly",
+                    crate::sanitize::for_terminal(&String::from_utf8_lossy(s))
+                )
+            })
+        })
+        .collect()
+}
+
 pub fn split_z(out: &[u8]) -> Vec<String> {
     out.split(|b| *b == 0)
         .filter(|s| !s.is_empty())
