@@ -9,7 +9,7 @@ use crate::util::{fixtures, have};
 
 /// Where the corpus stands today: a fall below these is a regression. Raise them as the
 /// judge improves; never lower them to pass.
-const RECALL_FLOOR: f64 = 0.84;
+const RECALL_FLOOR: f64 = 0.85;
 const CLEAN_LINES_PER_MIB_CEILING: f64 = 0.5;
 
 #[test]

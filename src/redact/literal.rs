@@ -14,8 +14,46 @@ const MIN_LEN: usize = 24;
 const MAX_LEN: usize = 128;
 
 /// Every literal of `line` standing alone as an argument or an element whose value a
-/// generator made.
+/// generator made, and every credential after an authorization scheme's word.
 pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
+    elements(line, out);
+    after_scheme(line, out);
+}
+
+/// `Bearer …` wherever it stands (`token = "Bearer …"`, `"Bearer " + "…"`, a log line):
+/// the scheme says what follows is a credential, and a generated one is taken whatever
+/// names it. A word or a variable after it (`Bearer $TOKEN`, `Bearer tokens are…`) is not.
+fn after_scheme(line: &[u8], out: &mut Vec<Span>) {
+    for at in memchr::memmem::find_iter(line, b"earer") {
+        let Some(word_start) = at.checked_sub(1) else { continue };
+        if !matches!(line[word_start], b'B' | b'b')
+            || word_start.checked_sub(1).is_some_and(|i| line[i].is_ascii_alphanumeric())
+        {
+            continue;
+        }
+        let mut start = at + 5;
+        // `"Bearer " + "…"`: the literal joined after the scheme's own.
+        let gap = |b: &u8| matches!(b, b' ' | b'\t' | b'"' | b'\'' | b'+' | b'`');
+        let blanks = line[start..].iter().take_while(|b| gap(b)).count();
+        if blanks == 0 || !line[start..start + blanks].contains(&b' ') {
+            continue;
+        }
+        start += blanks;
+        let len = line[start..]
+            .iter()
+            .take_while(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
+            })
+            .count();
+        let v = &line[start..start + len];
+        let jwt = v.starts_with(b"eyJ") && v.iter().filter(|b| **b == b'.').count() == 2;
+        if len >= 16 && (jwt || should_redact(Class::Generated, v)) {
+            out.push(Span { start, end: start + len, rule: "bearer-credential" });
+        }
+    }
+}
+
+fn elements(line: &[u8], out: &mut Vec<Span>) {
     let mut at = 0;
     while let Some(i) = line[at..].iter().position(|b| matches!(b, b'"' | b'\'' | b'`')).map(|i| at + i) {
         let q = line[i];
@@ -104,6 +142,26 @@ mod tests {
         let mut out = Vec::new();
         spans(line.as_bytes(), &mut out);
         out.iter().map(|s| &line[s.start..s.end]).collect()
+    }
+
+    #[test]
+    fn a_credential_after_bearer_is_found_wherever_it_stands() {
+        let key = "He9UZgakvPVjFvbQm01bA79J8V5B6A7stIGJT90Q";
+        for line in [
+            format!("token = \"Bearer {key}\""),
+            format!("headers.set(\"Authorization\", \"Bearer \" + \"{key}\");"),
+            format!("2024-05-01 DEBUG sending bearer {key} to upstream"),
+        ] {
+            assert_eq!(found(&line), [key], "{line}");
+        }
+        for clean in [
+            "curl -H \"Authorization: Bearer $TOKEN\"",
+            "Bearer tokens are sent in the Authorization header",
+            "the StandardBearer ZxQ8mN2pLk4vB7wR9tY3uI6o",
+            "Bearer ${{ secrets.API_TOKEN }}",
+        ] {
+            assert!(found(clean).is_empty(), "{clean}: {:?}", found(clean));
+        }
     }
 
     #[test]

@@ -41,10 +41,12 @@ const MAX_GAP: usize = 8;
 /// reads no longer path than the gate walks back.
 const MAX_PATH: usize = 64;
 
-/// Hadoop's configuration XML (`core-site.xml`, `hive-site.xml`): a `<property>`'s
-/// `<name>fs.s3a.secret.key</name>` and then its `<value>…</value>`.
-const XML_NAME: (&[u8], &[u8]) = (b"<name>", b"</name>");
-const XML_VALUE: (&[u8], &[u8]) = (b"<value>", b"</value>");
+/// XML that names a thing in one element and gives its value in the next, as Hadoop's
+/// configuration (`<name>fs.s3a.secret.key</name>` then `<value>…</value>`), a property
+/// list (`<key>ClientSecret</key>` then `<string>…</string>`) and a KeePass export
+/// (`<Key>Password</Key>` then `<Value ProtectInMemory="True">…</Value>`) write it: the
+/// naming element's tag, and the value element's.
+const XML_PAIRS: &[(&[u8], &[u8])] = &[(b"name", b"value"), (b"key", b"string"), (b"Key", b"Value")];
 
 /// The rule's id, as the catalogue lists it.
 const RULE: &str = "env-pair";
@@ -298,19 +300,24 @@ fn judged(text: &[u8], key: &Key, context: Context, name_quoted: bool, named: Na
     }
 }
 
-/// The content of the element `open`…`close` that starts at `at`: its span.
-fn element_at(text: &[u8], at: usize, (open, close): (&[u8], &[u8])) -> Option<(usize, usize)> {
-    if !text[at..].starts_with(open) {
-        return None;
-    }
-    let from = at + open.len();
-    let len = memchr::memmem::find(&text[from..], close)?;
+/// The content of the element `<tag>`…`</tag>` that starts at `at` (its opening tag may
+/// have attributes): its span.
+fn element_at(text: &[u8], at: usize, tag: &[u8]) -> Option<(usize, usize)> {
+    let rest = text[at..].strip_prefix(b"<")?.strip_prefix(tag)?;
+    let open = match rest.first()? {
+        b'>' => 1,
+        b' ' | b'\t' => memchr::memchr(b'>', rest).filter(|gt| rest[..*gt].last() != Some(&b'/'))? + 1,
+        _ => return None,
+    };
+    let from = at + 1 + tag.len() + open;
+    let close = [&b"</"[..], tag, b">"].concat();
+    let len = memchr::memmem::find(&text[from..], &close)?;
     Some((from, from + len))
 }
 
-/// A `<value>` element's content at `at`, judged as `named` says.
+/// A value element's content at `at`, of whichever pair, judged as `named` says.
 fn xml_value(text: &[u8], at: usize, named: Named, out: &mut Vec<Span>) {
-    if let Some((start, end)) = element_at(text, at, XML_VALUE) {
+    if let Some((start, end)) = XML_PAIRS.iter().find_map(|(_, value)| element_at(text, at, value)) {
         let v = &text[start..end];
         let lead = v.len() - v.trim_ascii_start().len();
         let (start, end) = (start + lead, start + v.trim_ascii_end().len());
@@ -320,14 +327,27 @@ fn xml_value(text: &[u8], at: usize, named: Named, out: &mut Vec<Span>) {
     }
 }
 
-/// What a `<name>` element at `at` names, and where it ends.
-fn xml_name(text: &[u8], at: usize) -> Option<(Named, usize)> {
-    let (start, end) = element_at(text, at, XML_NAME)?;
+/// What a naming element at `at` names, where it ends, and its value element's tag.
+fn xml_name(text: &[u8], at: usize) -> Option<(Named, usize, &'static [u8])> {
+    let (tag, value) = XML_PAIRS.iter().find(|(tag, _)| text[at..].get(1..1 + tag.len()) == Some(tag))?;
+    let (start, end) = element_at(text, at, tag)?;
     let name = &text[start..end];
     if name.is_empty() || !name.iter().all(|b| is_name_byte(*b)) {
         return None;
     }
-    named_by(name).map(|named| (named, end + XML_NAME.1.len()))
+    named_by(name).map(|named| (named, end + tag.len() + 3, *value))
+}
+
+/// Whether a naming element of any pair starts `text`.
+fn names_element(text: &[u8]) -> bool {
+    XML_PAIRS.iter().any(|(tag, _)| starts_element(text, tag))
+}
+
+/// Whether an element with this tag starts `text`.
+fn starts_element(text: &[u8], tag: &[u8]) -> bool {
+    text.strip_prefix(b"<")
+        .and_then(|t| t.strip_prefix(tag))
+        .is_some_and(|t| matches!(t.first(), Some(b'>' | b' ' | b'\t')))
 }
 
 /// Whether `at` may start a key: the line's start, or after a blank, a quote, a quote's
@@ -340,11 +360,15 @@ fn key_starts(text: &[u8], at: usize) -> bool {
 /// "value":"X"}`, `ParameterKey=DBPassword,ParameterValue=X`, `env { name = "A" value =
 /// "X" }`.
 pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
-    for at in memchr::memmem::find_iter(line, XML_NAME.0) {
-        let Some((class, after)) = xml_name(line, at) else { continue };
+    for at in memchr::memchr_iter(b'<', line) {
+        let Some((class, after, value)) = xml_name(line, at) else { continue };
         let rest = &line[after..];
-        let next_name = memchr::memmem::find(rest, XML_NAME.0).unwrap_or(rest.len());
-        if let Some(v) = memchr::memmem::find(&rest[..next_name], XML_VALUE.0) {
+        // The value element before the next naming one.
+        let mut lt = memchr::memchr_iter(b'<', rest).map(|i| (i, &rest[i..]));
+        let found = lt.find(|(_, t)| starts_element(t, value) || names_element(t));
+        if let Some((v, t)) = found
+            && starts_element(t, value)
+        {
             xml_value(line, after + v, class, out);
         }
     }
@@ -415,8 +439,8 @@ pub(crate) struct Pair {
     /// What stands before the naming key, byte by byte: its column is their count.
     before: Vec<Slot>,
     class: Named,
-    /// Opened by a `<name>` element: the value is a `<value>` element.
-    xml: bool,
+    /// Opened by a naming element: the value element's tag.
+    xml: Option<&'static [u8]>,
     lines: usize,
 }
 
@@ -474,11 +498,11 @@ impl Pair {
             }
             i += 1;
         }
-        if let Some((class, after)) = xml_name(text, i) {
+        if let Some((class, after, value)) = xml_name(text, i) {
             return text[after..].trim_ascii().is_empty().then_some(Pair {
                 before,
                 class,
-                xml: true,
+                xml: Some(value),
                 lines: 0,
             });
         }
@@ -503,7 +527,7 @@ impl Pair {
             before[n - 2] = Slot::Action;
         }
         let class = named_by(name)?;
-        Some(Pair { before, class, xml: false, lines: 0 })
+        Some(Pair { before, class, xml: None, lines: 0 })
     }
 
     /// What `line` (its view's prefix `cut` bytes long) is to the entry.
@@ -537,11 +561,11 @@ impl Pair {
         match text.get(column) {
             None => Step::Within,
             Some(b) if is_blank(*b) => Step::Within,
-            Some(_) if self.xml && text[column..].starts_with(XML_VALUE.0) => {
+            Some(_) if self.xml.is_some_and(|value| starts_element(&text[column..], value)) => {
                 Step::Value(start + column, self.class)
             }
-            Some(_) if self.xml && text[column..].starts_with(XML_NAME.0) => Step::Ended,
-            Some(_) if self.xml => Step::Within,
+            Some(_) if self.xml.is_some() && names_element(&text[column..]) => Step::Ended,
+            Some(_) if self.xml.is_some() => Step::Within,
             Some(_) if key_at(text, column, VALUE).is_some() => Step::Value(start + column, self.class),
             Some(_) if key_at(text, column, NAMING).is_some() => Step::Ended,
             Some(_) => Step::Within,
@@ -585,7 +609,9 @@ pub(crate) fn opens_below(text: &[u8]) -> Option<Vec<u8>> {
 /// naming key: `name: `, `"name": `, `name = `, `ParameterKey=`, `\"name\":`. Part of the
 /// name rules' gate (`gate.rs`), and a necessary condition of both readings above.
 pub(crate) fn given_by_key(line: &[u8], from: usize) -> bool {
-    if line[..from].ends_with(XML_NAME.0) {
+    if XML_PAIRS.iter().any(|(tag, _)| {
+        line[..from].strip_suffix(b">").and_then(|l| l.strip_suffix(*tag)).is_some_and(|l| l.ends_with(b"<"))
+    }) {
         return true;
     }
     // A path's earlier segments (`"/web/prod/DB_PASSWORD"`); a parameter store's names are
@@ -924,6 +950,31 @@ mod tests {
         }
         for line in ["the DB_PASSWORD", "filename: DB_PASSWORD", "name; DB_PASSWORD", "rename: DB_PASSWORD"] {
             assert!(!passes(line, "PASS"), "{line:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod xml_tests {
+    /// A property list's `<key>`/`<string>` and a KeePass export's `<Key>`/`<Value>` (with
+    /// attributes) name a secret and give it as Hadoop's `<name>`/`<value>` do, on one line
+    /// or over several, in a view too.
+    #[test]
+    fn xml_naming_and_value_elements_of_every_pair() {
+        let plist = "<dict>\n\t<key>CFBundleName</key>\n\t<string>Acme</string>\n\t<key>BackendClientSecret</key>\n\t<string>S45zIqkSF06zGEKAkAmU59uZkK7sAL2cJS3JiAPb</string>\n</dict>\n";
+        let keepass = "\t<String>\n\t\t<Key>Title</Key>\n\t\t<Value>Router admin</Value>\n\t</String>\n\t<String>\n\t\t<Key>Password</Key>\n\t\t<Value ProtectInMemory=\"True\">Sequoia%Pixel4292</Value>\n\t</String>\n";
+        let one_line = "<String><Key>Password</Key><Value>Sequoia%Pixel4292</Value></String>\n";
+        for (text, secret, kept) in [
+            (plist, "S45zIqkSF06zGEKAkAmU59uZkK7sAL2cJS3JiAPb", "<string>Acme</string>"),
+            (keepass, "Sequoia%Pixel4292", "<Value>Router admin</Value>"),
+            (one_line, "Sequoia%Pixel4292", "<Key>Password</Key>"),
+        ] {
+            let numbered: String =
+                text.lines().enumerate().map(|(n, l)| format!("{:>6}\t{l}\n", n + 1)).collect();
+            for t in [text.to_string(), numbered] {
+                let out = crate::redact::redact(&t);
+                assert!(!out.contains(secret) && out.contains(kept), "{out}");
+            }
         }
     }
 }

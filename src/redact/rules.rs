@@ -1077,6 +1077,15 @@ pub static RULES: &[Rule] = &[
         ],
     },
     Rule {
+        id: "bearer-credential",
+        what: "a generated credential after the word Bearer, wherever it stands (`token = \"Bearer …\"`, `\"Bearer \" + \"…\"`, a log line)",
+        keywords: &["Bearer", "bearer"],
+        matcher: Matcher::Context(Engine::Generated),
+        gate: Gate::Any,
+        positives: &["token = \"Bearer ⟦He9‹a37›⟧\"", "req.headers.auth = \"Bearer \" + \"⟦Qx7‹a29›⟧\";"],
+        negatives: &["Bearer tokens are sent in the Authorization header", "auth: Bearer $TOKEN"],
+    },
+    Rule {
         id: "aws-secret-beside-id",
         what: "an AWS secret access key beside its access key id on one line (a CSV download, a pasted pair), with no name",
         keywords: &["AKIA", "ASIA"],

@@ -279,7 +279,9 @@ fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
     if name_woken
         && (memchr::memchr3(b'=', b':', b'-', line).is_some()
             || quoted_call_argument(line)
-            || memchr::memmem::find(line, b"define").is_some())
+            || memchr::memmem::find(line, b"define").is_some()
+            // An element naming it and the next giving it (`<Key>Password</Key><Value>`).
+            || memchr::memmem::find(line, b"</").is_some())
     {
         engines |= 1 << Engine::Shell as u16 | 1 << Engine::Colon as u16 | 1 << Engine::Pair as u16;
     }
