@@ -116,7 +116,18 @@ fn one_at_a_time(probe: &Probe) -> anyhow::Result<fs::File> {
         Ok(file) => Ok(file),
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
             crate::exit::warn("another lokust-shell move is running; waiting for it to finish");
-            crate::fsutil::lock_file(&path).with_context(|| format!("could not lock {}", path.display()))
+            // Polled, so that Ctrl-C ends the wait (nothing has changed yet).
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if crate::interrupt::interrupted() {
+                    bail!(crate::interrupt::Interrupted);
+                }
+                match crate::fsutil::try_lock_file(&path) {
+                    Ok(file) => return Ok(file),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) => bail!("could not lock {}: {e}", path.display()),
+                }
+            }
         }
         Err(e) => Err(anyhow!("could not lock {}: {e}", path.display())),
     }
