@@ -5,7 +5,7 @@
 //! alphabet, upper and lower case and digits mixed, without words, dense in information.
 
 use super::scan::Span;
-use super::value::{Class, should_redact};
+use super::value::{Class, bits_per_byte, should_redact};
 
 /// The shortest value judged here: shorter generated strings are as often ids and salts.
 const MIN_LEN: usize = 24;
@@ -106,13 +106,7 @@ pub(crate) fn strongly_generated(v: &[u8]) -> bool {
     {
         return false;
     }
-    let mut counts = [0u32; 256];
-    for &b in v {
-        counts[b as usize] += 1;
-    }
-    let n = v.len() as f64;
-    let bits: f64 = counts.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).log2()).sum();
-    bits > 4.0
+    bits_per_byte(v) > 4.0
 }
 
 /// Text written in an encoding rather than generated: percent-escapes (`%E5%BC%A0`), or

@@ -853,13 +853,17 @@ pub(crate) fn is_generated(v: &[u8]) -> bool {
     if digits == 0 || !(upper || lower) || is_made_of_words(v) || is_identifier_of_parts(v) {
         return false;
     }
+    bits_per_byte(v) > 3.5
+}
+
+/// The information in `v`, in bits a byte, from how often each byte occurs in it.
+pub(crate) fn bits_per_byte(v: &[u8]) -> f64 {
     let mut counts = [0u32; 256];
     for &b in v {
         counts[b as usize] += 1;
     }
     let n = v.len() as f64;
-    let bits: f64 = counts.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).log2()).sum();
-    bits > 3.5
+    counts.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).log2()).sum()
 }
 
 /// Parts joined by `_`, `-` or `.`, each of one case (`GEMMA_4_31B_IT_MODEL`,
