@@ -512,7 +512,9 @@ Every agent's conversations move: each one's own files are set aside and laid ag
 repointed in its database, in one transaction. A move that fails part way is undone. Each \
 change is written in a journal ($XDG_STATE_HOME/lokust/moving/) before it is made: a move \
 killed part way is rolled back by the next lokust-shell move (finished, when every \
-conversation was at NEW already; left alone while a process works in the renamed folder).
+conversation was at NEW already; left alone while a process works in the renamed folder). \
+Moves run one at a time: a second one started meanwhile says so and waits (Ctrl-C ends \
+the wait), then checks what the first left.
 
 Refused (exit 2, nothing changed): an agent working in OLD (named with its pid), NEW \
 holding conversations of its own (or, for OpenCode, any record of it), --move-dir when \

@@ -486,6 +486,14 @@ fn a_staged_or_edited_file_holding_a_secret_stays_behind_and_the_rest_applies() 
     assert_eq!(fs::read(target.join("README.md")).unwrap(), fs::read(work.join("README.md")).unwrap());
 }
 
+/// Why the git work of `work` is not carried; `what` names the case when it is.
+fn refusal(work: &Path, what: &str) -> String {
+    match worktree::capture(work, &CaptureOptions::default()) {
+        Ok(_) => panic!("{what}: the git work was carried"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
 /// Makes one commit in the checkout it is given.
 type MakeCommit<'a> = Box<dyn Fn(&Path) -> Vec<u8> + 'a>;
 
@@ -533,10 +541,7 @@ fn a_secret_in_a_commit_message_a_binary_file_or_a_file_name_keeps_the_work_home
         let tmp = tempfile::tempdir().unwrap();
         let (_origin, work) = scenario(tmp.path());
         make(&work);
-        let err = match worktree::capture(&work, &CaptureOptions::default()) {
-            Ok(_) => panic!("{what}: the git work was carried"),
-            Err(e) => format!("{e:#}"),
-        };
+        let err = refusal(&work, what);
         assert!(err.contains("secret"), "{what}: {err}");
         assert!(!err.contains("ghp_aB3d") && !err.contains("Xq7#vR2"), "{what}: the refusal shows it: {err}");
     }
@@ -616,10 +621,7 @@ fn a_secret_a_change_takes_away_stays_behind_with_it() {
 fn a_secret_anywhere_in_a_commit_the_bundle_packs_keeps_the_work_home() {
     let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
     let refused = |work: &Path, what: &str| {
-        let err = match worktree::capture(work, &CaptureOptions::default()) {
-            Ok(_) => panic!("{what}: the git work was carried"),
-            Err(e) => format!("{e:#}"),
-        };
+        let err = refusal(work, what);
         assert!(err.contains("secret") && !err.contains("ghp_aB3d"), "{what}: {err}");
     };
     // A merge whose resolution adds the secret; both sides are clean.
@@ -680,9 +682,6 @@ fn a_changed_file_whose_name_is_not_utf8_keeps_the_git_work_home() {
     let name = std::ffi::OsStr::from_bytes(b"sec\xffret.txt");
     std::fs::write(work.join(name), b"token = \"ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\"\n").unwrap();
     git(&work, &["add", "-A"]);
-    let err = match worktree::capture(&work, &CaptureOptions::default()) {
-        Ok(_) => panic!("carried"),
-        Err(e) => format!("{e:#}"),
-    };
-    assert!(err.contains("not UTF-8"), "{err}");
+    let err = refusal(&work, "a name that is not UTF-8");
+    assert!(err.contains("not UTF-8") && !err.contains("ghp_aB3d"), "{err}");
 }

@@ -169,11 +169,12 @@ fn changed_files(root: &Path, d: Duration, meta: &mut Meta) -> Result<Vec<String
             excluded.extend(paths.iter().cloned());
             continue;
         }
+        // An unstaged change takes away the index's copy, judged below in any case.
         let taken_away = || {
-            paths
-                .iter()
-                .filter(|_| is_staged)
-                .find_map(|p| head_copies.get(p.as_str()).and_then(|b| secret_in(b)))
+            if !is_staged {
+                return None;
+            }
+            paths.iter().find_map(|p| head_copies.get(p.as_str()).and_then(|b| secret_in(b)))
         };
         let entry = index.get(new.as_str());
         // Two paths may share one blob: each reads it.
@@ -414,7 +415,11 @@ fn link_out(root: &Path, rel: &str, staged_link: bool, index_blob: &[u8]) -> Opt
 /// it touches. A commit cannot lose one of them without rewriting history, so such work
 /// does not travel. The refusal names the commit and the file redacted.
 fn secret_in_commits(root: &Path, commits: &[Commit], d: Duration) -> Result<Option<String>> {
-    for c in commits {
+    // The commit objects whole, as the bundle packs them (author, committer, any other
+    // header, the message), read by one git process.
+    let ids: Vec<&str> = commits.iter().map(|c| c.id.as_str()).collect();
+    let objects = git::blobs(root, &ids, d)?;
+    for (c, object) in commits.iter().zip(&objects) {
         let shown = git::run(
             root,
             &[
@@ -435,10 +440,7 @@ fn secret_in_commits(root: &Path, commits: &[Commit], d: Duration) -> Result<Opt
         )?;
         let commit =
             format!("commit {} \"{}\"", &c.id[..12.min(c.id.len())], crate::redact::redact(&c.subject));
-        // The commit object whole, as the bundle packs it: author, committer, any other
-        // header, the message.
-        let object = git::blobs(root, &[c.id.as_str()], d)?.pop().unwrap_or_default();
-        if let Some(rule) = secret_in(&object) {
+        if let Some(rule) = secret_in(object) {
             return Ok(Some(format!("{commit} holds a secret in its message or headers ({rule})")));
         }
         for (file, added) in added_by_file(&shown) {

@@ -102,7 +102,6 @@ pub fn blobs(dir: &Path, ids: &[&str], deadline: Duration) -> Result<Vec<Vec<u8>
     Ok(blobs)
 }
 
-/// NUL-separated fields of `-z` output.
 /// [`split_z`] for names that must be given back to git exactly (to leave a file out of
 /// a patch): one that is not UTF-8 would be given back changed, and match nothing.
 pub fn split_z_exact(out: &[u8]) -> Result<Vec<String>> {
@@ -110,15 +109,17 @@ pub fn split_z_exact(out: &[u8]) -> Result<Vec<String>> {
         .filter(|s| !s.is_empty())
         .map(|s| {
             String::from_utf8(s.to_vec()).map_err(|_| {
+                let name = String::from_utf8_lossy(s);
                 anyhow::anyhow!(
                     "a file name that is not UTF-8 ({}) cannot be left out of the carried work exactly",
-                    crate::sanitize::for_terminal(&String::from_utf8_lossy(s))
+                    crate::sanitize::for_terminal(&crate::redact::redact(&name))
                 )
             })
         })
         .collect()
 }
 
+/// NUL-separated fields of `-z` output.
 pub fn split_z(out: &[u8]) -> Vec<String> {
     out.split(|b| *b == 0)
         .filter(|s| !s.is_empty())
