@@ -88,6 +88,39 @@ fn transcripts_are_redacted_inside_their_json_strings() {
     assert!(!text.contains(&gh));
 }
 
+/// A secret found once in a transcript is replaced wherever it comes again in that file,
+/// before and after: the agent quoting back what it read has nothing around it that says
+/// what it is. The JSON stays valid, and another conversation keeps its own text.
+#[test]
+fn a_secrets_echoes_before_and_after_it_are_redacted_too() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    let slot = make_project(&env, &project);
+    let secret = "Kx9#mQ2vLp7zT";
+    let record = |n: usize, text: &str| {
+        serde_json::json!({"type": "user", "uuid": format!("e-{n}"), "sessionId": OLDER,
+            "message": {"role": "user", "content": text}})
+        .to_string()
+    };
+    let talk = [
+        record(0, &format!("is `{secret}` still the staging one?")),
+        record(1, &format!("cat .env\nDB_PASSWORD={secret}\nDEBUG=1")),
+        record(2, &format!("Found it: {secret} is hard-coded there.")),
+    ]
+    .join("\n");
+    fs::write(slot.join(format!("{OLDER}.jsonl")), format!("{talk}\n")).unwrap();
+    let (lok, _) = snapshot(&env, &project, &[]);
+    let files = entries(&tar_of(&lok));
+    let older = &files.iter().find(|(p, _)| p.ends_with(&format!("{OLDER}.jsonl"))).unwrap().1;
+    let text = String::from_utf8_lossy(older);
+    assert!(!text.contains(secret), "{text}");
+    assert_eq!(text.matches("[REDACTED]").count(), 3, "{text}");
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    }
+    assert!(text.contains("is `[REDACTED]` still the staging one?"), "{text}");
+}
+
 /// A record with a lone surrogate escape (a string cut in the middle of an emoji, as
 /// JavaScript serialises it) or a byte that is not UTF-8 is still read as JSON: either
 /// used to send the record to the plain-text reading, where a token spelled with an

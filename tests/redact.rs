@@ -206,6 +206,46 @@ mod cli {
         assert!(stderr.starts_with("lokust: could not read missing.txt"), "{stderr}");
     }
 
+    /// The echo of a secret found once, in text and in a transcript, with nothing around
+    /// it that says what it is; and a value found in one input is not chased in the next.
+    #[test]
+    fn a_secret_found_once_is_replaced_where_it_comes_again() {
+        let env = TestEnv::new();
+        let text = "password = Kx9#mQ2vLp7zT\nsaid: Kx9#mQ2vLp7zT works\nplain Kx9#mQ2 stays\n";
+        let out = env.cmd("lokust-shell").args(["redact", "--explain"]).write_stdin(text).assert().success();
+        assert_eq!(
+            String::from_utf8_lossy(&out.get_output().stdout),
+            "password = [REDACTED]\nsaid: [REDACTED] works\nplain Kx9#mQ2 stays\n"
+        );
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(stderr.starts_with("redacted 2 values on 2 lines") && stderr.contains("echo"), "{stderr}");
+
+        let records = [
+            serde_json::json!({"content": "export API_TOKEN=tq7Rk2Wn9Xc4Lp8Hv3Bd6Fm1"}),
+            serde_json::json!({"content": "the token tq7Rk2Wn9Xc4Lp8Hv3Bd6Fm1 is set"}),
+        ];
+        let input = records.iter().map(|r| format!("{r}\n")).collect::<String>();
+        let out = env
+            .cmd("lokust-shell")
+            .args(["redact", "--as", "transcript"])
+            .write_stdin(input)
+            .assert()
+            .success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(!stdout.contains("tq7Rk2Wn9Xc4Lp8Hv3Bd6Fm1"), "{stdout}");
+        for line in stdout.lines() {
+            serde_json::from_str::<serde_json::Value>(line).unwrap();
+        }
+
+        let first = env.write("a.txt", "password = Kx9#mQ2vLp7zT\n");
+        let second = env.write("b.txt", "said: Kx9#mQ2vLp7zT\n");
+        let out = env.cmd("lokust-shell").arg("redact").arg(&first).arg(&second).assert().success();
+        assert_eq!(
+            String::from_utf8_lossy(&out.get_output().stdout),
+            "password = [REDACTED]\nsaid: Kx9#mQ2vLp7zT\n"
+        );
+    }
+
     #[test]
     fn a_slow_pipe_gets_each_line_as_it_comes() {
         slow_pipe(&["redact"], |i| {

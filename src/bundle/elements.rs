@@ -42,13 +42,8 @@ pub fn redact_file(rel: &str, data: &[u8], report: &mut Report) -> Vec<u8> {
     // Line by line, as a bundle's transcripts are read: one bad byte touches only its
     // own line, and only if that line had something to redact.
     let jsonl = rel.ends_with(".jsonl");
-    let mut out = Vec::with_capacity(data.len());
-    for line in data.split_inclusive(|b| *b == b'\n') {
-        let body = line.strip_suffix(b"\n").unwrap_or(line);
-        out.extend_from_slice(&redact::redact_line_bytes(body, jsonl, report));
-        out.extend_from_slice(&line[body.len()..]);
-    }
-    out
+    redact::redact_document(data, report, |body, report| redact::redact_line_bytes(body, jsonl, report))
+        .into_owned()
 }
 
 /// Builds an element of `kind` holding `files`, with `fields` beside `data`.

@@ -40,7 +40,7 @@ pub use listing::{BundleListing, SessionInfo, list_bundle, top_level_transcript,
 
 use crate::capture::claude;
 use crate::lok::ShellLok;
-use crate::redact::{self, Report};
+use crate::redact::{self, Echoes, Report};
 
 /// `bundle.kind` of a Claude Code project.
 pub const KIND: &str = "claude-code-project";

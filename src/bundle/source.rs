@@ -45,6 +45,7 @@ pub(super) fn consistent_len(file: &mut File, jsonl: bool) -> io::Result<u64> {
 /// always split into the same chunks, so a second read can be checked chunk by chunk.
 pub(super) struct Chunker {
     file: io::Take<File>,
+    len: u64,
     buf: Vec<u8>,
     /// Bytes of `buf` handed out by the last call, dropped at the next.
     handed: usize,
@@ -53,7 +54,14 @@ pub(super) struct Chunker {
 
 impl Chunker {
     pub(super) fn new(file: File, len: u64) -> Chunker {
-        Chunker { file: file.take(len), buf: Vec::with_capacity(CHUNK), handed: 0, eof: false }
+        Chunker { file: file.take(len), len, buf: Vec::with_capacity(CHUNK), handed: 0, eof: false }
+    }
+
+    /// The same file's chunks again, from its start.
+    fn again(self) -> io::Result<Chunker> {
+        let mut file = self.file.into_inner();
+        file.seek(SeekFrom::Start(0))?;
+        Ok(Chunker::new(file, self.len))
     }
 
     /// The chunk handed out last.
@@ -99,8 +107,15 @@ pub(super) struct ChunkPlan {
     edits: Vec<(usize, usize, Vec<u8>)>,
 }
 
-/// A chunk's edits, its redacted length and what was redacted.
-type Planned = (Edits, u64, Report);
+/// A chunk's edits, its redacted length, what was redacted and the values replaced.
+type Planned = (Edits, u64, Report, Vec<Vec<u8>>);
+
+/// What redaction changes in one file: each chunk's edits, and the secrets found in it,
+/// whose echoes anywhere in the file are replaced too.
+pub(super) struct FilePlan {
+    chunks: Vec<ChunkPlan>,
+    echoes: Echoes,
+}
 
 struct PlanJob {
     raw: Vec<u8>,
@@ -133,8 +148,9 @@ impl Redactors {
                     };
                     let Ok(job) = job else { return };
                     let mut report = Report::default();
-                    let (edits, len) = plan_chunk(&job.raw, job.jsonl, &mut report);
-                    let _ = job.reply.send((edits, len, report));
+                    let ((edits, len), found) =
+                        redact::collecting(|| plan_chunk(&job.raw, job.jsonl, &mut report));
+                    let _ = job.reply.send((edits, len, report, found));
                 }
             });
         }
@@ -143,13 +159,48 @@ impl Redactors {
 }
 
 /// The first read of a file: every chunk's edits and the redacted size. Up to one chunk
-/// per redactor is in flight, answered in order.
+/// per redactor is in flight, answered in order. When a secret was found, a second pass
+/// replaces its echoes in every chunk.
 pub(super) fn plan_file(
+    chunks: Chunker,
+    jsonl: bool,
+    redactors: &Redactors,
+    report: &mut Report,
+) -> io::Result<(u64, FilePlan)> {
+    let mut echoes = Echoes::default();
+    let (size, chunks, plans) = plan_chunks(chunks, jsonl, redactors, report, &mut echoes)?;
+    if echoes.is_empty() {
+        return Ok((size, FilePlan { chunks: plans, echoes }));
+    }
+    let mut chunks = chunks.again()?;
+    let mut size = 0u64;
+    let mut with = Vec::with_capacity(plans.len());
+    let mut planned = plans.into_iter();
+    while let Some(raw) = chunks.next()? {
+        if crate::interrupt::interrupted() {
+            return Err(io::Error::other(crate::interrupt::Interrupted));
+        }
+        let edits = match planned.next() {
+            Some(p) if p.len == raw.len() && p.crc == crc32fast::hash(raw) => p.edits,
+            // Rewritten since the first pass: read afresh (the second read checks again).
+            _ => plan_chunk(raw, jsonl, report).0,
+        };
+        let (edits, len) = with_echoes(raw, edits, &echoes, report);
+        size += len;
+        with.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
+    }
+    Ok((size, FilePlan { chunks: with, echoes }))
+}
+
+/// The first pass of [`plan_file`]: the chunks' edits and redacted size, with the secrets
+/// found learned into `echoes`.
+fn plan_chunks(
     mut chunks: Chunker,
     jsonl: bool,
     redactors: &Redactors,
     report: &mut Report,
-) -> io::Result<(u64, Vec<ChunkPlan>)> {
+    echoes: &mut Echoes,
+) -> io::Result<(u64, Chunker, Vec<ChunkPlan>)> {
     let mut plans = Vec::new();
     let mut size = 0u64;
     let mut pending: VecDeque<(usize, u32, Receiver<Planned>)> = VecDeque::new();
@@ -167,13 +218,14 @@ pub(super) fn plan_file(
         }
         while pending.len() >= redactors.workers || (raw.is_none() && !pending.is_empty()) {
             let Some((len, crc, rx)) = pending.pop_front() else { break };
-            let (edits, out_len, r) = rx.recv().map_err(|_| stopped())?;
+            let (edits, out_len, r, found) = rx.recv().map_err(|_| stopped())?;
             report.merge(&r);
+            echoes.learn(found);
             plans.push(ChunkPlan { len, crc, edits });
             size += out_len;
         }
         if raw.is_none() {
-            return Ok((size, plans));
+            return Ok((size, chunks, plans));
         }
     }
 }
@@ -216,6 +268,27 @@ pub(super) fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Edi
     (edits, out_len)
 }
 
+/// `edits` of `chunk` with every echo of a secret found in the file replaced as well, and
+/// the chunk's redacted length.
+fn with_echoes(chunk: &[u8], edits: Edits, echoes: &Echoes, report: &mut Report) -> (Edits, u64) {
+    let mut out = Vec::with_capacity(edits.len());
+    let mut planned = edits.into_iter().peekable();
+    let mut len = 0u64;
+    let mut at = 0;
+    for line in lines(chunk) {
+        let body_end = at + line.strip_suffix(b"\n").map_or(line.len(), <[u8]>::len);
+        let edit = planned.next_if(|e| e.0 == at);
+        let body = edit.as_ref().map_or(&chunk[at..body_end], |e| &e.2[..]);
+        let red = echoes.redact(body, report);
+        len += (red.len() + line.len() - (body_end - at)) as u64;
+        if edit.is_some() || matches!(red, Cow::Owned(_)) {
+            out.push((at, body_end, red.into_owned()));
+        }
+        at += line.len();
+    }
+    (out, len)
+}
+
 pub(super) fn apply(chunk: &[u8], edits: &[(usize, usize, Vec<u8>)], out: &mut Vec<u8>) {
     let mut pos = 0;
     for (start, end, with) in edits {
@@ -233,7 +306,7 @@ pub(super) fn apply(chunk: &[u8], edits: &[(usize, usize, Vec<u8>)], out: &mut V
 /// tar stays whole.
 pub(super) struct Exact<'a> {
     chunks: Chunker,
-    plans: Option<Vec<ChunkPlan>>,
+    plans: Option<FilePlan>,
     jsonl: bool,
     index: usize,
     size: u64,
@@ -252,7 +325,7 @@ impl<'a> Exact<'a> {
     /// (none: the file goes in as it is).
     pub(super) fn new(
         chunks: Chunker,
-        plans: Option<Vec<ChunkPlan>>,
+        plans: Option<FilePlan>,
         jsonl: bool,
         size: u64,
         report: &'a mut Report,
@@ -284,7 +357,7 @@ impl<'a> Exact<'a> {
         }
         match &self.plans {
             None => self.direct = true,
-            Some(plans) => match plans.get(self.index) {
+            Some(plans) => match plans.chunks.get(self.index) {
                 Some(plan) if plan.len == raw.len() && plan.crc == crc32fast::hash(raw) => {
                     if plan.edits.is_empty() {
                         self.direct = true;
@@ -295,6 +368,7 @@ impl<'a> Exact<'a> {
                 _ => {
                     self.changed = true;
                     let (edits, _) = plan_chunk(raw, self.jsonl, self.report);
+                    let (edits, _) = with_echoes(raw, edits, &plans.echoes, self.report);
                     apply(raw, &edits, &mut self.out);
                 }
             },
@@ -393,7 +467,7 @@ mod tests {
         fs::write(&path, dirty).unwrap();
         let mut reader = Exact::new(
             Chunker::new(File::open(&path).unwrap(), clean.len() as u64),
-            Some(plans),
+            Some(FilePlan { chunks: plans, echoes: Echoes::default() }),
             true,
             size,
             &mut report,

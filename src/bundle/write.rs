@@ -98,7 +98,7 @@ enum Ahead {
         len: u64,
         /// The redacted size, for the tar header.
         size: u64,
-        plans: Option<Vec<ChunkPlan>>,
+        plans: Option<FilePlan>,
         redactions: Report,
     },
 }
@@ -172,16 +172,10 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
 
 /// `bytes` redacted line by line, each line's ending kept.
 fn redacted_lines(bytes: &[u8], report: &mut crate::redact::Report) -> Vec<u8> {
-    let mut red = Vec::with_capacity(bytes.len());
-    for line in lines(bytes) {
-        let (body, nl) = match line.strip_suffix(b"\n") {
-            Some(b) => (b, &b"\n"[..]),
-            None => (line, &b""[..]),
-        };
-        red.extend_from_slice(&crate::redact::redact_line_bytes(body, true, report));
-        red.extend_from_slice(nl);
-    }
-    red
+    crate::redact::redact_document(bytes, report, |body, report| {
+        crate::redact::redact_line_bytes(body, true, report)
+    })
+    .into_owned()
 }
 
 fn write_items<W: Write>(

@@ -13,6 +13,7 @@
 use std::io::{self, BufRead, Write};
 
 use super::Report;
+use super::echo::Echoes;
 use super::scan::{LineScanner, Reading, keyword_lines};
 
 /// What a stream holds, which decides how it is read.
@@ -72,6 +73,8 @@ fn sniff<R: BufRead>(input: &mut R) -> io::Result<Kind> {
 /// JSON Lines, one record at a time, with no line-length limit.
 fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<Report> {
     let mut report = Report::default();
+    // A stream is read once: a secret's echoes after it are found, not those before.
+    let mut echoes = Echoes::default();
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -81,7 +84,9 @@ fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<R
         let body_len =
             line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
         let (body, eol) = line.split_at(body_len);
-        output.write_all(&super::redact_line_bytes(body, true, &mut report))?;
+        let (red, found) = super::echo::collecting(|| super::redact_line_bytes(body, true, &mut report));
+        echoes.learn(found);
+        output.write_all(&echoes.redact(&red, &mut report))?;
         output.write_all(eol)?;
         // Out before the next read may wait, so `tail -f | lokust-shell redact` shows each
         // record as it comes (records are large: a flush each costs little).
@@ -103,10 +108,17 @@ fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Readi
     let mut hits = Vec::new();
     // A line longer than the reader's buffer, collected whole.
     let mut long = Vec::new();
+    // One read's output, held until the secrets found in it are known.
+    let mut chunk_out = Vec::new();
+    let mut echoes = Echoes::default();
     loop {
         if !long.is_empty() {
             input.read_until(b'\n', &mut long)?;
-            line(&mut sc, &long, &mut out, &mut report, &mut output)?;
+            let (written, found) =
+                super::echo::collecting(|| line(&mut sc, &long, &mut out, &mut report, &mut chunk_out));
+            written?;
+            echoes.learn(found);
+            emit(&echoes, &mut chunk_out, &mut report, &mut output)?;
             long.clear();
             // A line that came in pieces (a slow writer): out before the next read waits.
             output.flush()?;
@@ -122,25 +134,48 @@ fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Readi
             input.consume(n);
             // Reached the end without a newline: the last, unterminated line.
             if input.fill_buf()?.is_empty() {
-                line(&mut sc, &long, &mut out, &mut report, &mut output)?;
+                let (written, found) =
+                    super::echo::collecting(|| line(&mut sc, &long, &mut out, &mut report, &mut chunk_out));
+                written?;
+                echoes.learn(found);
+                emit(&echoes, &mut chunk_out, &mut report, &mut output)?;
                 long.clear();
             }
             continue;
         };
         let chunk = &buf[..=last_nl];
         keyword_lines(chunk, &mut hits);
-        block(&mut sc, chunk, &hits, &mut out, &mut report, &mut output)?;
+        let (written, found) =
+            super::echo::collecting(|| block(&mut sc, chunk, &hits, &mut out, &mut report, &mut chunk_out));
+        written?;
+        echoes.learn(found);
+        emit(&echoes, &mut chunk_out, &mut report, &mut output)?;
         input.consume(last_nl + 1);
         // Per read, not per line: a slow pipe (`tail -f | lokust-shell redact`) shows each
         // line as it comes, and a fast one still gets large writes.
         output.flush()?;
     }
     out.clear();
-    if sc.finish(&mut out, &mut report) {
-        output.write_all(&out)?;
+    let (finished, found) = super::echo::collecting(|| sc.finish(&mut out, &mut report));
+    if finished {
+        echoes.learn(found);
+        output.write_all(&echoes.redact(&out, &mut report))?;
     }
     output.flush()?;
     Ok(report)
+}
+
+/// Writes one read's output with the echoes of every secret found so far replaced: those
+/// found in this read too, before or after them in it.
+fn emit<W: Write>(
+    echoes: &Echoes,
+    chunk_out: &mut Vec<u8>,
+    report: &mut Report,
+    w: &mut W,
+) -> io::Result<()> {
+    w.write_all(&echoes.redact(chunk_out, report))?;
+    chunk_out.clear();
+    Ok(())
 }
 
 /// Complete lines: copy the stretches without keywords, hand the rest to the engine.

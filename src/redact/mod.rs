@@ -30,6 +30,7 @@ mod arrow;
 mod assign;
 mod below;
 mod declare;
+mod echo;
 mod expansion;
 mod find;
 mod formats;
@@ -60,6 +61,7 @@ use std::collections::BTreeMap;
 use std::io;
 
 pub use crate::lok::REDACTED;
+pub use echo::{Echoes, collecting, redact_document};
 pub use rules::{Engine, Gate, Matcher, RULES, Rule};
 
 /// What a redaction pass did, by rule. Holds counts only, never secret text, so it can be

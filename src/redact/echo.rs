@@ -1,0 +1,256 @@
+//! A secret found once is a secret wherever it appears again in the same document. An
+//! agent quotes back the value it just read ("found it: `X` is hard-coded"), a diff shows
+//! the line a Read showed, a later command repeats it bare: there nothing around the
+//! value says what it is. The readings find a value where its context does; this finds
+//! its echoes.
+//!
+//! The values replaced while a caller collects ([`collecting`]) are handed back to it; it
+//! learns them into [`Echoes`] and replaces their other occurrences, in the same file or
+//! stream only (a value is never carried from one document to another).
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use super::{REDACTED, Report, value};
+
+thread_local! {
+    /// The values replaced on this thread while a caller collects, else `None`.
+    static FOUND: RefCell<Option<Vec<Vec<u8>>>> = const { RefCell::new(None) };
+}
+
+/// Records a value a reading replaced, when someone collects.
+pub(crate) fn note(value: &[u8]) {
+    FOUND.with(|f| {
+        if let Some(found) = f.borrow_mut().as_mut()
+            && worth_echoing(value)
+        {
+            found.push(value.to_vec());
+        }
+    });
+}
+
+/// Runs `f`, returning with its result the values redaction replaced while it ran. A
+/// collection inside another hands what it found to the outer one as well.
+pub fn collecting<T>(f: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
+    let outer = FOUND.with(|s| s.borrow_mut().replace(Vec::new()));
+    let result = f();
+    let found = FOUND.with(|s| {
+        let mut slot = s.borrow_mut();
+        let found = slot.take().unwrap_or_default();
+        if let Some(mut outer) = outer {
+            outer.extend(found.iter().cloned());
+            *slot = Some(outer);
+        }
+        found
+    });
+    (result, found)
+}
+
+/// A value whose other occurrences can be replaced without harm: one the judge would call
+/// a secret on its own, with no name beside it, since a value misjudged once would
+/// otherwise be chased through the whole file (a style name taken for a token, then every
+/// `Name.Variable` of a lexer). That is a generated value, a password of words, a hex key,
+/// or letters, digits and a symbol mixed, not a chain of names; never shorter than eight
+/// bytes, and free of what would make a raw match in JSON text cross a string's edge
+/// (quotes, backslashes, control characters).
+fn worth_echoing(v: &[u8]) -> bool {
+    if v.len() < 8 || v.len() > 4096 || v.starts_with(REDACTED.as_bytes()) {
+        return false;
+    }
+    if v.iter().any(|b| {
+        matches!(b, b'"' | b'\\' | b'\'' | b'`') || b.is_ascii_whitespace() || *b < 0x20 || *b == 0x7f
+    }) {
+        return false;
+    }
+    if value::is_password_of_words(v) {
+        return true;
+    }
+    if member_chain(v) {
+        return false;
+    }
+    let letter = v.iter().any(u8::is_ascii_alphabetic);
+    let digit = v.iter().any(u8::is_ascii_digit);
+    let hex_key = v.len() >= 16 && v.iter().all(u8::is_ascii_hexdigit) && letter && digit;
+    let symbol = v.iter().any(|b| b.is_ascii_punctuation() && !matches!(b, b'.' | b'_' | b'-'));
+    value::is_generated(v)
+        || hex_key
+        || (letter
+            && digit
+            && symbol
+            && !v
+                .iter()
+                .any(|b| matches!(b, b'(' | b')' | b'{' | b'}' | b'[' | b']' | b'<' | b'>' | b',' | b';')))
+}
+
+/// `Token.Name.Variable`, `ed25519.Ed25519PrivateKey`: names joined by dots, as code refers
+/// to a member.
+fn member_chain(v: &[u8]) -> bool {
+    v.contains(&b'.')
+        && v.split(|b| *b == b'.').all(|p| {
+            p.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+                && p.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        })
+}
+
+/// The secrets found so far in one document, and a finder for them.
+#[derive(Default)]
+pub struct Echoes {
+    values: Vec<Vec<u8>>,
+    finder: Option<AhoCorasick>,
+}
+
+impl Echoes {
+    /// Adds `found`; the finder is rebuilt only when something new came.
+    pub fn learn(&mut self, found: Vec<Vec<u8>>) {
+        let before = self.values.len();
+        for v in found {
+            if !self.values.contains(&v) {
+                self.values.push(v);
+            }
+        }
+        if self.values.len() != before {
+            // Longest first at one position: a secret that holds another is replaced whole.
+            self.finder =
+                AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&self.values).ok();
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// `text` with every occurrence of a learned value replaced by the marker; counts one
+    /// value per occurrence and one line per line it changes that nothing else had.
+    pub fn redact<'a>(&self, text: &'a [u8], report: &mut Report) -> Cow<'a, [u8]> {
+        let Some(finder) = &self.finder else { return Cow::Borrowed(text) };
+        let mut out: Option<Vec<u8>> = None;
+        let mut at = 0;
+        let mut last_line = None;
+        for m in finder.find_iter(text) {
+            let out = out.get_or_insert_with(|| Vec::with_capacity(text.len()));
+            out.extend_from_slice(&text[at..m.start()]);
+            out.extend_from_slice(REDACTED.as_bytes());
+            at = m.end();
+            report.count("echo");
+            let line_start = memchr::memrchr(b'\n', &text[..m.start()]).map_or(0, |i| i + 1);
+            if last_line != Some(line_start) {
+                last_line = Some(line_start);
+                let line_end =
+                    memchr::memchr(b'\n', &text[m.start()..]).map_or(text.len(), |i| m.start() + i);
+                let already =
+                    memchr::memmem::find(&text[line_start..line_end], REDACTED.as_bytes()).is_some();
+                if !already {
+                    report.lines += 1;
+                }
+            }
+        }
+        match out {
+            None => Cow::Borrowed(text),
+            Some(mut out) => {
+                out.extend_from_slice(&text[at..]);
+                Cow::Owned(out)
+            }
+        }
+    }
+}
+
+/// `bytes`, line by line, as one document: each line redacted by `line` (a JSON Lines
+/// record or text), then every secret found anywhere in it replaced wherever else it
+/// appears, before or after.
+pub fn redact_document<'a>(
+    bytes: &'a [u8],
+    report: &mut Report,
+    mut line: impl FnMut(&'a [u8], &mut Report) -> Cow<'a, [u8]>,
+) -> Cow<'a, [u8]> {
+    let (red, found) = collecting(|| {
+        let mut out: Option<Vec<u8>> = None;
+        let mut at = 0;
+        for l in bytes.split_inclusive(|b| *b == b'\n') {
+            let body = l.strip_suffix(b"\n").unwrap_or(l);
+            if let Cow::Owned(new) = line(body, report) {
+                let out = out.get_or_insert_with(|| {
+                    let mut v = Vec::with_capacity(bytes.len() + 16);
+                    v.extend_from_slice(&bytes[..at]);
+                    v
+                });
+                out.extend_from_slice(&new);
+                out.extend_from_slice(&l[body.len()..]);
+            } else if let Some(out) = out.as_mut() {
+                out.extend_from_slice(l);
+            }
+            at += l.len();
+        }
+        out
+    });
+    let red = match red {
+        Some(v) => Cow::Owned(v),
+        None => Cow::Borrowed(bytes),
+    };
+    if found.is_empty() {
+        return red;
+    }
+    let mut echoes = Echoes::default();
+    echoes.learn(found);
+    match echoes.redact(&red, report) {
+        Cow::Borrowed(_) => red,
+        Cow::Owned(v) => Cow::Owned(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_found_once_is_replaced_where_it_comes_again() {
+        let text = b"said Kx9#mQ2vLp7 first\npassword = Kx9#mQ2vLp7\nthen Kx9#mQ2vLp7 again\n";
+        let mut report = Report::default();
+        let out = redact_document(text, &mut report, |l, r| super::super::redact_line_bytes(l, false, r));
+        let out = String::from_utf8(out.into_owned()).unwrap();
+        assert!(!out.contains("Kx9#mQ2vLp7"), "{out}");
+        assert_eq!(out.lines().count(), 3);
+        assert!(out.starts_with("said [REDACTED] first\n"), "{out}");
+    }
+
+    #[test]
+    fn words_and_short_values_are_not_chased() {
+        for v in [
+            &b"hunter2"[..],
+            b"changeme",
+            b"CHANGEME",
+            b"say \"hi\" x1",
+            b"a\\b12345",
+            b"Name.Variable",
+            b"CRAM-MD5",
+            b"AWS4-HMAC-SHA256",
+            b"ROCKET_LAUNCHER_0001",
+            b"ed25519.Ed25519PrivateKey",
+            b"{message}",
+        ] {
+            assert!(!worth_echoing(v), "{}", String::from_utf8_lossy(v));
+        }
+        for v in [
+            &b"Hunter2#x"[..],
+            b"Sequoia+Fjord3176",
+            b"juniper_ember_raven_basil3",
+            b"9eaf2faf17ec70ab3f72d3df153d1ab8",
+            b"tD8P1f2#5B8j2UdjFEXVXOE",
+        ] {
+            assert!(worth_echoing(v), "{}", String::from_utf8_lossy(v));
+        }
+    }
+
+    #[test]
+    fn collections_nest() {
+        let ((_, inner), outer) = collecting(|| {
+            note(b"Outer#value1x");
+            collecting(|| note(b"Inner#value2x"))
+        });
+        assert_eq!(inner, vec![b"Inner#value2x".to_vec()]);
+        assert_eq!(outer, vec![b"Outer#value1x".to_vec(), b"Inner#value2x".to_vec()]);
+        note(b"Nobody#collects3");
+        assert!(FOUND.with(|f| f.borrow().is_none()));
+    }
+}
