@@ -472,15 +472,20 @@ fn is_expression(line: &[u8], name: &[u8], name_end: usize, start: usize, end: u
     }
     let spaced = line[name_end..start].iter().any(|b| *b == b' ' || *b == b'\t');
     // `NL80211_ATTR_SAE_PASSWORD = 277,`: an enum's value; a config file has no comma there.
-    if bare && spaced && line.get(end) == Some(&b',') && !v.is_empty() && v.iter().all(u8::is_ascii_digit) {
+    // `PASS = 20`: a constant's small number (a PIN has four digits or more).
+    let number = !v.is_empty() && v.iter().all(u8::is_ascii_digit);
+    let constant = name.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+    if bare && spaced && number && (line.get(end) == Some(&b',') || constant && v.len() <= 3) {
         return true;
     }
-    // `sig = quote_spanned! {…}`: a macro call.
+    // `sig = quote_spanned! {…}`: a macro call, its brackets after the `!`; a password may
+    // end with one (`password = 8BYGG6sYILlALc!`).
     if bare
         && spaced
         && v.ends_with(b"!")
         && v.len() > 1
         && v[..v.len() - 1].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        && rest.first().is_some_and(|b| matches!(b, b'{' | b'(' | b'['))
     {
         return true;
     }

@@ -67,7 +67,7 @@ fn worth_echoing(v: &[u8]) -> bool {
     if value::is_password_of_words(v) {
         return true;
     }
-    if member_chain(v) {
+    if value::is_member_chain(v) {
         return false;
     }
     let letter = v.iter().any(u8::is_ascii_alphabetic);
@@ -82,16 +82,6 @@ fn worth_echoing(v: &[u8]) -> bool {
             && !v
                 .iter()
                 .any(|b| matches!(b, b'(' | b')' | b'{' | b'}' | b'[' | b']' | b'<' | b'>' | b',' | b';')))
-}
-
-/// `Token.Name.Variable`, `ed25519.Ed25519PrivateKey`: names joined by dots, as code refers
-/// to a member.
-fn member_chain(v: &[u8]) -> bool {
-    v.contains(&b'.')
-        && v.split(|b| *b == b'.').all(|p| {
-            p.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-                && p.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-        })
 }
 
 /// The secrets found so far in one document, and a finder for them.

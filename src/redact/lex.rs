@@ -25,6 +25,16 @@ impl Word<'_> {
         self.map.get(from..).is_some_and(|m| m.windows(2).all(|w| w[1] == w[0] + 1))
     }
 
+    /// How many bytes of `text[from..]` stand in the line as they are, from `from` up to
+    /// the first quote or escape removed.
+    pub fn verbatim_len(&self, from: usize) -> usize {
+        let Some(m) = self.map.get(from..) else { return 0 };
+        if m.is_empty() {
+            return 0;
+        }
+        1 + m.windows(2).take_while(|w| w[1] == w[0] + 1).count()
+    }
+
     /// The span of the line that holds `text[from..to]`.
     pub fn span(&self, from: usize, to: usize) -> Option<(usize, usize)> {
         if from >= to || to > self.text.len() {

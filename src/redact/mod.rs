@@ -163,9 +163,19 @@ fn redact_with(
 ) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() + 16);
     let mut local = Report::default();
-    filter::block(&mut sc, text, hits, &mut Vec::new(), &mut local, &mut out)
-        .expect("writing to a Vec cannot fail");
-    sc.finish(&mut out, &mut local);
+    let ((), found) = echo::collecting(|| {
+        filter::block(&mut sc, text, hits, &mut Vec::new(), &mut local, &mut out)
+            .expect("writing to a Vec cannot fail");
+        sc.finish(&mut out, &mut local);
+    });
+    // A text is one document: a secret found in it goes wherever else it stands in it.
+    if !found.is_empty() {
+        let mut echoes = echo::Echoes::default();
+        echoes.learn(found);
+        if let Cow::Owned(more) = echoes.redact(&out, &mut local) {
+            out = more;
+        }
+    }
     // Every change counts a line.
     if local.lines == 0 {
         return None;

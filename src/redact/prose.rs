@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use regex::bytes::Regex;
 
 use super::scan::{Span, ascii_regex, lazy_re};
-use super::value::{Class, should_redact};
+use super::value::{Class, is_member_chain, should_redact};
 
 // "the staging db password is X", "my API token: X". The value must look typed, not
 // be a word: "the password is wrong" is a sentence, not a secret.
@@ -17,7 +17,9 @@ lazy_re!(
 pub(crate) fn prose(line: &[u8], out: &mut Vec<Span>) {
     for c in PROSE.captures_iter(line) {
         let m = c.get(1).unwrap();
-        if m.len() >= 6 && should_redact(Class::Password, m.as_bytes()) && looks_typed(m.as_bytes()) {
+        // `if token is Name.Variable:` is Python comparing, not a sentence.
+        let v = m.as_bytes();
+        if m.len() >= 6 && should_redact(Class::Password, v) && looks_typed(v) && !is_member_chain(v) {
             out.push(Span { start: m.start(), end: m.end(), rule: "prose" });
         }
     }

@@ -336,8 +336,11 @@ fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>, strict: b
     if crate::redact::assign::tracking(name) {
         return;
     }
-    // `authkey=process.current_process().authkey` unquoted: code, as the shell would not run it.
-    if w.is_verbatim(from + eq + 1) && crate::redact::assign::looks_like_code(val) {
+    // `authkey=process.current_process().authkey` unquoted: code, as the shell would not run
+    // it; `key=self.key,` a keyword argument, its comma no part of it; and
+    // `token=self._get("x"),` code up to its first quote.
+    let lead = &val[..w.verbatim_len(from + eq + 1)];
+    if crate::redact::assign::looks_like_code(lead.strip_suffix(b",").unwrap_or(lead)) {
         return;
     }
     let class = if strict { name_class_strict(name, Form::Env) } else { name_class(name, Form::Env) };

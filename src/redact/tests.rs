@@ -2699,3 +2699,37 @@ fn values_filled_in_by_tools_are_kept() {
     // A password that starts like one of them is still one.
     assert_eq!(redacted_everywhere("password: @dm1n.Hunter2\n"), "password: [REDACTED]\n");
 }
+
+/// What code writes beside a secret's name is no value when the value is code itself: a
+/// member (`Name.Variable`, `self.key_password`), a call up to its first quote, a
+/// constant's small number. Found on the Python standard library read as code.
+#[test]
+fn code_beside_a_secrets_name_is_kept() {
+    for text in [
+        "if token is Name.Variable:\n",
+        "    key_password=self.key_password,\n",
+        "        client_token=self._get_param(\"clientToken\"),\n",
+        "PASS = 20\n",
+        "sig = quote_spanned! {span=> x}\n",
+        "auth = f\"{auth}:{password}\"\n",
+        "password = f\"{registry_id}-auth-token\"\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+        assert_eq!(redacted_as_code(text), text);
+    }
+    for (text, secret) in [
+        ("password = 8BYGG6sYILlALc!\n", "8BYGG6sYILlALc"),
+        ("the token is Walrus.Granite3933\n", "Walrus.Granite3933"),
+        ("DB_PASSWORD = 4821\n", "4821"),
+        ("    key_password=Kx9mQ2vLp7zT,\n", "Kx9mQ2vLp7zT"),
+        ("password = f\"{prefix}Hunter2xyz\"\n", "Hunter2xyz"),
+    ] {
+        assert!(!redacted_everywhere(text).contains(secret), "{text:?}");
+    }
+}
+
+fn redacted_as_code(text: &str) -> String {
+    let mut o = Vec::new();
+    filter::run_as(filter::Kind::Code, text.as_bytes(), &mut o).expect("writing to a Vec does not fail");
+    String::from_utf8(o).expect("the filter keeps UTF-8")
+}

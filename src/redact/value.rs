@@ -803,6 +803,7 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
         || is_constant_name(v)
         || is_header_name(v)
         || is_version_spec(v)
+        || is_template_of_names(v)
     {
         return false;
     }
@@ -997,6 +998,50 @@ pub(crate) fn is_password_of_words(v: &[u8]) -> bool {
         && word(stem)
         && (1..=4).contains(&digits.len())
         && !STEMS.contains(&stem.to_ascii_lowercase().as_slice())
+}
+
+/// A template that a program fills in (`f"{auth}:{password}"`, `"{registry_id}-auth-token"`,
+/// `"Invalid Token: {message}"`): names made of words in braces, and around them only words
+/// and punctuation. What a person typed around them (`f"{prefix}Hunter2xyz"`) or inside
+/// (`{Hunter2xyz}`) still counts.
+pub(crate) fn is_template_of_names(v: &[u8]) -> bool {
+    let of_words = |w: &[u8]| {
+        w.iter().all(u8::is_ascii_digit)
+            || w.iter().all(u8::is_ascii_alphabetic) && (w.len() < 6 || is_made_of_words(w))
+    };
+    let mut rest = Vec::with_capacity(v.len());
+    let mut names = 0;
+    let mut i = 0;
+    while i < v.len() {
+        if v[i] == b'{'
+            && let Some(len) = v[i + 1..].iter().position(|&b| b == b'}')
+        {
+            let inner = &v[i + 1..i + 1 + len];
+            if inner.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+                && !inner.iter().any(u8::is_ascii_whitespace)
+                && inner.split(|b| !b.is_ascii_alphanumeric()).all(of_words)
+            {
+                names += 1;
+                rest.push(b' ');
+                i += len + 2;
+                continue;
+            }
+        }
+        rest.push(v[i]);
+        i += 1;
+    }
+    names > 0 && rest.split(|b| !b.is_ascii_alphanumeric()).all(of_words)
+}
+
+/// `Token.Name.Variable`, `ed25519.Ed25519PrivateKey`, `self.token`: names joined by dots,
+/// as code refers to a member, and no password of words.
+pub(crate) fn is_member_chain(v: &[u8]) -> bool {
+    v.contains(&b'.')
+        && v.split(|b| *b == b'.').all(|p| {
+            p.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+                && p.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        })
+        && !is_password_of_words(v)
 }
 
 /// What a framework's schema says of a password field, not a password: a validation rule
