@@ -133,24 +133,25 @@ fn restored(
     opts: &RestoreOptions,
     keys: &seal::Keys,
 ) -> anyhow::Result<Result<restore::RestoreOutcome, u8>> {
-    match restore::Source::open(file, keys).and_then(|source| restore::restore(source, opts)) {
+    use restore::RestoreError;
+    let source = restore::Source::open(file, keys)?;
+    match restore::restore(source, opts) {
         Ok(o) => Ok(Ok(o)),
         // Stopped while merging into a slot: some files are in place, and it says so.
-        Err(ref e) if e.chain().any(|c| c.is::<restore::PartlyPlaced>()) => {
-            eprintln!("lokust: {e}");
+        Err(RestoreError::PartlyPlaced(p)) => {
+            eprintln!("lokust: {p}");
             Ok(Err(exit::INTERRUPTED))
         }
         // A signal can surface as another error (a pipe closed by the same Ctrl-C).
-        Err(e)
-            if crate::interrupt::interrupted()
-                || e.chain().any(|c| c.is::<crate::interrupt::Interrupted>())
-                || matches!(e.downcast_ref(), Some(restore::RestoreError::Interrupted(_))) =>
-        {
-            eprintln!("lokust: interrupted; nothing was changed");
-            Ok(Err(exit::INTERRUPTED))
-        }
-        Err(e) => Err(e),
+        Err(RestoreError::Interrupted(_)) => interrupted(),
+        Err(_) if crate::interrupt::interrupted() => interrupted(),
+        Err(e) => Err(e.into()),
     }
+}
+
+fn interrupted() -> anyhow::Result<Result<restore::RestoreOutcome, u8>> {
+    eprintln!("lokust: interrupted; nothing was changed");
+    Ok(Err(exit::INTERRUPTED))
 }
 
 /// The exit status once everything is reported: a `--session` the file does not hold is an

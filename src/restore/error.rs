@@ -33,6 +33,13 @@ pub enum RestoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// Ctrl-C while an existing slot was merged: what was placed before it stays.
+    #[error(transparent)]
+    PartlyPlaced(#[from] PartlyPlaced),
+    /// Placing what was read failed (a folder that could not be made, a link on the way,
+    /// a slot made by another restore meanwhile); the message says what and where.
+    #[error(transparent)]
+    Placing(anyhow::Error),
 }
 
 /// Ctrl-C (or TERM, HUP) while an existing slot was merged file by file: the files
@@ -54,6 +61,18 @@ fn own(e: anyhow::Error) -> Result<RestoreError, anyhow::Error> {
         return Ok(RestoreError::Interrupted(Interrupted));
     }
     e.downcast::<RestoreError>()
+}
+
+/// Any error of a restore as its variant: the restore's own kept, the rest a failure to
+/// place what was read.
+pub(super) fn classify(e: anyhow::Error) -> RestoreError {
+    match own(e) {
+        Ok(r) => r,
+        Err(e) => match e.downcast::<PartlyPlaced>() {
+            Ok(p) => RestoreError::PartlyPlaced(p),
+            Err(e) => RestoreError::Placing(e),
+        },
+    }
 }
 
 /// What went wrong while reading the document (everything but the bundle's data).

@@ -345,7 +345,11 @@ fn validate_partial(so_far: &Map<String, Value>, name: &str) -> anyhow::Result<O
 ///          outcome.newest_session.unwrap_or_default());
 /// # anyhow::Ok(())
 /// ```
-pub fn restore(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreOutcome> {
+pub fn restore(source: Source, opts: &RestoreOptions) -> Result<RestoreOutcome, RestoreError> {
+    run(source, opts).map_err(error::classify)
+}
+
+fn run(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreOutcome> {
     let name = source.name();
     let new_dir = paths::predict_realpath(&opts.to)
         .with_context(|| format!("cannot restore to {}", opts.to.display()))?;
