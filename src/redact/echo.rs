@@ -84,6 +84,9 @@ fn worth_echoing(v: &[u8]) -> bool {
                 .any(|b| matches!(b, b'(' | b')' | b'{' | b'}' | b'[' | b']' | b'<' | b'>' | b',' | b';')))
 }
 
+/// The most values one document's echoes are looked for.
+pub const MAX_VALUES: usize = 512;
+
 /// The secrets found so far in one document, and a finder for them.
 #[derive(Default)]
 pub struct Echoes {
@@ -92,10 +95,15 @@ pub struct Echoes {
 }
 
 impl Echoes {
-    /// Adds `found`; the finder is rebuilt only when something new came.
+    /// Adds `found`; the finder is rebuilt only when something new came. Past
+    /// [`MAX_VALUES`] nothing more is learned: a file of thousands of secrets would rebuild
+    /// the finder with each, and each of them is replaced where its own reading finds it.
     pub fn learn(&mut self, found: Vec<Vec<u8>>) {
         let before = self.values.len();
         for v in found {
+            if self.values.len() >= MAX_VALUES {
+                break;
+            }
             if !self.values.contains(&v) {
                 self.values.push(v);
             }

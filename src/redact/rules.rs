@@ -134,6 +134,30 @@ pub static RULES: &[Rule] = &[
         ["xoxb-", "the xoxb- prefix"]
     ),
     token!(
+        "k3s-token",
+        "k3s cluster join tokens (K10, the CA's hash, then a user and its password)",
+        ["K10"],
+        r"\bK10[0-9a-f]{32,}::[a-z][a-z0-9_-]*:[0-9A-Za-z]{16,}",
+        ["K10‹h64›::server:‹h32›", "K10‹h64›::node:‹a24›"],
+        ["K10", "the K10 is a camera", "K10abc::server:x"]
+    ),
+    token!(
+        "mapbox-secret-token",
+        "Mapbox secret access tokens (sk.; the public pk. ones are left)",
+        ["sk.eyJ"],
+        r"\bsk\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{16,}",
+        ["sk.eyJ‹u40›.‹u22›"],
+        ["pk.eyJ‹u40›.‹u22›", "sk.eyJ"]
+    ),
+    token!(
+        "anaconda-channel-token",
+        "Anaconda channel tokens in a channel URL (conda.anaconda.org/t/TOKEN/…)",
+        ["anaconda.org/t/", "anaconda.com/t/"],
+        r"anaconda\.(?:org|com)/t/(?P<s>[A-Za-z0-9-]{20,})",
+        ["https://conda.anaconda.org/t/⟦‹l2›-‹l8›-‹l4›-‹l4›-‹l4›-‹l12›⟧/acme"],
+        ["https://conda.anaconda.org/conda-forge", "anaconda.org/t/"]
+    ),
+    token!(
         "slack-webhook",
         "Slack incoming-webhook URLs (the path is the secret)",
         ["hooks.slack.com"],

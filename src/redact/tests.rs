@@ -2733,3 +2733,44 @@ fn redacted_as_code(text: &str) -> String {
     filter::run_as(filter::Kind::Code, text.as_bytes(), &mut o).expect("writing to a Vec does not fail");
     String::from_utf8(o).expect("the filter keeps UTF-8")
 }
+
+/// A key a generator printed in hex, under a name that says key without saying whose
+/// (`routing_key`, `validationKey`, `--certificate-key`): as long as a digest, and the
+/// name makes it a key; a key of a data structure (`cache_key`, `sort_key`) stays, and
+/// so does a digest under a name that says digest. Found by the unlisted corpus.
+#[test]
+fn a_hex_key_under_a_keys_name_is_redacted_and_a_data_structures_is_not() {
+    let hex32 = "dfc5f924d590f9005a6682669566be04";
+    let hex64 = "3445c47daf4fd13bfb6eb0c316eba2ac4649cfc4d7b7bdc8bf3276417af61752";
+    for text in [
+        format!("routing_key = \"{hex32}\"\n"),
+        format!("      - routing_key: {hex32}\n"),
+        format!("<machineKey validationKey=\"{}\" validation=\"HMACSHA256\" />\n", hex64.to_uppercase()),
+        format!("kubeadm join 10.0.0.10:6443 --control-plane --certificate-key {hex64}\n"),
+    ] {
+        let out = redacted_everywhere(&text);
+        assert!(
+            !out.to_lowercase().contains(&hex32[..16]) && !out.to_lowercase().contains(&hex64[..16]),
+            "{text:?} -> {out:?}"
+        );
+    }
+    for text in [
+        format!("cache_key = \"{hex32}\"\n"),
+        format!("sort_key: {hex32}\n"),
+        format!("checksum = \"{hex64}\"\n"),
+        format!("git show {}\n", &hex64[..40]),
+    ] {
+        assert_eq!(redacted_everywhere(&text), text);
+    }
+}
+
+/// A token whose letters and digits interleave is no name made of words, however many
+/// vowels it has: one of the catalogue's random examples passed as words.
+#[test]
+fn interleaved_letters_and_digits_are_no_words() {
+    let text = "session.auth = HTTPBasicAuth('deploy', 'Q7x8gysamCacrdtQBrWrm3fWpr3sbeocsPba')\n";
+    assert!(!redacted_everywhere(text).contains("Q7x8gysam"));
+    for name in ["utf8ToUtf16", "sha256sum", "base64url", "ipv4Address"] {
+        assert!(super::value::is_made_of_words(name.as_bytes()), "{name}");
+    }
+}

@@ -349,8 +349,42 @@ fn classify(name: &[u8], segs: &[&str], form: Form) -> Option<Class> {
     if secret {
         return Some(Class::Secret);
     }
-    segs.iter().any(|s| *s == "key" || *s == "keys").then_some(Class::Generated)
+    // `cache_key`, `sort_key`, `partition_key`: a key of a data structure, whose value a
+    // program computes (a digest, a column), names no credential.
+    let data_key =
+        segs.windows(2).any(|w| matches!(w[1], "key" | "keys") && DATA_KEY_QUALIFIER.contains(&w[0]));
+    (!data_key && segs.iter().any(|s| *s == "key" || *s == "keys")).then_some(Class::Generated)
 }
+
+/// What makes a key one of a data structure rather than a credential.
+const DATA_KEY_QUALIFIER: &[&str] = &[
+    "cache",
+    "sort",
+    "partition",
+    "primary",
+    "foreign",
+    "composite",
+    "hash",
+    "range",
+    "object",
+    "idempotency",
+    "dedup",
+    "dedupe",
+    "lookup",
+    "index",
+    "map",
+    "dict",
+    "row",
+    "column",
+    "group",
+    "cluster",
+    "shard",
+    "bucket",
+    "etag",
+    "unique",
+    "natural",
+    "surrogate",
+];
 
 /// One segment that names a password (`password`, `db_pwd`'s `pwd`, keytool's `storepass`).
 fn is_password_segment(s: &str) -> bool {
@@ -810,7 +844,9 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
     match class {
         // No entropy gate: `falcon-nebula-meadow1` and `hunter2` are real passwords.
         Class::Password => true,
-        Class::Generated => should_redact(Class::Secret, v) && is_generated(v),
+        // A hex key (`routing_key`, `validationKey`, `--certificate-key`) is as long as a
+        // digest, and a name that says key makes it one.
+        Class::Generated => should_redact(Class::Secret, v) && (is_generated(v) || is_hex_key(v)),
         Class::Secret => {
             !(v.len() < 8
                 || is_number(v)
@@ -855,6 +891,17 @@ pub(crate) fn is_generated(v: &[u8]) -> bool {
         return false;
     }
     bits_per_byte(v) > 3.5
+}
+
+/// 32 hexadecimal digits or more, both digits and letters, of one case: a key a generator
+/// printed in hex.
+pub(crate) fn is_hex_key(v: &[u8]) -> bool {
+    v.len() >= 32
+        && v.len() <= 256
+        && v.iter().all(u8::is_ascii_hexdigit)
+        && v.iter().any(u8::is_ascii_digit)
+        && v.iter().any(u8::is_ascii_alphabetic)
+        && !(v.iter().any(u8::is_ascii_uppercase) && v.iter().any(u8::is_ascii_lowercase))
 }
 
 /// The information in `v`, in bits a byte, from how often each byte occurs in it.
@@ -1148,7 +1195,23 @@ pub(crate) fn is_made_of_words(v: &[u8]) -> bool {
             .1
             > 6
     });
-    !long.is_empty() && voiced * 3 >= long.len() * 2 && singles <= 1 && lower * 10 >= letters * 7 && !runs_on
+    // A digit between two letters (`utf8str`, `sha256sum`) happens in a name once; a
+    // token's letters and digits interleave (`q7x8gysam`, `wrm3f` and `wpr3sbeocs`).
+    let inner_digits = |s: &String| {
+        let b = s.as_bytes();
+        (1..b.len().saturating_sub(1))
+            .filter(|&i| b[i].is_ascii_digit() && b[i - 1].is_ascii_alphabetic())
+            .filter(|&i| b[i..].iter().find(|c| !c.is_ascii_digit()).is_some_and(u8::is_ascii_alphabetic))
+            .count()
+    };
+    let interleaved =
+        segs.iter().any(|s| inner_digits(s) >= 2) || segs.iter().filter(|s| inner_digits(s) > 0).count() >= 2;
+    !long.is_empty()
+        && voiced * 3 >= long.len() * 2
+        && singles <= 1
+        && lower * 10 >= letters * 7
+        && !runs_on
+        && !interleaved
 }
 
 pub(crate) fn trim_ascii(v: &[u8]) -> &[u8] {
