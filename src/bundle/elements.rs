@@ -42,8 +42,10 @@ pub fn redact_file(rel: &str, data: &[u8], report: &mut Report) -> Vec<u8> {
     // Line by line, as a bundle's transcripts are read: one bad byte touches only its
     // own line, and only if that line had something to redact.
     let jsonl = rel.ends_with(".jsonl");
-    redact::redact_document(data, report, |body, report| redact::redact_line_bytes(body, jsonl, report))
-        .into_owned()
+    redact::redact_document(data, jsonl, report, |body, report| {
+        redact::redact_line_bytes(body, jsonl, report)
+    })
+    .into_owned()
 }
 
 /// Builds an element of `kind` holding `files`, with `fields` beside `data`.

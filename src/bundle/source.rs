@@ -185,7 +185,7 @@ pub(super) fn plan_file(
             // Rewritten since the first pass: read afresh (the second read checks again).
             _ => plan_chunk(raw, jsonl, report).0,
         };
-        let (edits, len) = with_echoes(raw, edits, &echoes, report);
+        let (edits, len) = with_echoes(raw, edits, &echoes, jsonl, report);
         size += len;
         with.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
     }
@@ -270,7 +270,13 @@ pub(super) fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Edi
 
 /// `edits` of `chunk` with every echo of a secret found in the file replaced as well, and
 /// the chunk's redacted length.
-fn with_echoes(chunk: &[u8], edits: Edits, echoes: &Echoes, report: &mut Report) -> (Edits, u64) {
+fn with_echoes(
+    chunk: &[u8],
+    edits: Edits,
+    echoes: &Echoes,
+    jsonl: bool,
+    report: &mut Report,
+) -> (Edits, u64) {
     let mut out = Vec::with_capacity(edits.len());
     let mut planned = edits.into_iter().peekable();
     let mut len = 0u64;
@@ -279,7 +285,7 @@ fn with_echoes(chunk: &[u8], edits: Edits, echoes: &Echoes, report: &mut Report)
         let body_end = at + line.strip_suffix(b"\n").map_or(line.len(), <[u8]>::len);
         let edit = planned.next_if(|e| e.0 == at);
         let body = edit.as_ref().map_or(&chunk[at..body_end], |e| &e.2[..]);
-        let red = echoes.redact(body, report);
+        let red = echoes.redact(body, jsonl, report);
         len += (red.len() + line.len() - (body_end - at)) as u64;
         if edit.is_some() || matches!(red, Cow::Owned(_)) {
             out.push((at, body_end, red.into_owned()));
@@ -368,7 +374,7 @@ impl<'a> Exact<'a> {
                 _ => {
                     self.changed = true;
                     let (edits, _) = plan_chunk(raw, self.jsonl, self.report);
-                    let (edits, _) = with_echoes(raw, edits, &plans.echoes, self.report);
+                    let (edits, _) = with_echoes(raw, edits, &plans.echoes, self.jsonl, self.report);
                     apply(raw, &edits, &mut self.out);
                 }
             },

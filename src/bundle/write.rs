@@ -172,7 +172,7 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
 
 /// `bytes` redacted line by line, each line's ending kept.
 fn redacted_lines(bytes: &[u8], report: &mut crate::redact::Report) -> Vec<u8> {
-    crate::redact::redact_document(bytes, report, |body, report| {
+    crate::redact::redact_document(bytes, true, report, |body, report| {
         crate::redact::redact_line_bytes(body, true, report)
     })
     .into_owned()

@@ -20,8 +20,13 @@ thread_local! {
     static FOUND: RefCell<Option<Vec<Vec<u8>>>> = const { RefCell::new(None) };
 }
 
-/// Records a value a reading replaced, when someone collects.
-pub(crate) fn note(value: &[u8]) {
+/// Records a value a reading replaced, when someone collects. A literal judged by its
+/// shape alone, with no name or provider's format beside it, is not chased: misjudged, it
+/// would be wrong everywhere it appears.
+pub(crate) fn note(value: &[u8], rule: &str) {
+    if rule == "generated-literal" {
+        return;
+    }
     FOUND.with(|f| {
         if let Some(found) = f.borrow_mut().as_mut()
             && worth_echoing(value)
@@ -56,7 +61,7 @@ pub fn collecting<T>(f: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
 /// bytes, and free of what would make a raw match in JSON text cross a string's edge
 /// (quotes, backslashes, control characters).
 fn worth_echoing(v: &[u8]) -> bool {
-    if v.len() < 8 || v.len() > 4096 || v.starts_with(REDACTED.as_bytes()) {
+    if v.len() < 8 || v.len() > 1024 || v.starts_with(REDACTED.as_bytes()) {
         return false;
     }
     if v.iter().any(|b| {
@@ -72,10 +77,21 @@ fn worth_echoing(v: &[u8]) -> bool {
     }
     let letter = v.iter().any(u8::is_ascii_alphabetic);
     let digit = v.iter().any(u8::is_ascii_digit);
-    let hex_key = v.len() >= 16 && v.iter().all(u8::is_ascii_hexdigit) && letter && digit;
     let symbol = v.iter().any(|b| b.is_ascii_punctuation() && !matches!(b, b'.' | b'_' | b'-'));
+    // `NScUykT8C8UB`: letters of both cases with digits among them more than once, as a
+    // generator draws them; a name has its number in one place (`PKCS7PrivateKey`,
+    // `X509_sig_st`).
+    let digit_runs = v.windows(2).filter(|w| w[1].is_ascii_digit() && !w[0].is_ascii_digit()).count()
+        + usize::from(v[0].is_ascii_digit());
+    let mixed = v.len() >= 10
+        && v.iter().all(u8::is_ascii_alphanumeric)
+        && v.iter().any(u8::is_ascii_uppercase)
+        && v.iter().any(u8::is_ascii_lowercase)
+        && digit_runs >= 2
+        && !value::is_made_of_words(v);
     value::is_generated(v)
-        || hex_key
+        || value::is_hex_key(v)
+        || mixed
         || (letter
             && digit
             && symbol
@@ -110,8 +126,7 @@ impl Echoes {
         }
         if self.values.len() != before {
             // Longest first at one position: a secret that holds another is replaced whole.
-            self.finder =
-                AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&self.values).ok();
+            self.finder = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&self.values).ok();
         }
     }
 
@@ -119,38 +134,78 @@ impl Echoes {
         self.values.is_empty()
     }
 
-    /// `text` with every occurrence of a learned value replaced by the marker; counts one
-    /// value per occurrence and one line per line it changes that nothing else had.
-    pub fn redact<'a>(&self, text: &'a [u8], report: &mut Report) -> Cow<'a, [u8]> {
+    /// `text` with every occurrence of a learned value replaced by the marker (two that
+    /// overlap go together); in JSON Lines (`json`) only inside a string, and never
+    /// after a backslash, so every record stays valid JSON. Counts one value per
+    /// replacement and one line per line it changes that nothing else had.
+    pub fn redact<'a>(&self, text: &'a [u8], json: bool, report: &mut Report) -> Cow<'a, [u8]> {
         let Some(finder) = &self.finder else { return Cow::Borrowed(text) };
-        let mut out: Option<Vec<u8>> = None;
+        let mut found: Vec<(usize, usize)> =
+            finder.find_overlapping_iter(text).map(|m| (m.start(), m.end())).collect();
+        if found.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        found.sort_unstable();
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(found.len());
+        for (start, end) in found {
+            match spans.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => spans.push((start, end)),
+            }
+        }
+        if json {
+            let mut strings = JsonStrings::default();
+            spans.retain(|&(start, _)| strings.inside_at(text, start));
+        }
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = Vec::with_capacity(text.len());
         let mut at = 0;
         let mut last_line = None;
-        for m in finder.find_iter(text) {
-            let out = out.get_or_insert_with(|| Vec::with_capacity(text.len()));
-            out.extend_from_slice(&text[at..m.start()]);
+        for (start, end) in spans {
+            out.extend_from_slice(&text[at..start]);
             out.extend_from_slice(REDACTED.as_bytes());
-            at = m.end();
+            at = end;
             report.count("echo");
-            let line_start = memchr::memrchr(b'\n', &text[..m.start()]).map_or(0, |i| i + 1);
+            let line_start = memchr::memrchr(b'\n', &text[..start]).map_or(0, |i| i + 1);
             if last_line != Some(line_start) {
                 last_line = Some(line_start);
-                let line_end =
-                    memchr::memchr(b'\n', &text[m.start()..]).map_or(text.len(), |i| m.start() + i);
-                let already =
-                    memchr::memmem::find(&text[line_start..line_end], REDACTED.as_bytes()).is_some();
-                if !already {
+                let line_end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+                if memchr::memmem::find(&text[line_start..line_end], REDACTED.as_bytes()).is_none() {
                     report.lines += 1;
                 }
             }
         }
-        match out {
-            None => Cow::Borrowed(text),
-            Some(mut out) => {
-                out.extend_from_slice(&text[at..]);
-                Cow::Owned(out)
+        out.extend_from_slice(&text[at..]);
+        Cow::Owned(out)
+    }
+}
+
+/// Where JSON Lines text stands, read forward once: inside a string or not, and whether
+/// the byte before was an escaping backslash. A newline starts a new record.
+#[derive(Default)]
+struct JsonStrings {
+    pos: usize,
+    inside: bool,
+    escaped: bool,
+}
+
+impl JsonStrings {
+    /// Whether `at` (not before the last position asked) starts inside a string, not
+    /// right after a backslash.
+    fn inside_at(&mut self, text: &[u8], at: usize) -> bool {
+        for &b in &text[self.pos..at] {
+            match b {
+                b'\n' => (self.inside, self.escaped) = (false, false),
+                _ if self.escaped => self.escaped = false,
+                b'\\' if self.inside => self.escaped = true,
+                b'"' => self.inside = !self.inside,
+                _ => {}
             }
         }
+        self.pos = at;
+        self.inside && !self.escaped
     }
 }
 
@@ -159,6 +214,7 @@ impl Echoes {
 /// appears, before or after.
 pub fn redact_document<'a>(
     bytes: &'a [u8],
+    json: bool,
     report: &mut Report,
     mut line: impl FnMut(&'a [u8], &mut Report) -> Cow<'a, [u8]>,
 ) -> Cow<'a, [u8]> {
@@ -191,7 +247,7 @@ pub fn redact_document<'a>(
     }
     let mut echoes = Echoes::default();
     echoes.learn(found);
-    match echoes.redact(&red, report) {
+    match echoes.redact(&red, json, report) {
         Cow::Borrowed(_) => red,
         Cow::Owned(v) => Cow::Owned(v),
     }
@@ -205,7 +261,8 @@ mod tests {
     fn a_value_found_once_is_replaced_where_it_comes_again() {
         let text = b"said Kx9#mQ2vLp7 first\npassword = Kx9#mQ2vLp7\nthen Kx9#mQ2vLp7 again\n";
         let mut report = Report::default();
-        let out = redact_document(text, &mut report, |l, r| super::super::redact_line_bytes(l, false, r));
+        let out =
+            redact_document(text, false, &mut report, |l, r| super::super::redact_line_bytes(l, false, r));
         let out = String::from_utf8(out.into_owned()).unwrap();
         assert!(!out.contains("Kx9#mQ2vLp7"), "{out}");
         assert_eq!(out.lines().count(), 3);
@@ -226,11 +283,13 @@ mod tests {
             b"ROCKET_LAUNCHER_0001",
             b"ed25519.Ed25519PrivateKey",
             b"{message}",
+            b"X509_sig_st",
         ] {
             assert!(!worth_echoing(v), "{}", String::from_utf8_lossy(v));
         }
         for v in [
             &b"Hunter2#x"[..],
+            b"NScUykT8C8UB",
             b"Sequoia+Fjord3176",
             b"juniper_ember_raven_basil3",
             b"9eaf2faf17ec70ab3f72d3df153d1ab8",
@@ -243,12 +302,48 @@ mod tests {
     #[test]
     fn collections_nest() {
         let ((_, inner), outer) = collecting(|| {
-            note(b"Outer#value1x");
-            collecting(|| note(b"Inner#value2x"))
+            note(b"Outer#value1x", "assign");
+            collecting(|| note(b"Inner#value2x", "assign"))
         });
         assert_eq!(inner, vec![b"Inner#value2x".to_vec()]);
         assert_eq!(outer, vec![b"Outer#value1x".to_vec(), b"Inner#value2x".to_vec()]);
-        note(b"Nobody#collects3");
+        note(b"Nobody#collects3", "assign");
         assert!(FOUND.with(|f| f.borrow().is_none()));
+    }
+
+    fn echoes_of(values: &[&str]) -> Echoes {
+        let mut e = Echoes::default();
+        e.learn(values.iter().map(|v| v.as_bytes().to_vec()).collect());
+        e
+    }
+
+    /// Found by an attack: a match right after a backslash (`\nK8#…` for `nK8#…`) or on a
+    /// bare number broke the record's JSON.
+    #[test]
+    fn in_json_lines_only_whole_string_content_is_replaced() {
+        let e = echoes_of(&["nK8#zqp2Lm4", "1234567890123e45"]);
+        let text = b"{\"text\":\"ok\\nK8#zqp2Lm4 x\",\"n\":1234567890123e45}\n{\"a\":\"nK8#zqp2Lm4\"}";
+        let out = e.redact(text, true, &mut Report::default());
+        let out = String::from_utf8(out.into_owned()).unwrap();
+        for line in out.lines() {
+            serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|err| panic!("{err}: {line}"));
+        }
+        assert!(out.ends_with("{\"a\":\"[REDACTED]\"}"), "{out}");
+    }
+
+    #[test]
+    fn overlapping_secrets_go_together() {
+        let e = echoes_of(&["Kx9#mQ2vLp7zT", "Lp7zT#99abcXYZ"]);
+        let out = e.redact(b"x Kx9#mQ2vLp7zT#99abcXYZ y", false, &mut Report::default());
+        assert_eq!(&out[..], b"x [REDACTED] y");
+    }
+
+    #[test]
+    fn a_literal_judged_by_its_shape_alone_is_not_chased() {
+        let ((), found) = collecting(|| {
+            note(b"N23_ossl_old_des_ks_struct4DOLLAR_10E", "generated-literal");
+            note(b"NScUykT8C8UB", "assign");
+        });
+        assert_eq!(found, vec![b"NScUykT8C8UB".to_vec()]);
     }
 }

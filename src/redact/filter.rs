@@ -86,7 +86,7 @@ fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<R
         let (body, eol) = line.split_at(body_len);
         let (red, found) = super::echo::collecting(|| super::redact_line_bytes(body, true, &mut report));
         echoes.learn(found);
-        output.write_all(&echoes.redact(&red, &mut report))?;
+        output.write_all(&echoes.redact(&red, true, &mut report))?;
         output.write_all(eol)?;
         // Out before the next read may wait, so `tail -f | lokust-shell redact` shows each
         // record as it comes (records are large: a flush each costs little).
@@ -159,7 +159,7 @@ fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Readi
     let (finished, found) = super::echo::collecting(|| sc.finish(&mut out, &mut report));
     if finished {
         echoes.learn(found);
-        output.write_all(&echoes.redact(&out, &mut report))?;
+        output.write_all(&echoes.redact(&out, false, &mut report))?;
     }
     output.flush()?;
     Ok(report)
@@ -173,7 +173,7 @@ fn emit<W: Write>(
     report: &mut Report,
     w: &mut W,
 ) -> io::Result<()> {
-    w.write_all(&echoes.redact(chunk_out, report))?;
+    w.write_all(&echoes.redact(chunk_out, false, report))?;
     chunk_out.clear();
     Ok(())
 }

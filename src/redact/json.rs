@@ -452,7 +452,7 @@ impl<'a> Walker<'a, '_> {
         {
             let text = self.decode(lit)?;
             if value::should_redact(class, text.as_bytes()) {
-                super::echo::note(text.as_bytes());
+                super::echo::note(text.as_bytes(), "kv");
                 self.replace(lit, format!("\"{REDACTED}\"").as_bytes());
                 self.report.count("kv");
                 return Ok(());

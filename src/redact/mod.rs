@@ -172,7 +172,7 @@ fn redact_with(
     if !found.is_empty() {
         let mut echoes = echo::Echoes::default();
         echoes.learn(found);
-        if let Cow::Owned(more) = echoes.redact(&out, &mut local) {
+        if let Cow::Owned(more) = echoes.redact(&out, false, &mut local) {
             out = more;
         }
     }

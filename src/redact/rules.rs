@@ -857,6 +857,8 @@ pub static RULES: &[Rule] = &[
             "heroku",
             // `openssl passwd PASSWORD`, which has no option to wake the short flags.
             "openssl",
+            // A kickstart file's `rootpw [--plaintext] PASSWORD`.
+            "rootpw",
         ],
         matcher: Matcher::Context(Engine::Shell),
         gate: Gate::Word,
@@ -870,6 +872,7 @@ pub static RULES: &[Rule] = &[
             "poetry config http-basic.internal ci ⟦p0etryPw⟧",
             "npm config set //registry.npmjs.org/:_authToken ⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧",
             "rclone config create s3 s3 access_key_id AKIAX secret_access_key ⟦‹b40›⟧",
+            "rootpw --plaintext ⟦Kx9mQ2vLp7⟧",
         ],
         negatives: &[
             "vault login -method=oidc",

@@ -387,7 +387,7 @@ pub(crate) fn apply(line: &[u8], spans: &[Span], out: &mut Vec<u8>, report: &mut
     for s in spans {
         out.extend_from_slice(&line[at..s.start]);
         out.extend_from_slice(REDACTED.as_bytes());
-        super::echo::note(&line[s.start..s.end]);
+        super::echo::note(&line[s.start..s.end], s.rule);
         // A value that ran through a quote (`'word'more`) keeps its quotes after the
         // marker, escaped as they were: dropping one would pair the next quote on the
         // line with the wrong one, and the rest of the line would read differently the

@@ -194,6 +194,9 @@ const POSITIONAL: &[(&str, &[&str], Class)] = &[
     ("cloudflared", &["service", "install"], Class::Secret),
     ("tailscale", &["up", "--auth-key"], Class::Secret),
     ("heroku", &["auth:token"], Class::Secret),
+    // Kickstart's `rootpw [--plaintext|--iscrypted] PASSWORD` (a crypted one is kept
+    // from guessing too).
+    ("rootpw", &[], Class::Password),
 ];
 
 /// Commands that read a password (or key) on standard input.

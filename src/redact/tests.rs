@@ -2759,6 +2759,7 @@ fn a_hex_key_under_a_keys_name_is_redacted_and_a_data_structures_is_not() {
         format!("sort_key: {hex32}\n"),
         format!("checksum = \"{hex64}\"\n"),
         format!("git show {}\n", &hex64[..40]),
+        format!("gpg --recv-keys {}\n", hex64[..40].to_uppercase()),
     ] {
         assert_eq!(redacted_everywhere(&text), text);
     }
@@ -2772,5 +2773,29 @@ fn interleaved_letters_and_digits_are_no_words() {
     assert!(!redacted_everywhere(text).contains("Q7x8gysam"));
     for name in ["utf8ToUtf16", "sha256sum", "base64url", "ipv4Address"] {
         assert!(super::value::is_made_of_words(name.as_bytes()), "{name}");
+    }
+}
+
+/// Found by the unlisted corpus: a value that starts with the separator's own `=`
+/// (`password = =!q7h…`), SSSD's `authtok`, a password of words under a token's name,
+/// kickstart's `rootpw`.
+#[test]
+fn config_forms_nobody_listed() {
+    for (text, secret) in [
+        ("password = =!q7hRoqiOa2O2\n", "q7hRoqiOa2O2"),
+        ("+passwd = =59D%qrxT#2qyATtDf#z7p\n", "qrxT#2qy"),
+        ("ldap_default_authtok = fjord.basil.tundra.lantern5\n", "fjord.basil"),
+        ("rootpw --plaintext HFbETH5P33!7Xpp=-fKcf\n", "HFbETH5P33"),
+    ] {
+        assert!(!redacted_everywhere(text).contains(secret), "{text:?} -> {:?}", redacted_everywhere(text));
+    }
+    for text in [
+        "ldap_default_authtok_type = password\n",
+        "rootpw --lock\n",
+        "if a == b:\n",
+        "x = ==y\n",
+        "session.token = config.auth.token\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
     }
 }

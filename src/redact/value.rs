@@ -158,6 +158,8 @@ const SECRET_SEG: &[&str] = &[
     "apikey",
     "auth",
     "authtoken",
+    // SSSD's and PAM's authentication token (`ldap_default_authtok`).
+    "authtok",
     "credential",
     "credentials",
     "creds",
@@ -847,6 +849,8 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
         // A hex key (`routing_key`, `validationKey`, `--certificate-key`) is as long as a
         // digest, and a name that says key makes it one.
         Class::Generated => should_redact(Class::Secret, v) && (is_generated(v) || is_hex_key(v)),
+        // `fjord.basil.tundra.lantern5`: a password, though it reads like a field's path.
+        Class::Secret if is_password_of_words(v) => true,
         Class::Secret => {
             !(v.len() < 8
                 || is_number(v)
@@ -894,9 +898,11 @@ pub(crate) fn is_generated(v: &[u8]) -> bool {
 }
 
 /// 32 hexadecimal digits or more, both digits and letters, of one case: a key a generator
-/// printed in hex.
+/// printed in hex. Forty is SHA-1's length, a commit's and an OpenPGP fingerprint's
+/// (`gpg --recv-keys …`): those are ids.
 pub(crate) fn is_hex_key(v: &[u8]) -> bool {
     v.len() >= 32
+        && v.len() != 40
         && v.len() <= 256
         && v.iter().all(u8::is_ascii_hexdigit)
         && v.iter().any(u8::is_ascii_digit)
