@@ -2799,3 +2799,23 @@ fn config_forms_nobody_listed() {
         assert_eq!(redacted_everywhere(text), text);
     }
 }
+
+/// An IAM policy's statement ids (`"Sid": "S3Access"`) are names, not session ids: a
+/// `sid` holds a secret only when a generator made the value. A word and a number
+/// (`Stmt1546968495000`) is not made by one. Found in AWS SDKs' and moto's sources.
+#[test]
+fn statement_ids_are_names() {
+    for text in [
+        "{\"Sid\":\"S3Access\",\"Effect\":\"Allow\"}\n",
+        "{\"Sid\": \"AllowCloudTrailLogs2023\", \"Effect\": \"Allow\"}\n",
+        "            \"Sid\": \"Stmt1546968495000\",\n",
+    ] {
+        assert_eq!(redacted_everywhere(text), text);
+    }
+    for (text, secret) in [
+        ("Cookie: sid=Kx9mQ2vLp7zTq8Wn4Rb6\n", "Kx9mQ2vLp7zTq8Wn4Rb6"),
+        ("PHPSESSID=h8f3k2m9q1w7e5r4t6y0u2i3o\n", "h8f3k2m9q1w7e5r4t6y0u2i3o"),
+    ] {
+        assert!(!redacted_everywhere(text).contains(secret), "{text:?}");
+    }
+}

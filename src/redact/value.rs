@@ -348,6 +348,14 @@ fn classify(name: &[u8], segs: &[&str], form: Form) -> Option<Class> {
     let secret = segs.iter().enumerate().any(|(i, s)| {
         is_secret_segment(s) || (*s == "key" || *s == "keys") && key_counts(&segs[..i], name, form)
     });
+    // `"Sid": "AllowS3Read"` names an IAM statement as often as a session: only a value a
+    // generator made is one.
+    if secret
+        && segs.iter().all(|s| *s == "sid" || !is_secret_segment(s))
+        && !segs.iter().any(|s| *s == "key" || *s == "keys")
+    {
+        return Some(Class::Generated);
+    }
     if secret {
         return Some(Class::Secret);
     }
@@ -892,6 +900,11 @@ pub(crate) fn is_generated(v: &[u8]) -> bool {
     let digits = v.iter().filter(|b| b.is_ascii_digit()).count();
     let (upper, lower) = (v.iter().any(u8::is_ascii_uppercase), v.iter().any(u8::is_ascii_lowercase));
     if digits == 0 || !(upper || lower) || is_made_of_words(v) || is_identifier_of_parts(v) {
+        return false;
+    }
+    // `Stmt1546968495000`, `build20240101120000`: a word and a number, not mixed.
+    let runs = 1 + v.windows(2).filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit()).count();
+    if runs <= 2 {
         return false;
     }
     bits_per_byte(v) > 3.5
