@@ -22,7 +22,8 @@
 //! - `json.rs` JSON text (transcripts), string by string; `view.rs` the prefixes a tool
 //!   puts before a file's lines (`N→`, `cat -n`, `grep -n`, diffs);
 //! - `value.rs` what a name says of its value, and the values that are never secrets;
-//!   `quoting.rs` what replacing a value does to the quotes around it.
+//!   `quoting.rs` what replacing a value does to the quotes around it;
+//! - `echo.rs` a secret found once, replaced wherever it comes again in the document.
 //!
 //! See SECURITY.md for what is and is not redacted.
 
