@@ -121,6 +121,34 @@ fn a_secrets_echoes_before_and_after_it_are_redacted_too() {
     assert!(text.contains("is `[REDACTED]` still the staging one?"), "{text}");
 }
 
+/// A subagent's transcript is read before the main one, and a secret found there is
+/// replaced where the main conversation quotes the subagent's report.
+#[test]
+fn a_secret_a_subagent_found_is_redacted_where_the_main_conversation_quotes_it() {
+    let env = TestEnv::new();
+    let project = env.root.path().join("p");
+    let slot = make_project(&env, &project);
+    let secret = "Kx9#mQ2vLp7zT";
+    let record = |text: &str| {
+        serde_json::json!({"type": "user", "message": {"role": "user", "content": text}}).to_string()
+    };
+    fs::write(
+        slot.join(SESSION).join("subagents/agent-a1.jsonl"),
+        format!("{}\n", record(&format!("     2\tDB_PASSWORD={secret}"))),
+    )
+    .unwrap();
+    let main = slot.join(format!("{SESSION}.jsonl"));
+    let mut text = fs::read_to_string(&main).unwrap();
+    text.push_str(&record(&format!("The database credential is hard-coded: `{secret}`")));
+    text.push('\n');
+    fs::write(&main, text).unwrap();
+    let (lok, _) = snapshot(&env, &project, &[]);
+    for (path, data) in entries(&tar_of(&lok)) {
+        let body = String::from_utf8_lossy(&data);
+        assert!(!body.contains(secret), "{path}: {body}");
+    }
+}
+
 /// A record with a lone surrogate escape (a string cut in the middle of an emoji, as
 /// JavaScript serialises it) or a byte that is not UTF-8 is still read as JSON: either
 /// used to send the record to the plain-text reading, where a token spelled with an

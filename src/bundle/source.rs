@@ -159,16 +159,19 @@ impl Redactors {
 }
 
 /// The first read of a file: every chunk's edits and the redacted size. Up to one chunk
-/// per redactor is in flight, answered in order. When a secret was found, a second pass
-/// replaces its echoes in every chunk.
+/// per redactor is in flight, answered in order. When a secret was found in it or in a
+/// file before it (`carried`, which learns this file's), a second pass replaces its
+/// echoes in every chunk.
 pub(super) fn plan_file(
     chunks: Chunker,
     jsonl: bool,
     redactors: &Redactors,
     report: &mut Report,
+    carried: &mut Echoes,
 ) -> io::Result<(u64, FilePlan)> {
-    let mut echoes = Echoes::default();
+    let mut echoes = carried.clone();
     let (size, chunks, plans) = plan_chunks(chunks, jsonl, redactors, report, &mut echoes)?;
+    carried.clone_from(&echoes);
     if echoes.is_empty() {
         return Ok((size, FilePlan { chunks: plans, echoes }));
     }

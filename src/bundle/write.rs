@@ -104,18 +104,25 @@ enum Ahead {
 }
 
 /// Opens `src` and finds what redaction changes in it: the first of the two reads.
-fn read_ahead(src: &Path, jsonl: bool, redactors: Option<&Redactors>) -> anyhow::Result<Ahead> {
+/// `carried` holds the secrets found in the files before this one, whose echoes are
+/// replaced in it too; it learns this file's.
+fn read_ahead(
+    src: &Path,
+    jsonl: bool,
+    redactors: Option<&Redactors>,
+    carried: &mut Echoes,
+) -> anyhow::Result<Ahead> {
     let mut file = match File::open(src) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Ahead::Missing),
         Err(e) => return Err(e).with_context(|| format!("could not read {}", src.display())),
     };
-    let read = |file: &mut File| -> io::Result<Ahead> {
+    let mut read = |file: &mut File| -> io::Result<Ahead> {
         let len = consistent_len(file, jsonl)?;
         let mut redactions = Report::default();
         let (size, plans) = if let Some(redactors) = redactors {
             let (size, plans) =
-                plan_file(Chunker::new(file.try_clone()?, len), jsonl, redactors, &mut redactions)?;
+                plan_file(Chunker::new(file.try_clone()?, len), jsonl, redactors, &mut redactions, carried)?;
             file.seek(SeekFrom::Start(0))?;
             (size, Some(plans))
         } else {
@@ -139,6 +146,9 @@ fn write_tar<W: Write>(
         let (tx, rx) = sync_channel::<anyhow::Result<Ahead>>(READ_AHEAD);
         let redactors = opts.redact.then(|| Redactors::start(s, threads(opts.threads)));
         s.spawn(move || {
+            // One project's files are one document to the echo pass, in the order they
+            // are read (a subagent's transcript before the main one that quotes it).
+            let mut carried = Echoes::default();
             for item in &plan.items {
                 let Item::File { src, jsonl, .. } = item else { continue };
                 if crate::interrupt::interrupted() {
@@ -146,7 +156,7 @@ fn write_tar<W: Write>(
                     return;
                 }
                 // The writer stopped (an error): nothing more is wanted.
-                if tx.send(read_ahead(src, *jsonl, redactors.as_ref())).is_err() {
+                if tx.send(read_ahead(src, *jsonl, redactors.as_ref(), &mut carried)).is_err() {
                     return;
                 }
             }

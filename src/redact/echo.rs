@@ -104,7 +104,7 @@ fn worth_echoing(v: &[u8]) -> bool {
 pub const MAX_VALUES: usize = 512;
 
 /// The secrets found so far in one document, and a finder for them.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Echoes {
     values: Vec<Vec<u8>>,
     finder: Option<AhoCorasick>,
