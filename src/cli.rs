@@ -430,7 +430,8 @@ pub struct InitArgs {
 line by line, streaming: the same redactor every .lok section passes through. Lines with \
 nothing to redact come out byte for byte, invalid UTF-8 included (a transcript record with \
 a secret and a byte that is not UTF-8 gets U+FFFD for that byte); there is no line-length \
-limit.
+limit. A secret found once is also replaced where it comes again later in the same input \
+(an agent quoting back what it read), each FILE on its own.
 
 Useful on its own, before pasting a terminal's output anywhere, and to audit the rules: \
 --explain lists which rules fired and how often (never the secrets).",

@@ -134,7 +134,11 @@ fn restored(
     keys: &seal::Keys,
 ) -> anyhow::Result<Result<restore::RestoreOutcome, u8>> {
     use restore::RestoreError;
-    let source = restore::Source::open(file, keys)?;
+    let source = match restore::Source::open(file, keys) {
+        Ok(s) => s,
+        Err(_) if crate::interrupt::interrupted() => return interrupted(),
+        Err(e) => return Err(e),
+    };
     match restore::restore(source, opts) {
         Ok(o) => Ok(Ok(o)),
         // Stopped while merging into a slot: some files are in place, and it says so.

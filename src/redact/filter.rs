@@ -109,16 +109,14 @@ fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Readi
     // A line longer than the reader's buffer, collected whole.
     let mut long = Vec::new();
     // One read's output, held until the secrets found in it are known.
-    let mut chunk_out = Vec::new();
+    let mut held = Vec::new();
     let mut echoes = Echoes::default();
     loop {
         if !long.is_empty() {
             input.read_until(b'\n', &mut long)?;
-            let (written, found) =
-                super::echo::collecting(|| line(&mut sc, &long, &mut out, &mut report, &mut chunk_out));
-            written?;
-            echoes.learn(found);
-            emit(&echoes, &mut chunk_out, &mut report, &mut output)?;
+            echoed(&mut echoes, &mut held, &mut report, &mut output, |held, report| {
+                line(&mut sc, &long, &mut out, report, held)
+            })?;
             long.clear();
             // A line that came in pieces (a slow writer): out before the next read waits.
             output.flush()?;
@@ -134,47 +132,46 @@ fn run_reading<R: BufRead, W: Write>(mut input: R, mut output: W, reading: Readi
             input.consume(n);
             // Reached the end without a newline: the last, unterminated line.
             if input.fill_buf()?.is_empty() {
-                let (written, found) =
-                    super::echo::collecting(|| line(&mut sc, &long, &mut out, &mut report, &mut chunk_out));
-                written?;
-                echoes.learn(found);
-                emit(&echoes, &mut chunk_out, &mut report, &mut output)?;
+                echoed(&mut echoes, &mut held, &mut report, &mut output, |held, report| {
+                    line(&mut sc, &long, &mut out, report, held)
+                })?;
                 long.clear();
             }
             continue;
         };
         let chunk = &buf[..=last_nl];
         keyword_lines(chunk, &mut hits);
-        let (written, found) =
-            super::echo::collecting(|| block(&mut sc, chunk, &hits, &mut out, &mut report, &mut chunk_out));
-        written?;
-        echoes.learn(found);
-        emit(&echoes, &mut chunk_out, &mut report, &mut output)?;
+        echoed(&mut echoes, &mut held, &mut report, &mut output, |held, report| {
+            block(&mut sc, chunk, &hits, &mut out, report, held)
+        })?;
         input.consume(last_nl + 1);
         // Per read, not per line: a slow pipe (`tail -f | lokust-shell redact`) shows each
         // line as it comes, and a fast one still gets large writes.
         output.flush()?;
     }
-    out.clear();
-    let (finished, found) = super::echo::collecting(|| sc.finish(&mut out, &mut report));
-    if finished {
-        echoes.learn(found);
-        output.write_all(&echoes.redact(&out, false, &mut report))?;
-    }
+    echoed(&mut echoes, &mut held, &mut report, &mut output, |held, report| {
+        sc.finish(held, report);
+        Ok(())
+    })?;
     output.flush()?;
     Ok(report)
 }
 
-/// Writes one read's output with the echoes of every secret found so far replaced: those
-/// found in this read too, before or after them in it.
-fn emit<W: Write>(
-    echoes: &Echoes,
-    chunk_out: &mut Vec<u8>,
+/// Runs `write` into `held` (one read's output), learns the secrets it found, then writes
+/// `held` out with the echoes of every secret found so far replaced: those found in this
+/// read too, before or after them in it.
+fn echoed<W: Write>(
+    echoes: &mut Echoes,
+    held: &mut Vec<u8>,
     report: &mut Report,
     w: &mut W,
+    write: impl FnOnce(&mut Vec<u8>, &mut Report) -> io::Result<()>,
 ) -> io::Result<()> {
-    w.write_all(&echoes.redact(chunk_out, false, report))?;
-    chunk_out.clear();
+    let (written, found) = super::echo::collecting(|| write(held, report));
+    written?;
+    echoes.learn(found);
+    w.write_all(&echoes.redact(held, false, report))?;
+    held.clear();
     Ok(())
 }
 
