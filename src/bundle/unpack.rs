@@ -10,7 +10,9 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::anyhow;
 
 pub use super::codec::UnpackError;
-use super::codec::{self, Limit, is_classified};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use super::codec::{self, is_classified};
 use super::scan::SyntaxError;
 
 /// A checked entry: its path below the root, as components.
@@ -68,6 +70,26 @@ impl Budget {
     }
 }
 
+/// The base64 text of a bundle's data: one that can be read on another thread is
+/// decoded there ([`unpack_parallel`]).
+pub enum Data<'a> {
+    Here(&'a mut dyn Read),
+    Sendable(&'a mut (dyn Read + Send)),
+}
+
+impl Data<'_> {
+    pub fn unpack(
+        self,
+        budget: Budget,
+        visit: &mut dyn FnMut(Entry<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Unpacked> {
+        match self {
+            Data::Here(r) => unpack(r, budget, visit),
+            Data::Sendable(r) => unpack_parallel(r, budget, visit),
+        }
+    }
+}
+
 /// Decodes `data` (the base64 text) and hands every entry to `visit`, in order. Any
 /// problem is an error naming the layer; `visit` errors pass through.
 pub fn unpack(
@@ -78,13 +100,107 @@ pub fn unpack(
     let (limit, why) = budget.limit();
     let mut counted = codec::reader(data, limit, why);
     let mut out = Unpacked::default();
-    let result = entries(&mut counted, &mut out, visit).and_then(|()| {
-        // Past the tar's end only padding may follow; reading to the end also checks
-        // the gzip trailer and that the base64 text ends with the gzip stream.
-        io::copy(&mut counted, &mut io::sink()).map(|_| ()).map_err(anyhow::Error::from)
-    });
+    let result = entries(&mut counted, &mut out, visit).and_then(|()| to_the_end(&mut counted));
     out.tar_bytes = counted.count();
     result.map(|()| out).map_err(reason)
+}
+
+/// The same, with the base64 and gzip layers decoded on a thread of their own while this
+/// one checks and hands on the entries: inflating was half of a restore's time, on one
+/// core of two.
+pub fn unpack_parallel(
+    data: &mut (dyn Read + Send),
+    budget: Budget,
+    visit: &mut dyn FnMut(Entry<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<Unpacked> {
+    let (limit, why) = budget.limit();
+    std::thread::scope(|s| {
+        let (full_tx, full_rx) = sync_channel::<io::Result<Vec<u8>>>(DECODED_AHEAD);
+        let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(DECODED_AHEAD + 2);
+        for _ in 0..DECODED_AHEAD + 2 {
+            let _ = empty_tx.send(vec![0u8; DECODED_CHUNK]);
+        }
+        let decoder = s.spawn(move || {
+            let mut counted = codec::reader(data, limit, why);
+            // Stops at the end, at an error (handed on), or when the reader is gone.
+            while let Ok(mut buf) = empty_rx.recv() {
+                buf.resize(DECODED_CHUNK, 0);
+                match fill(&mut counted, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        buf.truncate(n);
+                        if full_tx.send(Ok(buf)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = full_tx.send(Err(e));
+                        break;
+                    }
+                }
+            }
+            counted.count()
+        });
+        let mut decoded = Decoded { full: full_rx, empty: empty_tx, chunk: Vec::new(), at: 0 };
+        let mut out = Unpacked::default();
+        let result = entries(&mut decoded, &mut out, visit).and_then(|()| to_the_end(&mut decoded));
+        // The decoder ends at its next send once nobody reads.
+        drop(decoded);
+        out.tar_bytes = decoder.join().map_err(|_| anyhow!("the decoding thread stopped"))?;
+        result.map(|()| out).map_err(reason)
+    })
+}
+
+/// Decoded chunks the decoder thread may hold ready, and their size.
+const DECODED_AHEAD: usize = 4;
+const DECODED_CHUNK: usize = 256 * 1024;
+
+/// Reads until `buf` is full or the stream ends: inflate hands out a little at a time.
+fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The decoder thread's chunks as one stream; each one read is handed back to be filled.
+struct Decoded {
+    full: Receiver<io::Result<Vec<u8>>>,
+    empty: SyncSender<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Read for Decoded {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.chunk.len() {
+            match self.full.recv() {
+                Ok(next) => {
+                    let done = std::mem::replace(&mut self.chunk, next?);
+                    let _ = self.empty.send(done);
+                    self.at = 0;
+                }
+                // The decoder finished: the end of the stream.
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = out.len().min(self.chunk.len() - self.at);
+        out[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// Past the tar's end only padding may follow; reading to the end also checks the gzip
+/// trailer and that the base64 text ends with the gzip stream.
+fn to_the_end(r: &mut dyn Read) -> anyhow::Result<()> {
+    io::copy(r, &mut io::sink()).map(|_| ()).map_err(anyhow::Error::from)
 }
 
 /// Takes the reason back out of the io::Error layers, so the message is the reason's own.
@@ -116,8 +232,8 @@ fn refuse(msg: String) -> anyhow::Error {
     anyhow!(UnpackError::Refused(msg))
 }
 
-fn entries<R: Read>(
-    stream: &mut Limit<R>,
+fn entries(
+    stream: &mut dyn Read,
     out: &mut Unpacked,
     visit: &mut dyn FnMut(Entry<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
@@ -198,7 +314,6 @@ fn entries<R: Read>(
     if root.is_none() {
         return Err(refuse("the bundle is empty".into()));
     }
-    out.tar_bytes = stream.count();
     Ok(())
 }
 
@@ -207,4 +322,90 @@ fn tar_error(e: io::Error) -> anyhow::Error {
         return anyhow::Error::from(e);
     }
     anyhow!(UnpackError::Tar(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+
+    fn bundle_text(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut dir = tar::Header::new_gnu();
+        dir.set_entry_type(tar::EntryType::Directory);
+        dir.set_size(0);
+        tar.append_data(&mut dir, "slot", io::empty()).unwrap();
+        for (name, data) in files {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o600);
+            tar.append_data(&mut h, format!("slot/{name}"), &data[..]).unwrap();
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
+        base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap()).into_bytes()
+    }
+
+    fn budget() -> Budget {
+        Budget { declared: None, ceiling: 1 << 30 }
+    }
+
+    /// Every entry's path and bytes, and the tar's length; or the error.
+    type Seen = Result<(Vec<(PathBuf, Vec<u8>)>, u64), String>;
+
+    /// What each way of unpacking hands on.
+    fn both(text: &[u8], budget: Budget) -> [Seen; 2] {
+        let run = |parallel: bool| {
+            let mut seen = Vec::new();
+            let mut visit = |e: Entry<'_>| {
+                let mut data = Vec::new();
+                e.reader.read_to_end(&mut data)?;
+                seen.push((e.rel, data));
+                Ok(())
+            };
+            let mut r = text;
+            let done = if parallel {
+                unpack_parallel(&mut r, budget, &mut visit)
+            } else {
+                unpack(&mut r, budget, &mut visit)
+            };
+            done.map(|u| (seen, u.tar_bytes)).map_err(|e| e.to_string())
+        };
+        [run(false), run(true)]
+    }
+
+    #[test]
+    fn decoding_on_a_thread_hands_on_the_same_entries_and_errors() {
+        // Larger than the decoder's chunks, so that several go through the channel.
+        let big: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let text = bundle_text(&[("a.jsonl", b"{}\n".to_vec()), ("b.bin", big.clone())]);
+        let [here, there] = both(&text, budget());
+        let here = here.unwrap();
+        assert_eq!(here.0.len(), 3);
+        assert_eq!(here.0[2].1, big);
+        assert_eq!(Ok(here), there);
+
+        let cut = &text[..text.len() / 2];
+        let [here, there] = both(cut, budget());
+        assert!(here.is_err());
+        assert_eq!(here, there);
+        let mut bad = text.clone();
+        bad[200] = b'!';
+        let [here, there] = both(&bad, budget());
+        assert!(here.as_ref().unwrap_err().contains("base64"), "{here:?}");
+        assert_eq!(here, there);
+        let small = Budget { declared: Some(1000), ceiling: 1 << 30 };
+        let [here, there] = both(&text, small);
+        assert!(here.as_ref().unwrap_err().contains("decompression bomb"), "{here:?}");
+        assert_eq!(here, there);
+    }
+
+    #[test]
+    fn a_visitor_that_stops_stops_the_decoder() {
+        let big: Vec<u8> = (0..5_000_000u32).map(|i| (i % 253) as u8).collect();
+        let text = bundle_text(&[("a", big.clone()), ("b", big)]);
+        let mut r = &text[..];
+        let e = unpack_parallel(&mut r, budget(), &mut |_| Err(anyhow!("enough"))).unwrap_err();
+        assert_eq!(e.to_string(), "enough");
+    }
 }

@@ -381,7 +381,7 @@ fn run(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreOutcome> 
             job.lok = Some(doc.lok.clone());
             job.map_from_lok();
             let budget = Budget { declared, ceiling: opts.max_size };
-            job.run_data(&mut data, budget).map_err(|e| data_error(e, &name))?;
+            job.run_data(unpack::Data::Sendable(&mut data), budget).map_err(|e| data_error(e, &name))?;
             job.finish(doc.lok, cleaned)
         }
         Source::Stdin => {
@@ -420,7 +420,8 @@ fn stream(
             job.add_old(cwd);
         }
         ran = true;
-        job.run_data(data, Budget { declared, ceiling: opts.max_size }).map_err(|e| data_error(e, name))
+        job.run_data(unpack::Data::Here(data), Budget { declared, ceiling: opts.max_size })
+            .map_err(|e| data_error(e, name))
     };
     let scanned = scanner.scan(Some(&mut consume)).map_err(|e| doc_error(e, name));
     let scanned = match scanned {
@@ -568,6 +569,10 @@ struct Job<'a> {
     carried_history: Option<Vec<u8>>,
     /// The project's memory notes: plain text whose absolute paths move too.
     memory_notes: Vec<PathBuf>,
+    /// The cwd the transcripts record was read from the first of them and is covered.
+    recorded_cwd_read: bool,
+    /// Staged conversations already found to record no cwd: not read again.
+    without_cwd: usize,
 }
 
 impl<'a> Job<'a> {
@@ -596,6 +601,8 @@ impl<'a> Job<'a> {
             carried_config: None,
             carried_history: None,
             memory_notes: Vec::new(),
+            recorded_cwd_read: false,
+            without_cwd: 0,
         })
     }
 
@@ -656,7 +663,7 @@ impl<'a> Job<'a> {
     }
 
     /// Streams the bundle into the staging dir (or, in dry-run, through the checks only).
-    fn run_data(&mut self, data: &mut dyn Read, budget: Budget) -> anyhow::Result<()> {
+    fn run_data(&mut self, data: unpack::Data<'_>, budget: Budget) -> anyhow::Result<()> {
         let result = self.unpack_into(data, budget);
         if result.is_err() {
             self.abort();
@@ -664,9 +671,9 @@ impl<'a> Job<'a> {
         result
     }
 
-    fn unpack_into(&mut self, data: &mut dyn Read, budget: Budget) -> anyhow::Result<()> {
+    fn unpack_into(&mut self, data: unpack::Data<'_>, budget: Budget) -> anyhow::Result<()> {
         let tree = if self.opts.dry_run { None } else { Some(self.staging()?.join("tree")) };
-        let unpacked = unpack::unpack(data, budget, &mut |entry| {
+        let unpacked = data.unpack(budget, &mut |entry| {
             if interrupted() {
                 return Err(anyhow!(Interrupted));
             }
@@ -740,6 +747,10 @@ impl<'a> Job<'a> {
                 } else {
                     let map = &self.map;
                     write_new_with(&dest, |out| map.rewrite_stream(entry.reader, out))?;
+                    // Read as soon as one is staged, so the files after it are written once.
+                    if !self.recorded_cwd_read && top_level_transcript(&entry.rel).is_some() {
+                        self.cover_recorded_cwd()?;
+                    }
                 }
             } else {
                 if is_memory_note(&entry.rel) {
@@ -796,12 +807,25 @@ impl<'a> Job<'a> {
 
     /// The events' own cwd is the truth (research/claude-code.md): when the snapshot's
     /// cwd and the manifest did not name it (a bundle from another writer, a link in the
-    /// old path), the staged transcripts get a second pass for it.
+    /// old path), the transcripts staged so far get a second pass for it, and the ones
+    /// staged after are rewritten for it in their one pass.
     fn cover_recorded_cwd(&mut self) -> anyhow::Result<()> {
+        if self.recorded_cwd_read {
+            return Ok(());
+        }
         let Some(tree) = self.staging.as_ref().map(|s| s.join("tree")) else { return Ok(()) };
         let top: Vec<&PathBuf> =
             self.transcripts.iter().filter(|r| top_level_transcript(r).is_some()).collect();
-        let Some(cwd) = top.iter().find_map(|rel| first_cwd(&tree.join(rel))) else { return Ok(()) };
+        let mut found = None;
+        for rel in &top[self.without_cwd.min(top.len())..] {
+            found = first_cwd(&tree.join(rel));
+            if found.is_some() {
+                break;
+            }
+            self.without_cwd += 1;
+        }
+        let Some(cwd) = found else { return Ok(()) };
+        self.recorded_cwd_read = true;
         let new = self.new_dir_str.clone();
         if cwd == new || cwd.starts_with(&format!("{new}/")) || new.starts_with(&format!("{cwd}/")) {
             return Ok(());
