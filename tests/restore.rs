@@ -578,6 +578,40 @@ fn a_spec_only_bundle_is_restored_by_the_events_cwd() {
     assert_eq!(v["f"], format!("{}/src/x.rs", new.display()));
 }
 
+/// The events' cwd is read from the first transcript staged, and every file is rewritten
+/// for it: those staged before (a subagent's, one that records no cwd) and those after.
+#[test]
+fn every_file_of_a_bundle_is_rewritten_for_the_events_cwd_whatever_the_order() {
+    let env = TestEnv::new();
+    let event = |id: &str| {
+        format!(
+            "{{\"type\":\"user\",\"cwd\":\"/real/elsewhere/proj\",\"sessionId\":\"{id}\",\"f\":\"/real/elsewhere/proj/x.rs\"}}\n"
+        )
+    };
+    let sub = event("aaa");
+    let (first, second) = (event("bbb"), event("ccc"));
+    let no_cwd = b"{\"type\":\"summary\",\"summary\":\"in /real/elsewhere/proj/y\"}\n";
+    let tar = raw_tar(&[
+        raw(b"-real-elsewhere-proj/", b'5', b""),
+        raw(b"-real-elsewhere-proj/aaa/", b'5', b""),
+        raw(b"-real-elsewhere-proj/aaa/subagents/", b'5', b""),
+        raw(b"-real-elsewhere-proj/aaa/subagents/agent-1.jsonl", b'0', sub.as_bytes()),
+        raw(b"-real-elsewhere-proj/000.jsonl", b'0', no_cwd),
+        raw(b"-real-elsewhere-proj/bbb.jsonl", b'0', first.as_bytes()),
+        raw(b"-real-elsewhere-proj/ccc.jsonl", b'0', second.as_bytes()),
+    ]);
+    let lok = env.write("foreign.lok", serde_json::to_vec(&lok_of_tar(&tar)).unwrap());
+    let target = env.root.path().join("here");
+    restore(&env, &lok, &target).success();
+    let new = fs::canonicalize(&target).unwrap();
+    let slot = new_slot(&env, &target);
+    for file in ["aaa/subagents/agent-1.jsonl", "000.jsonl", "bbb.jsonl", "ccc.jsonl"] {
+        let text = fs::read_to_string(slot.join(file)).unwrap();
+        assert!(!text.contains("/real/elsewhere"), "{file}: {text}");
+        assert!(text.contains(new.to_str().unwrap()), "{file}: {text}");
+    }
+}
+
 /// `lokust-shell restore` is the same command, and CLAUDE_CONFIG_DIR moves everything:
 /// the slot, the extras and the `.claude.json` that lives inside it.
 #[test]
