@@ -6,6 +6,7 @@
 //!   filter:  `lokust-shell redact --as transcript` over the same JSONL, in MB/s
 //!   bundle:  `lokust-shell-snapshot --bundle` of a project made of those transcripts, with
 //!            redaction and without, against `tar czf - DIR | base64 -w0`
+//!   restore: `lokust-shell-restore` of that bundle, against `base64 -d | tar xzf -`
 //!
 //! `cargo bench --bench transcripts` runs 100 MB; `-- 1000` adds 1 GB (sizes in MB).
 
@@ -220,14 +221,18 @@ fn run(mb: u64, work: &Path, lines: &[String]) {
         println!("  lokust-shell redact (as text): {:.0} MB/s", mbps(bytes, filter(&[])));
     }
 
-    // --bundle with and without redaction against the shell pipeline, 3 rounds each.
+    // --bundle with and without redaction against the shell pipeline, and restore of that
+    // bundle against `base64 -d | tar xz` of the pipeline's own output: 5 rounds each,
+    // interleaved, so that a slow moment of this machine falls on both sides alike.
     let out = work.join("b.lok");
     let b64 = work.join("b.b64");
-    let mut lok_times = Vec::new();
-    let mut raw_times = Vec::new();
-    let mut pipe_times = Vec::new();
-    let mut rss = (0, 0);
-    for _ in 0..3 {
+    let (mut lok_times, mut raw_times, mut pipe_times) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut restore_times, mut untar_times) = (Vec::new(), Vec::new());
+    let (mut rss, mut restore_rss) = ((0, 0), (0, 0));
+    let restore_home = work.join(format!("restore-home-{mb}"));
+    let restored = work.join(format!("restored-{mb}"));
+    let untarred = work.join(format!("untarred-{mb}"));
+    for _ in 0..5 {
         let mut cmd = Command::new(bin("lokust-shell-snapshot"));
         cmd.current_dir(&real).env("HOME", &home).env("PWD", &real).args(["--bundle", "-q", "-o"]).arg(&out);
         let (t, r) = measure(&mut cmd);
@@ -245,20 +250,48 @@ fn run(mb: u64, work: &Path, lines: &[String]) {
         let (t, r) = measure(&mut cmd);
         pipe_times.push(t);
         rss.1 = rss.1.max(r);
+
+        let _ = fs::remove_dir_all(&restore_home);
+        let _ = fs::remove_dir_all(&restored);
+        let mut cmd = Command::new(bin("lokust-shell-restore"));
+        cmd.arg(&out).arg("--to").arg(&restored).env("HOME", &restore_home);
+        let (t, r) = measure(&mut cmd);
+        restore_times.push(t);
+        restore_rss.0 = restore_rss.0.max(r);
+        let _ = fs::remove_dir_all(&untarred);
+        fs::create_dir_all(&untarred).unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!("base64 -d < '{}' | tar xzf - -C '{}'", b64.display(), untarred.display()));
+        let (t, r) = measure(&mut cmd);
+        untar_times.push(t);
+        restore_rss.1 = restore_rss.1.max(r);
     }
     let (lok, raw, pipe) = (median(lok_times), median(raw_times), median(pipe_times));
     let lok_size = fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
     let pipe_size = fs::metadata(&b64).map(|m| m.len()).unwrap_or(1);
     println!(
-        "  --bundle {:.2} s ({:.2}x of tar czf | base64, size {:.3}x, {} MB RSS); without redaction {:.2} s ({:.2}x); pipeline {:.2} s",
+        "  --bundle {:.2} s ({:.2}x of tar czf | base64, size {:.3}x, {} MB RSS); without redaction {:.2} s ({:.2}x); pipeline {:.2} s ({} MB RSS), median of 5",
         lok.as_secs_f64(),
         lok.as_secs_f64() / pipe.as_secs_f64(),
         lok_size as f64 / pipe_size as f64,
         rss.0 / 1024,
         raw.as_secs_f64(),
         raw.as_secs_f64() / pipe.as_secs_f64(),
-        pipe.as_secs_f64()
+        pipe.as_secs_f64(),
+        rss.1 / 1024,
     );
+    let (restore, untar) = (median(restore_times), median(untar_times));
+    println!(
+        "  restore {:.2} s ({:.2}x of base64 -d | tar xz, {} MB RSS); pipeline {:.2} s ({} MB RSS), median of 5",
+        restore.as_secs_f64(),
+        restore.as_secs_f64() / untar.as_secs_f64(),
+        restore_rss.0 / 1024,
+        untar.as_secs_f64(),
+        restore_rss.1 / 1024,
+    );
+    for d in [&restore_home, &restored, &untarred] {
+        let _ = fs::remove_dir_all(d);
+    }
     for p in [&out, &b64, &all, &work.join("out.jsonl")] {
         let _ = fs::remove_file(p);
     }
