@@ -3,7 +3,7 @@
 //! members are written in order. RFC 1952 makes a gzip file a series of members, and
 //! gunzip, `tar xz`, Python's `tarfile` and restore read them as one stream.
 //!
-//! libdeflate at level 6 on blocks of 1 MiB deflated real transcripts in 0.91 of the time
+//! libdeflate at level 6 on blocks of 1 MiB (now 512 KiB, for memory: see [`BLOCK`]) deflated real transcripts in 0.91 of the time
 //! of zlib-rs tuned on blocks primed with their predecessor's last 32 KiB, 0.5% smaller,
 //! and this Python's standard library in 0.87 of the time, 1.1% smaller
 //! (docs/performance.md).
@@ -55,7 +55,9 @@ pub struct ParallelGz<W: Write> {
 
 impl<W: Write> ParallelGz<W> {
     pub fn new(out: W, threads: usize, level: Level) -> ParallelGz<W> {
-        let (tx, rx) = sync_channel::<Job>(threads * 2);
+        // One block waiting for each worker, and one more being filled: enough to keep the
+        // workers busy (more made no bundle faster), and each block held is peak memory.
+        let (tx, rx) = sync_channel::<Job>(threads);
         let rx = Arc::new(Mutex::new(rx));
         let workers = (0..threads)
             .map(|_| {
@@ -80,7 +82,7 @@ impl<W: Write> ParallelGz<W> {
             pending: VecDeque::new(),
             workers,
             total: 0,
-            in_flight: threads * 2 + 1,
+            in_flight: threads + 1,
             members: 0,
         }
     }
