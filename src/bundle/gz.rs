@@ -3,7 +3,7 @@
 //! members are written in order. RFC 1952 makes a gzip file a series of members, and
 //! gunzip, `tar xz`, Python's `tarfile` and restore read them as one stream.
 //!
-//! libdeflate at level 6 on blocks of 1 MiB (now 512 KiB, for memory: see [`BLOCK`]) deflated real transcripts in 0.91 of the time
+//! libdeflate at level 6 on blocks of 1 MiB deflated real transcripts in 0.91 of the time
 //! of zlib-rs tuned on blocks primed with their predecessor's last 32 KiB, 0.5% smaller,
 //! and this Python's standard library in 0.87 of the time, 1.1% smaller
 //! (docs/performance.md).
