@@ -278,6 +278,8 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
         Some(b'=') => judge(false),
         Some(b':') => judge(true),
         Some(b',') if closed > 0 => judge(true),
+        // HCL's labelled block (`output "db_password" {`): its value is a key inside.
+        Some(b'{') if closed > 0 => judge(true),
         // A setter given its one literal (`.password("…")`, `setApiKey('…')`).
         Some(b'(') if closed == 0 => {
             // The call's own name: after a receiver's `.` (`client.setApiKey`), or `:`/`->`.

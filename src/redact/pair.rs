@@ -28,6 +28,44 @@ const NAMING: &[&[u8]] = &[b"ParameterKey", b"OptionName", b"option_name", b"nam
 /// is a secret whatever its name).
 const VALUE: &[&[u8]] = &[b"value", b"Value", b"ParameterValue", b"secureValue"];
 
+/// Keys that hold the value of an object keyed by a secret's name: Terraform's
+/// `output` (`value`) and `variable` (`default`) blocks, and their JSON.
+const NESTED_VALUE: &[&[u8]] =
+    &[b"value", b"Value", b"ParameterValue", b"secureValue", b"default", b"Default"];
+
+/// An object or block opened on its line and keyed by a secret's name, nothing after its
+/// brace: `"db_password": {`, `db_password = {`, `output "db_password" {`.
+fn object_named(text: &[u8], at: usize) -> Option<Named> {
+    let mut i = at;
+    // HCL's block type before its label (`output`, `variable`).
+    let word = text[i..].iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    let labelled = word > 0 && text.get(i + word) == Some(&b' ') && text.get(i + word + 1) == Some(&b'"');
+    if labelled {
+        i += word + 1;
+    }
+    let quote = quote_at(text, i).filter(|q| q.len() == 1).map(|q| q[0]);
+    i += usize::from(quote.is_some());
+    let start = i;
+    i += text[i..].iter().take_while(|b| is_name_byte(**b)).count();
+    let name = &text[start..i];
+    if let Some(q) = quote {
+        (text.get(i) == Some(&q)).then_some(())?;
+        i += 1;
+    }
+    i += text[i..].iter().take_while(|b| is_blank(**b)).count();
+    if !labelled {
+        matches!(text.get(i), Some(b':' | b'=')).then_some(())?;
+        i += 1;
+        i += text[i..].iter().take_while(|b| is_blank(**b)).count();
+    }
+    (text.get(i) == Some(&b'{')).then_some(())?;
+    let rest = text[i + 1..].trim_ascii();
+    if !(rest.is_empty() || rest.starts_with(b"#") || rest.starts_with(b"//")) || name.is_empty() {
+        return None;
+    }
+    named_by(name)
+}
+
 /// Lines followed after the naming key's: an entry is a few keys, and a name in prose or
 /// a cut file must not reach far.
 const MAX_LINES: usize = 12;
@@ -441,6 +479,9 @@ pub(crate) struct Pair {
     class: Named,
     /// Opened by a naming element: the value element's tag.
     xml: Option<&'static [u8]>,
+    /// Opened by an object or block keyed by the secret's own name (`"db_password": {`,
+    /// `variable "db_password" {`): its value keys stand deeper than that key.
+    nested: bool,
     lines: usize,
 }
 
@@ -503,8 +544,12 @@ impl Pair {
                 before,
                 class,
                 xml: Some(value),
+                nested: false,
                 lines: 0,
             });
+        }
+        if let Some(class) = object_named(text, i) {
+            return Some(Pair { before, class, xml: None, nested: true, lines: 0 });
         }
         let naming = key_at(text, i, NAMING)?;
         let (name, end, _) = name_at(text, naming.value)?;
@@ -527,7 +572,7 @@ impl Pair {
             before[n - 2] = Slot::Action;
         }
         let class = named_by(name)?;
-        Some(Pair { before, class, xml: None, lines: 0 })
+        Some(Pair { before, class, xml: None, nested: false, lines: 0 })
     }
 
     /// What `line` (its view's prefix `cut` bytes long) is to the entry.
@@ -558,6 +603,18 @@ impl Pair {
             }
         }
         let column = self.before.len();
+        if self.nested {
+            // The object's own lines stand deeper; the first at its key's column (its
+            // closing brace, the next key) ends it.
+            let Some(at) = text.iter().skip(column).position(|b| !is_blank(*b)).map(|p| column + p) else {
+                return Step::Within;
+            };
+            return match () {
+                _ if at == column => Step::Ended,
+                _ if key_at(text, at, NESTED_VALUE).is_some() => Step::Value(start + at, self.class),
+                _ => Step::Within,
+            };
+        }
         match text.get(column) {
             None => Step::Within,
             Some(b) if is_blank(*b) => Step::Within,
@@ -576,7 +633,7 @@ impl Pair {
 /// The values' spans on a value key's line (`text` from the key on).
 pub(crate) fn value_line(text: &[u8], class: Named) -> Vec<Span> {
     let mut out = Vec::new();
-    if let Some(key) = key_at(text, 0, VALUE) {
+    if let Some(key) = key_at(text, 0, NESTED_VALUE) {
         judged(text, &key, Context::Block, false, class, &mut out);
     } else {
         xml_value(text, 0, class, &mut out);

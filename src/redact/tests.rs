@@ -2819,3 +2819,47 @@ fn statement_ids_are_names() {
         assert!(!redacted_everywhere(text).contains(secret), "{text:?}");
     }
 }
+
+/// An object or block keyed by a secret's own name gives its value in a key of its own:
+/// `terraform output -json`, HCL's `output` and `variable` blocks.
+#[test]
+fn the_value_of_an_object_keyed_by_a_secrets_name_is_judged_by_that_name() {
+    for (text, want) in [
+        (
+            "{\n  \"db_password\": {\n    \"sensitive\": true,\n    \"type\": \"string\",\n    \"value\": \"Kestrel.Velvet1120\"\n  }\n}\n",
+            "{\n  \"db_password\": {\n    \"sensitive\": true,\n    \"type\": \"string\",\n    \"value\": \"[REDACTED]\"\n  }\n}\n",
+        ),
+        (
+            "output \"db_password\" {\n  value     = \"Sequoia+Fjord3176\"\n  sensitive = true\n}\n",
+            "output \"db_password\" {\n  value     = \"[REDACTED]\"\n  sensitive = true\n}\n",
+        ),
+        (
+            "variable \"api_token\" {\n  type    = string\n  default = \"q8Zt3mWk29LxPvR7nB4c\"\n}\n",
+            "variable \"api_token\" {\n  type    = string\n  default = \"[REDACTED]\"\n}\n",
+        ),
+        (
+            "db_password = {\n  value = \"nectar.falcon.velvet.sequoia41\"\n}\n",
+            "db_password = {\n  value = \"[REDACTED]\"\n}\n",
+        ),
+    ] {
+        for ((view, shown), (_, wanted)) in views_of(text).into_iter().zip(views_of(want)) {
+            assert_eq!(redacted_in_pieces(&shown), wanted, "{view}: {shown:?}");
+        }
+    }
+    for text in [
+        // Past the object's closing brace, a `value` is another thing's.
+        "{\n  \"db_password\": {\n    \"sensitive\": true\n  },\n  \"value\": \"Kestrel.Velvet1120\"\n}\n",
+        "output \"db_password\" {\n  sensitive = true\n}\nvalue = \"Sequoia+Fjord3176\"\n",
+        // Keys that are not the value; a name that is no secret's; a reference, a word.
+        "output \"db_password\" {\n  description = \"Kestrel.Velvet1120\"\n}\n",
+        "output \"db_host\" {\n  value = \"Kestrel.Velvet1120\"\n}\n",
+        "variable \"db_password\" {\n  default = var.fallback_password\n}\n",
+        "\"password_policy\": {\n  \"value\": \"strict\"\n}\n",
+        // Something after the brace: not an object opened on its own line.
+        "\"db_password\": { \"sensitive\": true }\n  \"value\": \"Kestrel.Velvet1120\"\n",
+    ] {
+        for (view, shown) in views_of(text) {
+            assert_eq!(redacted_in_pieces(&shown), shown, "{view}: {shown:?}");
+        }
+    }
+}
