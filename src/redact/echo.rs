@@ -27,9 +27,12 @@ pub(crate) fn note(value: &[u8], rule: &str) {
     if rule == "generated-literal" {
         return;
     }
+    // A field a credential file gives its secret in is one by the file's format, whatever
+    // it looks like (`rmvpzkdjvjddlfwi` in Postfix's sasl_passwd).
+    let by_format = rule == "key-file";
     FOUND.with(|f| {
         if let Some(found) = f.borrow_mut().as_mut()
-            && worth_echoing(value)
+            && (if by_format { matchable(value) } else { worth_echoing(value) })
         {
             found.push(value.to_vec());
         }
@@ -53,6 +56,17 @@ pub fn collecting<T>(f: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
     (result, found)
 }
 
+/// A value long enough not to be found by chance, whose raw match cannot cross a JSON
+/// string's edge (no quotes, backslashes, blanks or control characters).
+fn matchable(v: &[u8]) -> bool {
+    v.len() >= 8
+        && v.len() <= 1024
+        && !v.starts_with(REDACTED.as_bytes())
+        && !v.iter().any(|b| {
+            matches!(b, b'"' | b'\\' | b'\'' | b'`') || b.is_ascii_whitespace() || *b < 0x20 || *b == 0x7f
+        })
+}
+
 /// A value whose other occurrences can be replaced without harm: one the judge would call
 /// a secret on its own, with no name beside it, since a value misjudged once would
 /// otherwise be chased through the whole file (a style name taken for a token, then every
@@ -61,12 +75,7 @@ pub fn collecting<T>(f: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
 /// bytes, and free of what would make a raw match in JSON text cross a string's edge
 /// (quotes, backslashes, control characters).
 fn worth_echoing(v: &[u8]) -> bool {
-    if v.len() < 8 || v.len() > 1024 || v.starts_with(REDACTED.as_bytes()) {
-        return false;
-    }
-    if v.iter().any(|b| {
-        matches!(b, b'"' | b'\\' | b'\'' | b'`') || b.is_ascii_whitespace() || *b < 0x20 || *b == 0x7f
-    }) {
+    if !matchable(v) {
         return false;
     }
     if value::is_password_of_words(v) {

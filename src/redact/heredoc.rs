@@ -35,8 +35,88 @@ pub(crate) enum FileSyntax {
     Pgpass,
     /// `machine NAME login NAME password STRING account STRING`.
     Netrc,
+    /// Blank-separated fields, quoted or not, one of them the secret: see [`BY_POSITION`].
+    Fields(Fields),
     /// Anything else: the file's whole content is the secret.
     Other,
+}
+
+/// Where a line of blank-separated fields holds its secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fields {
+    /// Fields an entry has at least.
+    pub least: usize,
+    /// The secret's field, from 0.
+    pub secret: usize,
+    /// The secret follows the field's first `:` (`user:password`).
+    pub after_colon: bool,
+}
+
+/// Files whose lines give a credential by its position alone, no name beside it, by the
+/// end of their path (a name too common alone keeps its folder): what a command or an
+/// agent's `Read` shows of them is read in their syntax.
+pub(crate) const BY_POSITION: &[(&[u8], FileSyntax)] = &[
+    // libpq: `hostname:port:database:username:password`.
+    (b".pgpass", FileSyntax::Pgpass),
+    // PgBouncer's auth_file: `"user" "password"`.
+    (b"pgbouncer/userlist.txt", FileSyntax::Fields(Fields { least: 2, secret: 1, after_colon: false })),
+    // Postfix's smtp_sasl_password_maps source: `[relay]:port user:password`.
+    (b"sasl_passwd", FileSyntax::Fields(Fields { least: 2, secret: 1, after_colon: true })),
+    // rsyncd's secrets file: `user:password`.
+    (b"rsyncd.secrets", FileSyntax::Fields(Fields { least: 1, secret: 0, after_colon: true })),
+    // pppd's CHAP and PAP secrets: `client server secret [addresses]`.
+    (b"chap-secrets", FileSyntax::Fields(Fields { least: 3, secret: 2, after_colon: false })),
+    (b"pap-secrets", FileSyntax::Fields(Fields { least: 3, secret: 2, after_colon: false })),
+];
+
+/// The syntax of a file that gives credentials by position, by its path.
+pub(crate) fn by_position(path: &[u8]) -> Option<FileSyntax> {
+    BY_POSITION
+        .iter()
+        .find(|(end, _)| {
+            path.ends_with(end) && (path.len() == end.len() || path[path.len() - end.len() - 1] == b'/')
+        })
+        .map(|(_, syntax)| *syntax)
+}
+
+/// The fields of a line (`start..end` of `text`): each one's span, quotes included.
+fn fields(text: &[u8], start: usize, end: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = start;
+    while i < end {
+        if text[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let from = i;
+        if text[i] == b'"' {
+            i += 1;
+            while i < end && text[i] != b'"' {
+                i += 1 + usize::from(text[i] == b'\\');
+            }
+            i = (i + 1).min(end);
+        } else {
+            while i < end && !text[i].is_ascii_whitespace() {
+                i += 1;
+            }
+        }
+        out.push((from, i));
+    }
+    out
+}
+
+/// The secret's span in a line of `f`'s syntax, when the line is one: its field without
+/// quotes, or what follows the field's first `:`.
+fn field_secret(text: &[u8], start: usize, end: usize, f: Fields) -> Option<(usize, usize)> {
+    let all = fields(text, start, end);
+    let &(mut from, mut to) = all.get(f.secret).filter(|_| all.len() >= f.least)?;
+    if to - from >= 2 && text[from] == b'"' && text[to - 1] == b'"' {
+        (from, to) = (from + 1, to - 1);
+    }
+    if f.after_colon {
+        from += memchr::memchr(b':', &text[from..to])? + 1;
+    }
+    (from < to).then_some((from, to))
 }
 
 /// A here-document a command opened.
@@ -199,6 +279,13 @@ pub(crate) fn in_file(text: &[u8], syntax: FileSyntax) -> Option<Vec<Span>> {
     match syntax {
         FileSyntax::Pgpass => pgpass(text, start, end).map(|s| s.into_iter().collect()),
         FileSyntax::Netrc => Some(netrc(text, start, end)),
+        FileSyntax::Fields(f) => Some(
+            field_secret(text, start, end, f)
+                .filter(|&(from, to)| should_redact(Class::Password, &text[from..to]))
+                .map(|(from, to)| Span { start: from, end: to, rule: "key-file" })
+                .into_iter()
+                .collect(),
+        ),
         FileSyntax::Other => None,
     }
 }
@@ -262,6 +349,7 @@ pub(crate) fn is_line_of(text: &[u8], syntax: FileSyntax) -> bool {
                 && fields.iter().all(|f| !f.is_empty() && !f.iter().any(u8::is_ascii_whitespace))
                 && (fields[1] == b"*" || fields[1].len() <= 5 && fields[1].iter().all(u8::is_ascii_digit))
         }
+        FileSyntax::Fields(f) => field_secret(text, start, end, f).is_some(),
         FileSyntax::Netrc | FileSyntax::Other => false,
     }
 }

@@ -926,13 +926,28 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "key-file-shown",
-        what: "a .pgpass shown by cat, head, tail, grep or an agent's Read: each entry's password field (the spans count as key-file)",
-        keywords: &[".pgpass"],
+        what: "a file that gives credentials by position (.pgpass, PgBouncer's userlist.txt, Postfix's sasl_passwd, rsyncd.secrets, pppd's chap-secrets and pap-secrets) shown by cat, head, tail, grep or an agent's Read: each entry's secret field (the spans count as key-file)",
+        keywords: &[
+            ".pgpass",
+            "pgbouncer/userlist.txt",
+            "sasl_passwd",
+            "rsyncd.secrets",
+            "chap-secrets",
+            "pap-secrets",
+        ],
         matcher: Matcher::Context(Engine::Shell),
         // The command line only opens the file's lines below it, which hold no keyword.
         gate: Gate::Any,
-        positives: &["cat ~/.pgpass\ndb.example.com:5432:app:alice:⟦Pg‹a10›⟧\n*:*:*:bob:⟦‹a12›⟧"],
+        positives: &[
+            "cat ~/.pgpass\ndb.example.com:5432:app:alice:⟦Pg‹a10›⟧\n*:*:*:bob:⟦‹a12›⟧",
+            "cat /etc/pgbouncer/userlist.txt\n\"app\" \"⟦Pg‹a10›⟧\"\n\"report\" \"⟦‹a12›⟧\"",
+            "sudo cat /etc/postfix/sasl_passwd\n[smtp.example.com]:587 alerts@example.com:⟦‹a16›⟧",
+            "cat /etc/ppp/chap-secrets\n# client server secret IP\nalice * ⟦Pg‹a10›⟧ *",
+        ],
         negatives: &[
+            "ls -l /etc/postfix/sasl_passwd",
+            "cat /etc/pgbouncer/userlist.txt | sort",
+            "cat notes/userlist.txt\n\"alice\" \"Kx8vQ2mZp4\"",
             "ls -l ~/.pgpass",
             "chmod 600 ~/.pgpass",
             "cat ~/.pgpass | wc -l",

@@ -578,7 +578,9 @@ impl LineScanner {
             *lines += 1;
             // `host:5432:db:…` is also what grep's `path:12:` looks like: the line is
             // the file's whole before it is a view's.
-            let at = [0, cut].into_iter().find(|&at| heredoc::is_line_of(&body[at..], *syntax));
+            // Fields counted from the line's start would count a view's line number too.
+            let order = if matches!(syntax, FileSyntax::Fields(_)) { [cut, 0] } else { [0, cut] };
+            let at = order.into_iter().find(|&at| heredoc::is_line_of(&body[at..], *syntax));
             match at.filter(|_| whole_text || *lines <= heredoc::MAX_BODY_LINES) {
                 Some(at) => (cut, kind) = (at, Body::KeyFile(*syntax)),
                 // A record about the file: its other lines (an `Edit` result's sentence

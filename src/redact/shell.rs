@@ -475,8 +475,10 @@ fn stdin_body(st: &Stage) -> Body {
     }
     let file =
         st.redirects.iter().map(|w| w.text).find(|f| is_key_file(f)).or_else(|| tee_key_file(cmd, args));
+    if let Some(syntax) = file.and_then(super::heredoc::by_position) {
+        return Body::KeyFile(syntax);
+    }
     match file.map(file_name) {
-        Some(b".pgpass") => Body::KeyFile(FileSyntax::Pgpass),
         Some(b".netrc" | b"_netrc") => Body::KeyFile(FileSyntax::Netrc),
         Some(_) => Body::KeyFile(FileSyntax::Other),
         None => Body::Plain,
@@ -488,7 +490,7 @@ fn stdin_body(st: &Stage) -> Body {
 /// in scrollback, are that file's. Not when its output is piped on or redirected.
 pub(crate) fn shown_key_file(line: &[u8]) -> Option<FileSyntax> {
     // Most lines that reach here name no such file: no need to lex them.
-    memchr::memmem::find(line, b".pgpass")?;
+    super::heredoc::BY_POSITION.iter().find(|(end, _)| memchr::memmem::find(line, end).is_some())?;
     let body = line.trim_ascii_start().strip_prefix(b"- cmd: ").unwrap_or(line);
     if stdout_redirected(body) {
         return None;
@@ -536,7 +538,7 @@ fn stdout_redirected(line: &[u8]) -> bool {
 
 /// The syntax of the key file at `path`, when it is one whose lines are read in it.
 pub(crate) fn shown_syntax(path: &[u8]) -> Option<FileSyntax> {
-    (file_name(path) == b".pgpass").then_some(FileSyntax::Pgpass)
+    super::heredoc::by_position(path)
 }
 
 /// `cat` or `cat -` with no file: what it reads is what it writes.

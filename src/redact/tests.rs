@@ -2863,3 +2863,65 @@ fn the_value_of_an_object_keyed_by_a_secrets_name_is_judged_by_that_name() {
         }
     }
 }
+
+/// Files that give a credential by position, no name beside it (PgBouncer's userlist,
+/// Postfix's sasl_passwd, rsyncd's secrets, pppd's CHAP secrets), shown by `cat`, `cat -n`
+/// or an agent's `Read`: only their path says what the lines are. The secret field goes,
+/// the rest of the line stays, and a later mention of the secret goes too.
+#[test]
+fn files_that_give_a_secret_by_position_lose_it_when_shown() {
+    for (path, file, red) in [
+        (
+            "/etc/pgbouncer/userlist.txt",
+            "\"app\" \"Velvet#Fjord3620\"\n\"report\" \"ember_mango_cactus63\"\n",
+            "\"app\" \"[REDACTED]\"\n\"report\" \"[REDACTED]\"\n",
+        ),
+        (
+            "/etc/postfix/sasl_passwd",
+            "[smtp.gmail.com]:587 alerts@acme.test:rmvpzkdjvjddlfwi\n",
+            "[smtp.gmail.com]:587 alerts@acme.test:[REDACTED]\n",
+        ),
+        (
+            "/etc/ppp/chap-secrets",
+            "# client server secret IP\nalice * \"Kq8pLmN3vR7t\" *\n",
+            "# client server secret IP\nalice * \"[REDACTED]\" *\n",
+        ),
+    ] {
+        let cmd = format!("$ cat {path}\n");
+        assert_eq!(redacted_in_pieces(&format!("{cmd}{file}$ \n")), format!("{cmd}{red}$ \n"), "{path}");
+        // `cat -n`'s line numbers are no field.
+        let out = redacted_in_pieces(&format!("$ cat -n {path}\n{}", cat_n(file)));
+        assert_eq!(out, format!("$ cat -n {path}\n{}", cat_n(red)), "{path}");
+        let record = serde_json::json!({
+            "type": "user",
+            "message": {"role": "user", "content": [
+                {"tool_use_id": "toolu_01", "type": "tool_result", "content": file}]},
+            "toolUseResult": {"type": "text", "file": {"filePath": path, "content": file}},
+        })
+        .to_string();
+        let out = redact_json_line(&record, &mut Report::default()).into_owned();
+        let want =
+            record.replace(&serde_json::to_string(file).unwrap(), &serde_json::to_string(red).unwrap());
+        assert_eq!(out, want, "{path}");
+    }
+    // A file named for secrets is shown as one whole secret a line, by `cat`; read by
+    // position when an agent's `Read` names it.
+    let shown = "$ cat /etc/rsyncd.secrets\nbackup:Qn4vTz8rWx2p\n$ \n";
+    assert_eq!(redacted_in_pieces(shown), "$ cat /etc/rsyncd.secrets\n[REDACTED]\n$ \n");
+    let record = serde_json::json!({"type": "user", "toolUseResult": {"type": "text",
+        "file": {"filePath": "/etc/rsyncd.secrets", "content": "backup:Qn4vTz8rWx2p\n"}}})
+    .to_string();
+    let out = redact_json_line(&record, &mut Report::default()).into_owned();
+    assert!(out.contains("backup:[REDACTED]"), "{out}");
+    // The secret quoted later in the conversation goes with it, whatever it looks like.
+    let shown = "$ cat /etc/postfix/sasl_passwd\n[smtp.gmail.com]:587 a@b.test:rmvpzkdjvjddlfwi\n$ \nThe relay password rmvpzkdjvjddlfwi is set.\n";
+    assert!(!redacted_in_pieces(shown).contains("rmvpzkdjvjddlfwi"));
+    // Another file of that name, a listing, a pipe: the lines are not read by position.
+    for text in [
+        "$ cat notes/userlist.txt\n\"alice\" \"Kx8vQ2mZp4\"\n",
+        "$ ls -l /etc/postfix/sasl_passwd\n-rw------- 1 root root 61 Jan 1 10:00 /etc/postfix/sasl_passwd\n",
+        "$ cat /etc/postfix/sasl_passwd | wc -l\n1\n",
+    ] {
+        assert_eq!(redacted_in_pieces(text), text);
+    }
+}
