@@ -288,11 +288,23 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
             next_after_blanks(line, to + 1).is_some_and(|b| matches!(b, b'"' | b'\''))
                 && super::assign::names_a_setter(&name[at..], method)
         }
+        // A default after the reference (`API_KEY ?? "…"`, `("TOKEN") or "…"`,
+        // `ENV.fetch("X") { "…" }`).
+        _ if defaulted(&line[to + more..]) => judge(true),
         _ => false,
     };
     // The entry reading judges the name as the rest of its value does not: `"Name":
     // "SessionStart"` wakes nothing.
     valued || super::pair::given_by_key(line, from) && (odd || super::pair::names_a_secret(name))
+}
+
+/// Whether `rest`, after a name, gives it a default: `||`, `??` or `or` (past a call's
+/// closing parenthesis), or a block after a call (`) { "…" }`).
+fn defaulted(rest: &[u8]) -> bool {
+    let after_call = rest.trim_ascii_start();
+    let closed = after_call.starts_with(b")");
+    let r = after_call.strip_prefix(b")").unwrap_or(after_call).trim_ascii_start();
+    r.starts_with(b"||") || r.starts_with(b"??") || r.starts_with(b"or ") || (closed && r.starts_with(b"{"))
 }
 
 /// The length of `[]` or `[16]` at the start of `rest`; 0 when it is not one.

@@ -280,6 +280,10 @@ fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
         && (memchr::memchr3(b'=', b':', b'-', line).is_some()
             || quoted_call_argument(line)
             || memchr::memmem::find(line, b"define").is_some()
+            // A default after a reference (`process.env.API_KEY ?? "…"`, `|| "…"`, `or "…"`).
+            || memchr::memmem::find(line, b"||").is_some()
+            || memchr::memmem::find(line, b"??").is_some()
+            || memchr::memmem::find(line, b" or ").is_some()
             // An element naming it and the next giving it (`<Key>Password</Key><Value>`).
             || memchr::memmem::find(line, b"</").is_some())
     {

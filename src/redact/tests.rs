@@ -2925,3 +2925,51 @@ fn files_that_give_a_secret_by_position_lose_it_when_shown() {
         assert_eq!(redacted_in_pieces(text), text);
     }
 }
+
+/// A default given to a reference to a secret's name is that name's value whenever the
+/// reference is unset: Ruby's `ENV.fetch` block, Spring's `${name:default}`, code's `||`,
+/// `??` and `or`. The reference stays, and so do defaults that are no secret.
+#[test]
+fn a_default_given_to_a_secrets_reference_is_judged_as_its_value() {
+    for (text, want) in [
+        (
+            "password: <%= ENV.fetch(\"DB_PASSWORD\") { \"Tundra.Kestrel324\" } %>\n",
+            "password: <%= ENV.fetch(\"DB_PASSWORD\") { \"[REDACTED]\" } %>\n",
+        ),
+        ("password: ${DB_PASSWORD:Tundra.Kestrel324}\n", "password: ${DB_PASSWORD:[REDACTED]}\n"),
+        (
+            "spring.datasource.password=${spring.datasource.password:Walrus.Granite3933}\n",
+            "spring.datasource.password=${spring.datasource.password:[REDACTED]}\n",
+        ),
+        (
+            "const password = process.env.DB_PASSWORD || \"Tundra.Kestrel324\";\n",
+            "const password = process.env.DB_PASSWORD || \"[REDACTED]\";\n",
+        ),
+        (
+            "return process.env.API_KEY ?? 'q8Zt3mWk29LxPvR7nB4c'\n",
+            "return process.env.API_KEY ?? '[REDACTED]'\n",
+        ),
+        (
+            "token = os.environ.get(\"GITHUB_TOKEN\") or \"Qx8vTz2rWp4mNb6c\"\n",
+            "token = os.environ.get(\"GITHUB_TOKEN\") or \"[REDACTED]\"\n",
+        ),
+    ] {
+        for ((view, shown), (_, wanted)) in views_of(text).into_iter().zip(views_of(want)) {
+            assert_eq!(redacted_in_pieces(&shown), wanted, "{view}: {shown:?}");
+        }
+    }
+    for text in [
+        "const t = token || \"\";\n",
+        "password: process.env.DB_PASSWORD || \"changeme\",\n",
+        "const mode = process.env.NODE_ENV || \"development\";\n",
+        "if (token) { \"x\" }\n",
+        "name: ${app.name:demo}\n",
+        "port: ${server.port:8080}\n",
+        "url: ${DB_URL:jdbc:postgresql://localhost/app}\n",
+        "const label = user.name || \"Kx8vQ2mZp4Lw\";\n",
+    ] {
+        for (view, shown) in views_of(text) {
+            assert_eq!(redacted_in_pieces(&shown), shown, "{view}: {shown:?}");
+        }
+    }
+}
