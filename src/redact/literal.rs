@@ -18,6 +18,103 @@ const MAX_LEN: usize = 128;
 pub(crate) fn spans(line: &[u8], out: &mut Vec<Span>) {
     elements(line, out);
     after_scheme(line, out);
+    credential_arguments(line, out);
+}
+
+/// Calls that take a user and a password by position, no name beside the password: the
+/// callee as written before `(` and the password's place among the arguments. Requests'
+/// and aiohttp's `auth=(user, password)` is a tuple in the same place.
+pub(crate) const CREDENTIAL_ARGUMENTS: &[(&[u8], usize)] = &[
+    (b"HTTPBasicAuth", 1),
+    (b"HTTPDigestAuth", 1),
+    (b"HTTPProxyAuth", 1),
+    (b"BasicAuth", 1),
+    (b"NetworkCredential", 1),
+    (b"UsernamePasswordCredentials", 1),
+    (b"PasswordAuthentication", 1),
+    (b".login", 1),
+    (b"auth=", 1),
+    (b"auth =", 1),
+];
+
+/// The password a call of [`CREDENTIAL_ARGUMENTS`] is given as a literal, and the one
+/// PowerShell's `ConvertTo-SecureString "…" -AsPlainText` makes a credential of.
+fn credential_arguments(line: &[u8], out: &mut Vec<Span>) {
+    for &(callee, place) in CREDENTIAL_ARGUMENTS {
+        for at in memchr::memmem::find_iter(line, callee) {
+            // The callee's whole name: `MyBasicAuth(` is another function's.
+            if callee[0].is_ascii_alphabetic() && at > 0 && line[at - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let rest = &line[at + callee.len()..];
+            let blanks = rest.iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+            if rest.get(blanks) != Some(&b'(') {
+                continue;
+            }
+            let open = at + callee.len() + blanks + 1;
+            if let Some((start, end)) = literal_argument(line, open, place)
+                && should_redact(Class::Password, &line[start..end])
+            {
+                out.push(Span { start, end, rule: "credential-argument" });
+            }
+        }
+    }
+    for at in memchr::memmem::find_iter(line, b"ConvertTo-SecureString") {
+        let rest = &line[at..];
+        if memchr::memmem::find(rest, b"-AsPlainText").is_none() {
+            continue;
+        }
+        let mut i = at + b"ConvertTo-SecureString".len();
+        // `-String "…"` names it; otherwise it is the first positional argument.
+        loop {
+            i += line[i..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+            match line.get(i) {
+                Some(b'"' | b'\'') => break,
+                Some(b'-') => i += line[i..].iter().take_while(|b| !matches!(b, b' ' | b'\t')).count(),
+                _ => break,
+            }
+        }
+        if let Some((start, end)) = quoted_at(line, i)
+            && should_redact(Class::Password, &line[start..end])
+        {
+            out.push(Span { start, end, rule: "credential-argument" });
+        }
+    }
+}
+
+/// The inside of the quoted literal starting at `at`, with no escape or interpolation in
+/// it.
+fn quoted_at(line: &[u8], at: usize) -> Option<(usize, usize)> {
+    let q = *line.get(at).filter(|q| matches!(q, b'"' | b'\''))?;
+    let len = line[at + 1..].iter().position(|b| *b == q || *b == b'\\')?;
+    let end = at + 1 + len;
+    (line[end] == q && len > 0 && !line[at + 1..end].contains(&b'$')).then_some((at + 1, end))
+}
+
+/// The argument at `place` of the call whose arguments start at `open`, when it is a
+/// literal: the arguments before it are skipped whole (literals, names, calls).
+fn literal_argument(line: &[u8], open: usize, place: usize) -> Option<(usize, usize)> {
+    let mut i = open;
+    for _ in 0..place {
+        let mut depth = 0usize;
+        loop {
+            match *line.get(i)? {
+                b'"' | b'\'' => i = quoted_at(line, i).map(|(_, end)| end)?,
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' if depth == 0 => return None,
+                b')' | b']' | b'}' => depth -= 1,
+                b',' if depth == 0 => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    i += line[i..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+    let (start, end) = quoted_at(line, i)?;
+    // The literal is the whole argument: `"a" + b` is made at run time.
+    let after = line[end + 1..].iter().find(|b| !matches!(b, b' ' | b'\t'));
+    matches!(after, Some(b',' | b')')).then_some((start, end))
 }
 
 /// `Bearer …` wherever it stands (`token = "Bearer …"`, `"Bearer " + "…"`, a log line):
