@@ -280,6 +280,11 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
         Some(b',') if closed > 0 => judge(true),
         // HCL's labelled block (`output "db_password" {`): its value is a key inside.
         Some(b'{') if closed > 0 => judge(true),
+        // A Markdown table's header cell (`| Service | API key |`): its column holds the
+        // values (`table.rs`, which also reads a column that says only `Key`).
+        Some(b'|') if is_table_line(line) => {
+            judge(true) || name.eq_ignore_ascii_case(b"key") || name.eq_ignore_ascii_case(b"keys")
+        }
         // A setter given its one literal (`.password("…")`, `setApiKey('…')`).
         Some(b'(') if closed == 0 => {
             // The call's own name: after a receiver's `.` (`client.setApiKey`), or `:`/`->`.
@@ -296,6 +301,12 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
     // The entry reading judges the name as the rest of its value does not: `"Name":
     // "SessionStart"` wakes nothing.
     valued || super::pair::given_by_key(line, from) && (odd || super::pair::names_a_secret(name))
+}
+
+/// A line of a Markdown table, whatever view shows it (`     3→| a | b |`): it ends with a
+/// bar and holds three at least.
+fn is_table_line(line: &[u8]) -> bool {
+    line.trim_ascii_end().ends_with(b"|") && memchr::memchr_iter(b'|', line).nth(2).is_some()
 }
 
 /// Whether `rest`, after a name, gives it a default: `||`, `??` or `or` (past a call's

@@ -39,11 +39,13 @@ fn cells(body: &[u8]) -> Option<Vec<(usize, usize)>> {
     (out.len() >= 2).then_some(out)
 }
 
+/// A delimiter row's cell: one hyphen or more, a colon at either end (GitHub Flavored
+/// Markdown 0.29, 4.10: `|:--|`, `| - |`).
 fn is_separator(cell: &[u8]) -> bool {
     let dashes = cell.trim_ascii().trim_ascii_start();
     let inner = dashes.strip_prefix(b":").unwrap_or(dashes);
     let inner = inner.strip_suffix(b":").unwrap_or(inner);
-    inner.len() >= 3 && inner.iter().all(|b| *b == b'-')
+    !inner.is_empty() && inner.iter().all(|b| *b == b'-')
 }
 
 /// Reads one line: opens a table at a header that names a secret, confirms it at its
@@ -65,11 +67,16 @@ pub(crate) fn read(table: &mut Option<Table>, body: &[u8]) -> Vec<Span> {
             return cells
                 .iter()
                 .zip(&t.columns)
-                .filter_map(|((s, e), class)| {
+                .filter_map(|(&(s, e), class)| {
                     let class = (*class)?;
-                    (s < e && should_redact(class, &body[*s..*e])).then_some(Span {
-                        start: *s,
-                        end: *e,
+                    // A code span's backticks (`` `sk_live_…` ``) are Markdown's, not the value's.
+                    let (s, e) = code_span(body, s, e);
+                    // A cell of several words is a sentence (`| Condition to pass |` heads
+                    // `| Regex must pass |`), not a password.
+                    let sentence = body[s..e].iter().any(u8::is_ascii_whitespace);
+                    (s < e && !sentence && should_redact(class, &body[s..e])).then_some(Span {
+                        start: s,
+                        end: e,
                         rule: "kv",
                     })
                 })
@@ -80,13 +87,31 @@ pub(crate) fn read(table: &mut Option<Table>, body: &[u8]) -> Vec<Span> {
         .iter()
         .map(|(s, e)| {
             let name: Vec<u8> = body[*s..*e].iter().map(|b| if *b == b' ' { b'_' } else { *b }).collect();
-            name_class(&name, Form::Colon)
+            // A column that says only `Key` beside a service's name: a key when its values
+            // have a key's shape (a JSON object's `"key"` names nothing, so the name alone
+            // does not say it).
+            let bare_key = name.eq_ignore_ascii_case(b"key") || name.eq_ignore_ascii_case(b"keys");
+            name_class(&name, Form::Colon).or(bare_key.then_some(Class::Generated))
         })
         .collect();
     if columns.iter().any(Option::is_some) {
         *table = Some(Table { columns, confirmed: false });
     }
     Vec::new()
+}
+
+/// The inside of a cell that is one code span (`` `x` ``), else the cell.
+fn code_span(body: &[u8], s: usize, e: usize) -> (usize, usize) {
+    let cell = &body[s..e];
+    if cell.len() > 2
+        && cell[0] == b'`'
+        && cell[cell.len() - 1] == b'`'
+        && !cell[1..cell.len() - 1].contains(&b'`')
+    {
+        (s + 1, e - 1)
+    } else {
+        (s, e)
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +147,14 @@ mod tests {
             "| Stripe | sk_test_4eC39HqLyjWDarjtT1zdp7dc |",
         ]);
         assert_eq!(keys, ["sk_test_4eC39HqLyjWDarjtT1zdp7dc"]);
+        // A code span's backticks stay; a column that says only `Key` takes a key's shape.
+        let spans = redacted(&[
+            "| Service | Key |",
+            "|:--|:--|",
+            "| Algolia admin | `922a30cf94fb24b17e333c00702c878f` |",
+            "| Docs | `see the wiki` |",
+        ]);
+        assert_eq!(spans, ["922a30cf94fb24b17e333c00702c878f"]);
     }
 
     #[test]

@@ -2973,3 +2973,33 @@ fn a_default_given_to_a_secrets_reference_is_judged_as_its_value() {
         }
     }
 }
+
+/// A Markdown table whose column names a key gives each cell that name, through the
+/// whole redactor: the header's line reaches the table's reading though no `=` or `:`
+/// follows the name, a delimiter row of single hyphens counts, and a code span's
+/// backticks stay.
+#[test]
+fn a_markdown_tables_key_column_loses_its_keys() {
+    for (text, want) in [
+        (
+            "| Service | API key |\n| --- | --- |\n| Stripe | q8Zt3mWk29LxPvR7nB4cq8Zt |\n",
+            "| Service | API key |\n| --- | --- |\n| Stripe | [REDACTED] |\n",
+        ),
+        (
+            "| Service | Key |\n|:--|:--|\n| Algolia | `922a30cf94fb24b17e333c00702c878f` |\n| Docs | `see the wiki` |\n",
+            "| Service | Key |\n|:--|:--|\n| Algolia | `[REDACTED]` |\n| Docs | `see the wiki` |\n",
+        ),
+    ] {
+        for ((view, shown), (_, wanted)) in views_of(text).into_iter().zip(views_of(want)) {
+            assert_eq!(redacted_in_pieces(&shown), wanted, "{view}: {shown:?}");
+        }
+    }
+    // A key of a keyboard, a column of words; a column whose name ends in `pass` holding
+    // sentences (undici's documentation).
+    for text in [
+        "| Key | Action |\n|---|---|\n| Ctrl+C | copy |\n| F5 | reload the page |\n",
+        "| Matcher type | Condition to pass          |\n|:------------:| -------------------------- |\n| `string`     | Exact match against string |\n| `RegExp`     | Regex must pass            |\n",
+    ] {
+        assert_eq!(redacted_in_pieces(text), text);
+    }
+}
