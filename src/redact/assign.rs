@@ -996,6 +996,9 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         // record leaves as it is too; a bare marker there would break the JSON.
         let json_key = c.get(1).is_some_and(|q| q.as_bytes() == b"\"");
         let json_number = bare && json_key && is_json_number(v);
+        // `"SessionAuth":{"value":true}`: an object or an array under a JSON key is no value
+        // (taken for one, its replacement broke the JSON around it).
+        let json_collection = bare && json_key && matches!(v.first(), Some(b'{' | b'['));
         // A quoted value under a quoted name is JSON's (or a dict's): judged as the JSON
         // reading judges it, so a `Read` view's numbered copy of a file and its plain copy
         // agree; under a bare name, three capitalised words are a label's.
@@ -1019,6 +1022,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         if !header
             && !format_spec
             && !json_number
+            && !json_collection
             && let Some(class) = name_class_strict(name, Form::Colon)
             && !ternary(line, c.get(0).unwrap().start())
             && !(bare && super::yaml::is_style(v))

@@ -44,8 +44,10 @@ pub(crate) enum FileSyntax {
 /// Where a line of blank-separated fields holds its secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Fields {
-    /// Fields an entry has at least.
+    /// Fields an entry has at least, and at most: a line of prose after the file's output
+    /// has more (`The quick brown fox jumps` is no `client server secret` entry).
     pub least: usize,
+    pub most: usize,
     /// The secret's field, from 0.
     pub secret: usize,
     /// The secret follows the field's first `:` (`user:password`).
@@ -59,14 +61,17 @@ pub(crate) const BY_POSITION: &[(&[u8], FileSyntax)] = &[
     // libpq: `hostname:port:database:username:password`.
     (b".pgpass", FileSyntax::Pgpass),
     // PgBouncer's auth_file: `"user" "password"`.
-    (b"pgbouncer/userlist.txt", FileSyntax::Fields(Fields { least: 2, secret: 1, after_colon: false })),
+    (
+        b"pgbouncer/userlist.txt",
+        FileSyntax::Fields(Fields { least: 2, most: 2, secret: 1, after_colon: false }),
+    ),
     // Postfix's smtp_sasl_password_maps source: `[relay]:port user:password`.
-    (b"sasl_passwd", FileSyntax::Fields(Fields { least: 2, secret: 1, after_colon: true })),
+    (b"sasl_passwd", FileSyntax::Fields(Fields { least: 2, most: 2, secret: 1, after_colon: true })),
     // rsyncd's secrets file: `user:password`.
-    (b"rsyncd.secrets", FileSyntax::Fields(Fields { least: 1, secret: 0, after_colon: true })),
+    (b"rsyncd.secrets", FileSyntax::Fields(Fields { least: 1, most: 1, secret: 0, after_colon: true })),
     // pppd's CHAP and PAP secrets: `client server secret [addresses]`.
-    (b"chap-secrets", FileSyntax::Fields(Fields { least: 3, secret: 2, after_colon: false })),
-    (b"pap-secrets", FileSyntax::Fields(Fields { least: 3, secret: 2, after_colon: false })),
+    (b"chap-secrets", FileSyntax::Fields(Fields { least: 3, most: 4, secret: 2, after_colon: false })),
+    (b"pap-secrets", FileSyntax::Fields(Fields { least: 3, most: 4, secret: 2, after_colon: false })),
 ];
 
 /// The syntax of a file that gives credentials by position, by its path.
@@ -109,7 +114,7 @@ fn fields(text: &[u8], start: usize, end: usize) -> Vec<(usize, usize)> {
 /// quotes, or what follows the field's first `:`.
 fn field_secret(text: &[u8], start: usize, end: usize, f: Fields) -> Option<(usize, usize)> {
     let all = fields(text, start, end);
-    let &(mut from, mut to) = all.get(f.secret).filter(|_| all.len() >= f.least)?;
+    let &(mut from, mut to) = all.get(f.secret).filter(|_| (f.least..=f.most).contains(&all.len()))?;
     if to - from >= 2 && text[from] == b'"' && text[to - 1] == b'"' {
         (from, to) = (from + 1, to - 1);
     }

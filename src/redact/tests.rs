@@ -2921,6 +2921,8 @@ fn files_that_give_a_secret_by_position_lose_it_when_shown() {
         "$ cat notes/userlist.txt\n\"alice\" \"Kx8vQ2mZp4\"\n",
         "$ ls -l /etc/postfix/sasl_passwd\n-rw------- 1 root root 61 Jan 1 10:00 /etc/postfix/sasl_passwd\n",
         "$ cat /etc/postfix/sasl_passwd | wc -l\n1\n",
+        // Prose after the file's output has more fields than an entry.
+        "$ cat /etc/ppp/chap-secrets\nThe quick brown fox jumps\nmake: Nothing to be done\n",
     ] {
         assert_eq!(redacted_in_pieces(text), text);
     }
@@ -3002,4 +3004,21 @@ fn a_markdown_tables_key_column_loses_its_keys() {
     ] {
         assert_eq!(redacted_in_pieces(text), text);
     }
+}
+
+/// An object or an array under a JSON key named like a secret is no value: botocore's
+/// service models (`"DisableS3ExpressSessionAuth":{"value":true}`) came out as
+/// `[REDACTED]""`, broken JSON. Found by an attack on real files of this machine.
+#[test]
+fn a_collection_under_a_secrets_json_key_is_no_value() {
+    for text in [
+        "\"DisableS3ExpressSessionAuth\":{\"value\":true}\n",
+        "        \"TokenValue\":{\"type\":\"long\"},\n",
+        "\"token\":[\"a\",\"b\"]\n",
+    ] {
+        for (view, shown) in views_of(text) {
+            assert_eq!(redacted_in_pieces(&shown), shown, "{view}: {shown:?}");
+        }
+    }
+    assert_eq!(redact("\"api_token\":\"Kx8vQ2mZp4Lw9Rt5\"\n"), "\"api_token\":\"[REDACTED]\"\n");
 }
