@@ -941,6 +941,18 @@ fn declares_a_type(before: &[u8]) -> bool {
     )
 }
 
+/// A YAML tag before the value (`!Ref X`, `!!str x`), or one with no value after it
+/// (`!!null`), where it starts: see [`yaml_tag`].
+fn tag_before_value(c: &regex::bytes::Captures<'_>) -> Option<(usize, Tag)> {
+    let val = c.get(4)?;
+    match c.get(3) {
+        Some(t) => Some((t.start(), yaml_tag(t.as_bytes()))),
+        None => Some(val.start()).zip(
+            Some(val.as_bytes()).filter(|v| v.starts_with(b"!")).map(yaml_tag).filter(|t| *t != Tag::Other),
+        ),
+    }
+}
+
 pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
     let mut pos = 0;
     while pos < line.len() {
@@ -951,17 +963,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         let name_at = c.get(2).unwrap();
         let name = name_at.as_bytes();
         let val = c.get(4).unwrap();
-        // A YAML tag before the value (`!Ref X`, `!!str x`), or one with no value after
-        // it (`!!null`): see [`yaml_tag`].
-        let tag = match c.get(3) {
-            Some(t) => Some((t.start(), yaml_tag(t.as_bytes()))),
-            None => Some(val.start()).zip(
-                Some(val.as_bytes())
-                    .filter(|v| v.starts_with(b"!"))
-                    .map(yaml_tag)
-                    .filter(|t| *t != Tag::Other),
-            ),
-        };
+        let tag = tag_before_value(&c);
         if no_value_here(line, &c, tag) || declares_a_type(&line[..name_at.start()]) {
             pos = val.end();
             continue;
