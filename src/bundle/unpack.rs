@@ -125,7 +125,8 @@ pub fn unpack_parallel(
             // Stops at the end, at an error (handed on), or when the reader is gone.
             while let Ok(mut buf) = empty_rx.recv() {
                 buf.resize(DECODED_CHUNK, 0);
-                match fill(&mut counted, &mut buf) {
+                // Filled whole: inflate hands out a little at a time.
+                match super::source::read_full(&mut counted, &mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
                         buf.truncate(n);
@@ -154,20 +155,6 @@ pub fn unpack_parallel(
 /// Decoded chunks the decoder thread may hold ready, and their size.
 const DECODED_AHEAD: usize = 4;
 const DECODED_CHUNK: usize = 256 * 1024;
-
-/// Reads until `buf` is full or the stream ends: inflate hands out a little at a time.
-fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
 
 /// The decoder thread's chunks as one stream; each one read is handed back to be filled.
 struct Decoded {

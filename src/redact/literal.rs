@@ -82,13 +82,14 @@ fn credential_arguments(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
-/// The inside of the quoted literal starting at `at`, with no escape or interpolation in
-/// it.
+/// The inside of the quoted literal starting at `at` and where it ends, as a command's
+/// words are read ([`super::shell::element_at`]), with no escape or interpolation in it.
 fn quoted_at(line: &[u8], at: usize) -> Option<(usize, usize)> {
-    let q = *line.get(at).filter(|q| matches!(q, b'"' | b'\''))?;
-    let len = line[at + 1..].iter().position(|b| *b == q || *b == b'\\')?;
-    let end = at + 1 + len;
-    (line[end] == q && len > 0 && !line[at + 1..end].contains(&b'$')).then_some((at + 1, end))
+    if !matches!(line.get(at), Some(b'"' | b'\'')) {
+        return None;
+    }
+    let ((start, end), _) = super::shell::element_at(line, at).and_then(|(e, next)| Some((e?, next)))?;
+    (start < end && !line[start..end].contains(&b'$')).then_some((start, end))
 }
 
 /// The argument at `place` of the call whose arguments start at `open`, when it is a

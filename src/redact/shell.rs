@@ -623,10 +623,10 @@ fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
 
 /// One word of a command given as a list or a call: a string literal's text (its range
 /// in the line), or `None` for a name or a literal with an escape, a word not read.
-type Element = Option<(usize, usize)>;
+pub(crate) type Element = Option<(usize, usize)>;
 
 /// The element that starts at `i` (a string literal or a name) and where it ends.
-fn element_at(line: &[u8], i: usize) -> Option<(Element, usize)> {
+pub(crate) fn element_at(line: &[u8], i: usize) -> Option<(Element, usize)> {
     match *line.get(i)? {
         b'"' | b'\'' => {
             let start = i + 1;
