@@ -17,9 +17,13 @@ use rustix::io::Errno;
 
 use super::{Content, Entry, Placement, Step};
 
-pub(super) enum Placed {
+/// What became of one placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placed {
     Written,
+    /// The receiver had these bytes already.
     Same,
+    /// The receiver has something else there: kept as it is.
     Kept,
 }
 
@@ -45,6 +49,9 @@ pub(super) fn place(p: &Placement, now: SystemTime, backups: &mut Vec<PathBuf>) 
         }
         edit.apply(&at)?;
         return Ok(Placed::Written);
+    }
+    if let Content::Staged(from) = &p.content {
+        return place_staged(p, &dir, name, from, now, backups);
     }
     let staged = stage(&dir, &p.root.join(parent_rel), &p.content)
         .with_context(|| format!("could not write {}", at.display()))?;
@@ -79,6 +86,67 @@ pub(super) fn place(p: &Placement, now: SystemTime, backups: &mut Vec<PathBuf>) 
     }
 }
 
+/// Moves lokust's own staged file or folder `from` in as `name` of `dir`, setting the
+/// receiver's copies aside first when the step says so (put back when the move fails).
+fn place_staged(
+    p: &Placement,
+    dir: &OwnedFd,
+    name: &OsStr,
+    from: &Path,
+    now: SystemTime,
+    backups: &mut Vec<PathBuf>,
+) -> anyhow::Result<Placed> {
+    let mut aside = Vec::new();
+    if let Step::Replace(theirs) = &p.step {
+        for path in theirs {
+            match set_aside(&p.root, path, now) {
+                Ok(moved) => aside.push(moved),
+                Err(e) => {
+                    put_back(&aside);
+                    return Err(e);
+                }
+            }
+        }
+    }
+    match move_in(dir, name, from) {
+        Ok(true) => {
+            backups.extend(aside.into_iter().map(|a| a.backup));
+            Ok(Placed::Written)
+        }
+        outcome => {
+            put_back(&aside);
+            outcome
+                .map_err(io::Error::from)
+                .with_context(|| format!("could not place {}", p.path().display()))?;
+            // Something appeared there meanwhile: the same bytes, or the receiver's, kept.
+            Ok(if same_bytes(dir, name, from).unwrap_or(false) { Placed::Same } else { Placed::Kept })
+        }
+    }
+}
+
+/// Whether the regular file `name` of `dir` holds the bytes of the file `from`, read in
+/// pieces (a transcript may be large).
+fn same_bytes(dir: &OwnedFd, name: &OsStr, from: &Path) -> io::Result<bool> {
+    let fd =
+        rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
+    let (mut theirs, mut ours) = (fs::File::from(fd), fs::File::open(from)?);
+    let (a, b) = (theirs.metadata()?, ours.metadata()?);
+    if !a.is_file() || !b.is_file() || a.len() != b.len() {
+        return Ok(false);
+    }
+    let (mut x, mut y) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = io::Read::read(&mut ours, &mut x)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        io::Read::read_exact(&mut theirs, &mut y[..n])?;
+        if x[..n] != y[..n] {
+            return Ok(false);
+        }
+    }
+}
+
 /// A placement made whole under a temp name in its folder.
 struct Staged {
     name: String,
@@ -108,7 +176,7 @@ fn stage(dir: &OwnedFd, dir_path: &Path, content: &Content) -> io::Result<Staged
         Content::Folder(entries) => write_folder(dir, &staged.name, entries),
         Content::Copy { from, mode } => write_copy(dir, &staged.name, from, *mode),
         Content::Link(to) => rustix::fs::symlinkat(to, dir, &staged.name).map_err(io::Error::from),
-        Content::Edit(_) => Ok(()),
+        Content::Edit(_) | Content::Staged(_) => Ok(()),
     };
     if let Err(e) = made {
         staged.discard(dir);
@@ -334,16 +402,22 @@ pub(super) fn read_below(root: &Path, rel: &Path) -> Option<Vec<u8>> {
 
 /// Renames lokust's own staged file `from` to `root/rel`, the folders on the way opened
 /// (made 0700 where missing) with no link followed below `root`: false when something is
-/// already there, which is left as it is. For writers that stage a whole tree first, as
-/// Claude Code's restore does.
+/// already there, which is left as it is.
 pub fn rename_in(root: &Path, rel: &Path, from: &Path) -> anyhow::Result<bool> {
     let name = rel.file_name().context("nothing to place")?;
     let dir = open_below(root, rel.parent().unwrap_or(Path::new("")))?;
-    let placed = match rustix::fs::renameat_with(rustix::fs::CWD, from, &dir, name, RenameFlags::NOREPLACE) {
+    move_in(&dir, name, from)
+        .map_err(io::Error::from)
+        .with_context(|| format!("could not place {}", root.join(rel).display()))
+}
+
+/// Moves `from` (any path) to `name` in `dir` unless something is there: false then.
+fn move_in(dir: &OwnedFd, name: &OsStr, from: &Path) -> Result<bool, Errno> {
+    match rustix::fs::renameat_with(rustix::fs::CWD, from, dir, name, RenameFlags::NOREPLACE) {
         Ok(()) => Ok(true),
         Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
         Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
-            match rustix::fs::linkat(rustix::fs::CWD, from, &dir, name, AtFlags::empty()) {
+            match rustix::fs::linkat(rustix::fs::CWD, from, dir, name, AtFlags::empty()) {
                 Ok(()) => {
                     let _ = fs::remove_file(from);
                     Ok(true)
@@ -356,11 +430,11 @@ pub fn rename_in(root: &Path, rel: &Path, from: &Path) -> anyhow::Result<bool> {
         // under a temp name, then renamed in with no-replace.
         Err(Errno::XDEV) if fs::symlink_metadata(from).is_ok_and(|m| m.is_file()) => {
             let tmp = temp_name();
-            let copied = write_copy(&dir, &tmp, from, 0o600)
+            let copied = write_copy(dir, &tmp, from, 0o600)
                 .map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error))
-                .and_then(|()| rename_no_replace(&dir, &tmp, name, false).map_err(|_| Errno::IO));
+                .and_then(|()| rename_no_replace(dir, &tmp, name, false).map_err(|_| Errno::IO));
             if !matches!(copied, Ok(true)) {
-                let _ = rustix::fs::unlinkat(&dir, &tmp, AtFlags::empty());
+                let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
             }
             if matches!(copied, Ok(true)) {
                 let _ = fs::remove_file(from);
@@ -368,31 +442,7 @@ pub fn rename_in(root: &Path, rel: &Path, from: &Path) -> anyhow::Result<bool> {
             copied
         }
         Err(e) => Err(e),
-    };
-    placed.map_err(io::Error::from).with_context(|| format!("could not place {}", root.join(rel).display()))
-}
-
-/// Replaces the receiver's `root/rel` with lokust's own staged file `from`, keeping the
-/// receiver's bytes under `<name><suffix>` beside it (a hard link, else a copy), all
-/// within the folder reached with no link followed; returns the backup's path.
-pub fn replace_in(root: &Path, rel: &Path, from: &Path, suffix: &str) -> anyhow::Result<PathBuf> {
-    let name = rel.file_name().context("nothing to place")?;
-    let dir = open_below(root, rel.parent().unwrap_or(Path::new("")))?;
-    let mut backup = name.to_os_string();
-    backup.push(suffix);
-    let path = root.join(rel);
-    let linked = rustix::fs::linkat(&dir, name, &dir, &backup, AtFlags::empty());
-    if linked.is_err() {
-        let mut theirs =
-            read_at(&dir, name).with_context(|| format!("could not back up {}", path.display()))?;
-        let entry = Entry { rel: String::new(), data: std::mem::take(&mut theirs), mtime: None };
-        write_file(&dir, &backup.to_string_lossy(), &entry)
-            .with_context(|| format!("could not back up {}", path.display()))?;
     }
-    rustix::fs::renameat(rustix::fs::CWD, from, &dir, name)
-        .map_err(io::Error::from)
-        .with_context(|| format!("could not place {}", path.display()))?;
-    Ok(path.with_file_name(backup))
 }
 
 /// Renames the receiver's `root/rel` to `<name><suffix>` beside it (`-2`, `-3`… after it

@@ -26,7 +26,7 @@ use crate::sanitize::for_terminal;
 mod at;
 mod preflight;
 
-pub use at::{check_folder, move_aside, open_below, rename_in, replace_in};
+pub use at::{Placed, check_folder, move_aside, open_below, rename_in};
 pub use preflight::{check, settle};
 
 /// What a restore does with one placement, given what the receiver holds.
@@ -101,6 +101,10 @@ pub enum Content {
     Copy { from: PathBuf, mode: u32 },
     /// A new symbolic link to this target (a checkout's link, checked to stay inside it).
     Link(PathBuf),
+    /// A file or folder lokust made whole in its own staging dir (a restore that streams
+    /// more than memory should hold), moved in by rename; a file is copied when the store
+    /// is on another disk.
+    Staged(PathBuf),
 }
 
 /// One thing a restore writes.
@@ -273,6 +277,9 @@ pub struct Applied {
     pub interrupted: bool,
     /// Placements written, of every kind.
     pub files: usize,
+    /// What became of each placement reached, in the plan's order; `None` for one skipped
+    /// because its conversation was kept.
+    pub placed: Vec<Option<Placed>>,
 }
 
 impl Applied {
@@ -314,9 +321,10 @@ pub enum Failure {
     /// The plan failed its [`check`]: nothing of it was written.
     #[error("{0:#}")]
     Refused(anyhow::Error),
-    /// Writing stopped part way: what was written before stays.
-    #[error("{0:#}")]
-    Stopped(anyhow::Error),
+    /// Writing stopped part way at the placement `at` of the plan: what was written
+    /// before it stays.
+    #[error("{error:#}")]
+    Stopped { error: anyhow::Error, at: usize },
 }
 
 /// Writes a plan. Nothing is written unless the whole plan passes [`check`]; a signal
@@ -331,13 +339,15 @@ pub fn apply(plan: &Plan, now: SystemTime) -> Result<Applied, Failure> {
             break;
         }
         if p.kind != Kind::Conversation && kept.contains(p.session.as_str()) {
+            done.placed.push(None);
             continue;
         }
         let placed = at::place(p, now, &mut done.backups)
             .with_context(|| {
                 format!("{} written before this", crate::human::count(done.files as u64, "file"))
             })
-            .map_err(Failure::Stopped)?;
+            .map_err(|error| Failure::Stopped { error, at: done.placed.len() })?;
+        done.placed.push(Some(placed));
         if matches!(placed, at::Placed::Written) {
             done.files += 1;
         }

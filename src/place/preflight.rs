@@ -45,6 +45,13 @@ pub fn check(plan: &Plan) -> anyhow::Result<()> {
             Content::File(_) | Content::Copy { .. } | Content::Link(_) => {
                 claim(&mut seen, &mut files, &mut folders, p.path())?
             }
+            Content::Staged(from) => {
+                claim(&mut seen, &mut files, &mut folders, p.path())?;
+                if from.is_dir() {
+                    files.remove(&p.path());
+                    folders.insert(p.path());
+                }
+            }
             Content::Folder(entries) => {
                 claim(&mut seen, &mut files, &mut folders, p.path())?;
                 // Placed whole as a folder: not a file, whatever else claims it.

@@ -291,3 +291,60 @@ fn renaming_in_across_file_systems_copies_with_no_replace() {
     assert_eq!(fs::read(&placed).unwrap(), b"conversation");
     assert_eq!(fs::read_dir(other.path().join("s")).unwrap().count(), 1, "a temp file was left");
 }
+
+fn staged(root: &Path, id: &str, rel: &str, from: &Path) -> Placement {
+    let mut p = conversation(root, id, rel, b"");
+    p.content = Content::Staged(from.to_path_buf());
+    p
+}
+
+#[test]
+fn a_staged_folder_goes_in_whole_and_a_staged_file_never_over_the_receivers() {
+    let home = tempfile::tempdir().unwrap();
+    let staging = tempfile::tempdir().unwrap();
+    let tree = staging.path().join("tree");
+    fs::create_dir_all(tree.join("a")).unwrap();
+    fs::write(tree.join("a.jsonl"), b"ours").unwrap();
+    fs::write(tree.join("a/sub.jsonl"), b"sub").unwrap();
+    let plan = plan_of(vec![staged(home.path(), "", "projects/slot", &tree)]);
+    assert_eq!(apply(&plan, SystemTime::now()).unwrap().placed, [Some(Placed::Written)]);
+    assert_eq!(fs::read(home.path().join("projects/slot/a/sub.jsonl")).unwrap(), b"sub");
+    assert!(!tree.exists());
+
+    // The receiver's own file: the same bytes count as there, others are kept.
+    let slot = home.path().join("projects/slot");
+    let (same, other) = (staging.path().join("same"), staging.path().join("other"));
+    fs::write(&same, b"ours").unwrap();
+    fs::write(&other, b"changed").unwrap();
+    for from in [&same, &other] {
+        let done = apply(&plan_of(vec![staged(&slot, "a", "a.jsonl", from)]), SystemTime::now()).unwrap();
+        let expected = if from == &same { Placed::Same } else { Placed::Kept };
+        assert_eq!(done.placed, [Some(expected)]);
+        assert_eq!(fs::read(slot.join("a.jsonl")).unwrap(), b"ours");
+    }
+    assert!(other.exists(), "a staged file that was not placed stays lokust's");
+}
+
+#[test]
+fn a_staged_file_replaces_only_as_the_plan_says_keeping_a_backup() {
+    let home = tempfile::tempdir().unwrap();
+    let staging = tempfile::tempdir().unwrap();
+    let from = staging.path().join("f");
+    fs::write(&from, b"ours").unwrap();
+    fs::write(home.path().join("a.jsonl"), b"theirs").unwrap();
+    let p = staged(home.path(), "a", "a.jsonl", &from)
+        .with_step(Step::Replace(vec![home.path().join("a.jsonl")]));
+    let done = apply(&plan_of(vec![p]), SystemTime::now()).unwrap();
+    assert_eq!(fs::read(home.path().join("a.jsonl")).unwrap(), b"ours");
+    assert_eq!(done.backups.len(), 1);
+    assert_eq!(fs::read(&done.backups[0]).unwrap(), b"theirs");
+    assert!(done.backups[0].to_string_lossy().contains(".lokust-backup-"));
+
+    // A link on the way to a staged placement stops it, and the staged file stays.
+    let elsewhere = tempfile::tempdir().unwrap();
+    symlink(elsewhere.path(), home.path().join("s")).unwrap();
+    fs::write(&from, b"again").unwrap();
+    assert!(apply(&plan_of(vec![staged(home.path(), "b", "s/b.jsonl", &from)]), SystemTime::now()).is_err());
+    assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    assert!(from.exists());
+}

@@ -122,7 +122,7 @@ fn restore_one(probe: &Probe, element: &Map<String, Value>, project_dir: &Path, 
             "{} conversations refused, nothing of them written: {e:#}",
             agent.name()
         )),
-        Err(Failure::Stopped(e)) => Outcome::Refused(format!(
+        Err(Failure::Stopped { error: e, .. }) => Outcome::Refused(format!(
             "placing the {} conversations stopped part way; what was placed before stays: {e:#}",
             agent.name()
         )),

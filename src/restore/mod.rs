@@ -32,6 +32,7 @@ use crate::bundle::{self, EXTRAS};
 use crate::capture::claude;
 use crate::interrupt::{Interrupted, interrupted};
 use crate::lok::{Lok, ShellLok};
+use crate::place;
 
 pub use crate::bundle::unpack::Budget;
 use crate::bundle::{scan, unpack};
@@ -996,26 +997,42 @@ impl<'a> Job<'a> {
         Ok(())
     }
 
-    /// Puts the staged tree in place as `outcome.files` planned it, recording what each
-    /// file's action became.
+    /// Puts the staged tree in place as `outcome.files` planned it, through the placement
+    /// layer every agent uses, recording what each file's action became: a new slot goes
+    /// in with one rename (its files are all new), then the extras file by file; into an
+    /// existing slot every file is merged.
     fn apply(
         &mut self,
         layout: &Layout,
         slot_dir: &Path,
         outcome: &mut RestoreOutcome,
     ) -> anyhow::Result<()> {
-        let tree = self.staging.as_ref().map(|s| s.join("tree")).context("no staging dir")?;
-        let claude_dir = &self.opts.claude_dir.clone();
+        let staging = self.staging.clone().context("no staging dir")?;
+        let tree = staging.join("tree");
+        let claude_dir = self.opts.claude_dir.clone();
+        let now = std::time::SystemTime::now();
         let extras = Path::new(EXTRAS);
-        // A new slot goes in with one rename: its files are all new.
-        if fs::symlink_metadata(slot_dir).is_err() {
-            // The extras folder is placed below, not in the slot.
-            let stage_extras = self.staging.as_ref().map(|s| s.join("extras")).context("no staging")?;
+        let new_slot = fs::symlink_metadata(slot_dir).is_err();
+        let mut merged: Vec<usize> = (0..layout.files.len()).collect();
+        let mut from_staged: Box<dyn Fn(&Path) -> PathBuf> = Box::new(|rel| tree.join(rel));
+        if new_slot {
+            // The extras folder is placed below the config dir, not in the slot.
+            let stage_extras = staging.join("extras");
             if tree.join(EXTRAS).exists() {
                 fs::rename(tree.join(EXTRAS), &stage_extras)?;
             }
-            let (root, rel) = confined(claude_dir, slot_dir)?;
-            if !crate::place::rename_in(&root, rel, &tree)? {
+            let (root, rel) = confined(&claude_dir, slot_dir)?;
+            let mut slot = place::Plan::new("Claude Code", "conversation", slot_dir.display().to_string());
+            slot.items.push(place::Placement {
+                kind: place::Kind::Conversation,
+                session: String::new(),
+                root,
+                rel: rel.to_path_buf(),
+                content: place::Content::Staged(tree.clone()),
+                step: place::Step::Write,
+            });
+            let placed = place::apply(&slot, now).map_err(|e| anyhow!("{e}"))?;
+            if placed.placed.first() != Some(&Some(place::Placed::Written)) {
                 // Another restore created the slot since this one looked: nothing of
                 // this run was placed, and running again merges file by file.
                 bail!(
@@ -1025,41 +1042,41 @@ impl<'a> Job<'a> {
                 )
             }
             self.created.clear();
-            for (i, p) in layout.files.iter().enumerate() {
-                if let Ok(inner) = p.rel.strip_prefix(extras) {
-                    let file = &mut outcome.files[i];
-                    file.action = place(
-                        &stage_extras.join(inner),
-                        &p.dest,
-                        claude_dir,
-                        file.action,
-                        &mut outcome.backups,
-                    )?;
-                }
-            }
+            merged.retain(|&i| layout.files[i].rel.starts_with(extras));
+            from_staged = Box::new(move |rel| stage_extras.join(rel.strip_prefix(extras).unwrap_or(rel)));
         } else {
-            // Opened (made where missing) with no link followed on the way.
+            // The bundle's own folders, empty ones too, made with no link followed on the way.
             for dir in std::iter::once(slot_dir).chain(layout.dirs.iter().map(PathBuf::as_path)) {
-                let (root, rel) = confined(claude_dir, dir)?;
-                crate::place::open_below(&root, rel)?;
-            }
-            for (i, p) in layout.files.iter().enumerate() {
-                // A signal stops the merge between two files, and says how far it got.
-                if interrupted() {
-                    let slot = slot_dir.to_path_buf();
-                    bail!(error::PartlyPlaced { placed: i, total: layout.files.len(), slot });
-                }
-                let file = &mut outcome.files[i];
-                let placed =
-                    place(&tree.join(&p.rel), &p.dest, claude_dir, file.action, &mut outcome.backups);
-                // A signal that cut a system call short surfaces as its failure.
-                if placed.is_err() && interrupted() {
-                    let slot = slot_dir.to_path_buf();
-                    bail!(error::PartlyPlaced { placed: i, total: layout.files.len(), slot });
-                }
-                file.action = placed?;
+                let (root, rel) = confined(&claude_dir, dir)?;
+                place::open_below(&root, rel)?;
             }
         }
+        let mut plan = place::Plan::new("Claude Code", "conversation", slot_dir.display().to_string());
+        for &i in &merged {
+            plan.items.push(file_placement(&claude_dir, &layout.files[i], &outcome.files[i], &from_staged)?);
+        }
+        let in_slot = layout.files.len() - merged.len();
+        let partly = |reached: usize| error::PartlyPlaced {
+            placed: in_slot + reached,
+            total: layout.files.len(),
+            slot: slot_dir.to_path_buf(),
+        };
+        let done = match place::apply(&plan, now) {
+            Ok(done) if done.interrupted => bail!(partly(done.placed.len())),
+            Ok(done) => done,
+            // A signal that cut a system call short surfaces as its failure.
+            Err(place::Failure::Stopped { at, .. }) if interrupted() => bail!(partly(at)),
+            Err(e) => return Err(anyhow!("{e}")),
+        };
+        for (&i, placed) in merged.iter().zip(&done.placed) {
+            let file = &mut outcome.files[i];
+            file.action = match placed {
+                Some(place::Placed::Written) => file.action,
+                Some(place::Placed::Same) => Action::Same,
+                Some(place::Placed::Kept) | None => Action::Refuse,
+            };
+        }
+        outcome.backups.extend(done.backups);
         Ok(())
     }
 
@@ -1323,37 +1340,29 @@ fn fingerprint(path: &Path) -> Option<(u64, u32)> {
     Some((sink.len, sink.crc.finalize()))
 }
 
-/// Moves a staged file into place by rename, as `action` says, and returns what
-/// happened: a file that appeared meanwhile (another restore of the same bundle) is
-/// never replaced; it counts as the same when it holds the same bytes, else as refused.
-/// The rename goes through [`crate::place`], which opens every folder below `claude_dir`
-/// with no link followed.
-fn place(
-    staged: &Path,
-    dest: &Path,
+/// The placement of one staged file, with the step its planned action gives; a
+/// conversation's transcript is one of its kind, the files beside it companions.
+fn file_placement(
     claude_dir: &Path,
-    action: Action,
-    backups: &mut Vec<PathBuf>,
-) -> anyhow::Result<Action> {
-    let (root, rel) = confined(claude_dir, dest)?;
-    match action {
-        Action::Same | Action::Refuse => Ok(action),
-        Action::Add => {
-            if crate::place::rename_in(&root, rel, staged)? {
-                Ok(Action::Add)
-            } else if same_content(staged, dest).unwrap_or(false) {
-                Ok(Action::Same)
-            } else {
-                Ok(Action::Refuse)
-            }
-        }
-        Action::Replace => {
-            let stamp = crate::human::utc(crate::clock::now().as_millis() as u64).replace([':', '-'], "");
-            let backup = crate::place::replace_in(&root, rel, staged, &format!(".lokust-backup-{stamp}"))?;
-            backups.push(backup);
-            Ok(Action::Replace)
-        }
-    }
+    file: &Placement,
+    planned: &Placed,
+    staged: &dyn Fn(&Path) -> PathBuf,
+) -> anyhow::Result<place::Placement> {
+    let (root, rel) = confined(claude_dir, &file.dest)?;
+    let session = top_level_transcript(&file.rel);
+    Ok(place::Placement {
+        kind: if session.is_some() { place::Kind::Conversation } else { place::Kind::Companion },
+        session: session.unwrap_or_default(),
+        root,
+        rel: rel.to_path_buf(),
+        content: place::Content::Staged(staged(&file.rel)),
+        step: match planned.action {
+            Action::Add => place::Step::Write,
+            Action::Same => place::Step::Same,
+            Action::Refuse => place::Step::Keep(vec![file.dest.clone()]),
+            Action::Replace => place::Step::Replace(vec![file.dest.clone()]),
+        },
+    })
 }
 
 /// The root a path of the restore is confined to, and the path below it: the config
