@@ -174,19 +174,32 @@ pub fn try_lock_file(path: &Path) -> io::Result<File> {
 
 fn lock_with(path: &Path, how: libc::c_int) -> io::Result<File> {
     use std::os::fd::AsRawFd;
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
-    // SAFETY: flock only reads the descriptor, which `file` keeps open.
-    if unsafe { libc::flock(file.as_raw_fd(), how) } != 0 {
-        return Err(io::Error::last_os_error());
+    use std::os::unix::fs::MetadataExt;
+    // A holder may delete the lock file when it is done: a lock taken on the file it
+    // deleted (or on one it replaced) is no one's turn, so it is taken again on the file
+    // the path names now.
+    for _ in 0..1000 {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)?;
+        // SAFETY: flock only reads the descriptor, which `file` keeps open.
+        if unsafe { libc::flock(file.as_raw_fd(), how) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let held = file.metadata()?;
+        match fs::symlink_metadata(path) {
+            Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => return Ok(file),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
     }
-    Ok(file)
+    Err(io::Error::other(format!("{} keeps being replaced; no lock taken", path.display())))
 }
 
 /// A settings file an agent reads, following links as the agent does, but never blocking
@@ -205,6 +218,31 @@ pub fn read_regular(path: &Path, max: u64) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_lock_file_deleted_by_its_holder_is_taken_again_where_the_path_names_it() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("move.lock");
+        for _ in 0..20 {
+            let held = lock_file(&path).unwrap();
+            let waiter = {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let got = lock_file(&path).unwrap();
+                    let named = fs::metadata(&path).map(|m| m.ino()).ok();
+                    let ino = got.metadata().unwrap().ino();
+                    drop(got);
+                    (named, ino)
+                })
+            };
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            fs::remove_file(&path).unwrap();
+            drop(held);
+            let (named, ino) = waiter.join().unwrap();
+            assert_eq!(named, Some(ino), "the waiter holds a lock on a file no one else can find");
+        }
+    }
+
     use super::*;
 
     #[test]
