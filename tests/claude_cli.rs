@@ -2,14 +2,10 @@
 //! under `env -i` with a private HOME, against a local stand-in of the Messages API on
 //! 127.0.0.1 that records what the CLI sends. See: research/claude-code.md.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
+use crate::util::standin::{self, REPLY, SLOW, StandIn};
 use crate::util::{TestEnv, fixtures};
 
 /// The CLI installed by `scripts/test` (npm, into target/claude-cli).
@@ -17,171 +13,20 @@ fn claude_bin() -> Option<PathBuf> {
     crate::util::claude::cli_bin()
 }
 
-/// A stand-in of the Messages API: every `POST /v1/messages` gets a short streamed
-/// answer, and its body is kept for the test to read.
-struct MessagesApi {
-    port: u16,
-    bodies: Arc<Mutex<Vec<String>>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-const REPLY: &str = "STAND-IN-REPLY";
-/// A prompt holding this is answered after a delay.
-const SLOW: &str = "SLOW-ANSWER-PLEASE";
-
-impl MessagesApi {
-    fn start() -> MessagesApi {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let bodies = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (bodies, stop) = (Arc::clone(&bodies), Arc::clone(&stop));
-            std::thread::spawn(move || {
-                // Bounded: the server gives up after five minutes whatever happens.
-                let deadline = Instant::now() + Duration::from_secs(300);
-                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            let bodies = Arc::clone(&bodies);
-                            std::thread::spawn(move || {
-                                let _ = serve(stream, &bodies);
-                            });
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
-                    }
-                }
-            })
-        };
-        MessagesApi { port, bodies, stop, thread: Some(thread) }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn bodies(&self) -> Vec<String> {
-        self.bodies.lock().unwrap().clone()
-    }
-}
-
-impl Drop for MessagesApi {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// One HTTP/1.1 connection: requests until the client closes it.
-fn serve(stream: TcpStream, bodies: &Mutex<Vec<String>>) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut out = stream;
-    for _ in 0..100 {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line)? == 0 {
-            return Ok(());
-        }
-        let mut length = 0usize;
-        let mut chunked = false;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line)?;
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            let lower = line.to_ascii_lowercase();
-            if let Some(v) = lower.strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
-                chunked = true;
-            }
-        }
-        let mut body = Vec::new();
-        if chunked {
-            loop {
-                let mut size = String::new();
-                reader.read_line(&mut size)?;
-                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-                let mut chunk = vec![0; n + 2];
-                reader.read_exact(&mut chunk)?;
-                if n == 0 {
-                    break;
-                }
-                body.extend_from_slice(&chunk[..n]);
-            }
-        } else {
-            body.resize(length, 0);
-            reader.read_exact(&mut body)?;
-        }
-        let mut parts = request_line.split_whitespace();
-        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-        if method == "POST" && path.starts_with("/v1/messages") && !path.contains("count_tokens") {
-            let text = String::from_utf8_lossy(&body).into_owned();
-            // A slow answer keeps the CLI alive past the 5 s after which it runs its
-            // retention cleanup (which a quick `-p` run exits before).
-            if text.contains(SLOW) {
-                std::thread::sleep(Duration::from_secs(8));
-            }
-            bodies.lock().unwrap().push(text);
-            let events = sse();
-            write!(
-                out,
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{events}",
-                events.len()
-            )?;
-        } else if method == "POST" {
-            let json = r#"{"input_tokens":10}"#;
-            write!(
-                out,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{json}",
-                json.len()
-            )?;
-        } else {
-            write!(out, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")?;
-        }
-        out.flush()?;
-    }
-    Ok(())
-}
-
-/// A minimal streamed message: one text block.
-fn sse() -> String {
-    let events = [
-        (
-            "message_start",
-            serde_json::json!({"type": "message_start", "message": {"id": "msg_standin", "type": "message",
-                "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "stop_reason": null,
-                "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-        ),
-        (
-            "content_block_start",
-            serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ),
-        (
-            "content_block_delta",
-            serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": REPLY}}),
-        ),
-        ("content_block_stop", serde_json::json!({"type": "content_block_stop", "index": 0})),
-        (
-            "message_delta",
-            serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
-                "usage": {"output_tokens": 5}}),
-        ),
-        ("message_stop", serde_json::json!({"type": "message_stop"})),
-    ];
-    events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+/// The bodies of the message calls the stand-in received (token counts left out: they
+/// carry the same prompt).
+fn bodies(api: &StandIn) -> Vec<String> {
+    api.requests()
+        .into_iter()
+        .filter(|r| {
+            r.method == "POST" && r.path.starts_with("/v1/messages") && !r.path.contains("count_tokens")
+        })
+        .map(|r| r.body)
+        .collect()
 }
 
 /// Runs the CLI under `env -i`: only a private HOME, PATH and the stand-in's address.
-fn claude(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, args: &[&str]) -> Output {
+fn claude(bin: &Path, api: &StandIn, home: &Path, cwd: &Path, args: &[&str]) -> Output {
     crate::util::claude::run_cli(bin, &api.url(), home, cwd, args)
 }
 
@@ -189,11 +34,11 @@ use crate::util::output_text as text;
 
 /// Resumes `id` in `cwd` with a new prompt and returns the body of the request that
 /// carried it to the stand-in.
-fn resume(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, id: &str, prompt: &str) -> String {
-    let before = api.bodies().len();
+fn resume(bin: &Path, api: &StandIn, home: &Path, cwd: &Path, id: &str, prompt: &str) -> String {
+    let before = bodies(api).len();
     let out = claude(bin, api, home, cwd, &["-p", "--resume", id, prompt, "--output-format", "json"]);
     assert!(out.status.success(), "{}", text(&out));
-    let bodies = api.bodies();
+    let bodies = bodies(api);
     bodies[before..].iter().find(|b| b.contains(prompt)).cloned().expect("the resumed request")
 }
 
@@ -222,7 +67,7 @@ fn slot_dir(home: &Path, project: &Path) -> PathBuf {
 fn a_conversation_resumes_after_a_move_to_a_path_with_a_dot_a_space_and_accents() {
     let Some(bin) = claude_bin() else { return };
     let env = TestEnv::new();
-    let api = MessagesApi::start();
+    let api = standin::messages_api();
     let project = env.root.path().join("orig/project");
     std::fs::create_dir_all(&project).unwrap();
 
@@ -277,7 +122,7 @@ fn a_conversation_resumes_after_a_move_to_a_path_with_a_dot_a_space_and_accents(
 fn real_transcripts_resume_after_a_move() {
     let Some(bin) = claude_bin() else { return };
     let root = fixtures().join("real/claude-code");
-    let api = MessagesApi::start();
+    let api = standin::messages_api();
     for file in crate::util::claude::real_transcripts(&root) {
         let env = TestEnv::new();
         let project = env.root.path().join("orig/cli");
@@ -285,10 +130,10 @@ fn real_transcripts_resume_after_a_move() {
         let lok = snapshot_and_wipe(&env, &project, &slot);
         let target = env.root.path().join("elsewhere/a.b c/ü");
         env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).assert().success();
-        let before = api.bodies().len();
+        let before = bodies(&api).len();
         let out = claude(&bin, &api, &env.home, &target, &["-p", "--resume", &id, "continue please"]);
         assert!(out.status.success(), "{}: {}", file.display(), text(&out));
-        let bodies = api.bodies();
+        let bodies = bodies(&api);
         let sent =
             bodies[before..].iter().find(|b| b.contains("continue please")).expect("the resumed request");
         let request: serde_json::Value = serde_json::from_str(sent).unwrap();
@@ -298,7 +143,7 @@ fn real_transcripts_resume_after_a_move() {
 }
 
 /// Runs `claude -p PROMPT` in `cwd` and returns the new session's id.
-fn new_conversation(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, prompt: &str) -> String {
+fn new_conversation(bin: &Path, api: &StandIn, home: &Path, cwd: &Path, prompt: &str) -> String {
     let out = claude(bin, api, home, cwd, &["-p", prompt, "--output-format", "json"]);
     assert!(out.status.success(), "{}", text(&out));
     let result: serde_json::Value =
@@ -313,7 +158,7 @@ fn new_conversation(bin: &Path, api: &MessagesApi, home: &Path, cwd: &Path, prom
 fn r10_1_a_planted_mcp_server_starts_only_after_trust_config() {
     let Some(bin) = claude_bin() else { return };
     let env = TestEnv::new();
-    let api = MessagesApi::start();
+    let api = standin::messages_api();
     let project = env.root.path().join("orig/project");
     std::fs::create_dir_all(&project).unwrap();
     let id = new_conversation(&bin, &api, &env.home, &project, "remember the word ZEBRA-42");
@@ -363,7 +208,7 @@ fn r10_1_a_planted_mcp_server_starts_only_after_trust_config() {
 fn r10_5_conversations_40_days_apart_both_resume() {
     let Some(bin) = claude_bin() else { return };
     let env = TestEnv::new();
-    let api = MessagesApi::start();
+    let api = standin::messages_api();
     let project = env.root.path().join("orig/project");
     std::fs::create_dir_all(&project).unwrap();
     let old_id = new_conversation(&bin, &api, &env.home, &project, "the old word is OKAPI-7");
@@ -383,10 +228,10 @@ fn r10_5_conversations_40_days_apart_both_resume() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(env.home.join(".claude/.last-cleanup").exists(), "the cleanup did not run: {}", text(&out));
     for (id, word) in [(&new_id, "LYNX-9"), (&old_id, "OKAPI-7")] {
-        let before = api.bodies().len();
+        let before = bodies(&api).len();
         let out = claude(&bin, &api, &env.home, &target, &["-p", "--resume", id, "which word?"]);
         assert!(out.status.success(), "{id}: {}", text(&out));
-        let bodies = api.bodies();
+        let bodies = bodies(&api);
         let sent = bodies[before..].iter().find(|b| b.contains("which word?")).expect("the resumed request");
         assert!(sent.contains(word), "{id}: the earlier turn was not sent");
     }
@@ -402,7 +247,7 @@ fn a_conversation_resumes_after_travelling_sealed_to_an_ssh_key() {
         return;
     }
     let env = TestEnv::new();
-    let api = MessagesApi::start();
+    let api = standin::messages_api();
     let project = env.root.path().join("orig/project");
     std::fs::create_dir_all(&project).unwrap();
     let id = new_conversation(&bin, &api, &env.home, &project, "remember the word ZEBRA-42");
@@ -435,10 +280,10 @@ fn a_conversation_resumes_after_travelling_sealed_to_an_ssh_key() {
         .write_stdin(sealed.stdout)
         .assert()
         .success();
-    let before = api.bodies().len();
+    let before = bodies(&api).len();
     let out = claude(&bin, &api, &env.home, &target, &["-p", "--resume", &id, "which word?"]);
     assert!(out.status.success(), "{}", text(&out));
-    let bodies = api.bodies();
+    let bodies = bodies(&api);
     let sent = bodies[before..].iter().find(|b| b.contains("which word?")).expect("the resumed request");
     assert!(sent.contains("ZEBRA-42"), "the earlier turns were not sent: {sent}");
 }
@@ -451,7 +296,7 @@ fn a_conversation_resumes_in_a_fresh_clone_that_has_the_unpushed_work() {
     use crate::util::work::{git, scenario, state};
     let Some(bin) = claude_bin() else { return };
     let env = TestEnv::new();
-    let api = MessagesApi::start();
+    let api = standin::messages_api();
     let (origin, work) = scenario(env.root.path());
     let _ = std::fs::remove_file(work.join("deploy.env"));
     let id = new_conversation(&bin, &api, &env.home, &work, "remember the word HERON-9");
