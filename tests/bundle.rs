@@ -15,7 +15,7 @@ fn the_bundle_is_a_valid_lok_rooted_at_the_slot() {
     let slot_name = slot.file_name().unwrap().to_str().unwrap().to_string();
     let (lok, stderr) = snapshot(&env, &project, &[]);
     let doc: serde_json::Value = serde_json::from_slice(&fs::read(&lok).unwrap()).unwrap();
-    crate::format::assert_valid(&doc, "a bundled snapshot");
+    crate::util::schema::assert_valid(&doc, "a bundled snapshot");
     lokust::lok::Lok::read_path(&lok).unwrap();
     assert_eq!(doc["bundle"]["kind"], "claude-code-project");
     assert_eq!(doc["bundle"]["format"], "tar.gz+base64");
@@ -233,7 +233,7 @@ fn standard_tools_unpack_the_bundle() {
         .assert()
         .success();
     let doc = crate::util::json(&out.get_output().stdout);
-    crate::format::assert_valid(&doc, "bundle on stdout");
+    crate::util::schema::assert_valid(&doc, "bundle on stdout");
     env.write("data.b64", doc["bundle"]["data"].as_str().unwrap());
     fs::create_dir_all(env.root.path().join("x")).unwrap();
     run_ok(

@@ -219,7 +219,7 @@ fn run_move(with_codex_home: bool) {
     let raw = std::fs::read_to_string(&lok).unwrap();
     assert!(!raw.contains("CODEX-AUTH-CANARY-7731"), "auth.json travelled");
     let doc: serde_json::Value = serde_json::from_str(&raw).unwrap();
-    crate::format::assert_valid(&doc, "a .lok with Codex conversations");
+    crate::util::schema::assert_valid(&doc, "a .lok with Codex conversations");
     let element = doc["bundles"].as_array().unwrap().iter().find(|e| e["kind"] == codex::KIND).unwrap();
     let gz = base64::engine::general_purpose::STANDARD.decode(element["data"].as_str().unwrap()).unwrap();
     let mut tar = Vec::new();

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::format::check_generated;
+use crate::util::schema::check_generated;
 use crate::util::{TestEnv, have};
 
 #[test]

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::format::assert_valid;
-use crate::tmux::{bin, screen, wait_for, wait_screen};
+use crate::util::pane::{bin, screen, wait_for, wait_screen};
+use crate::util::schema::assert_valid;
 use crate::util::{TestEnv, Tmux, have, json, run_ok};
 
 fn hook_file(shell: &str) -> PathBuf {

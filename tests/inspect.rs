@@ -102,6 +102,6 @@ fn real_session_files_round_trip_through_inspect() {
         let out = env.cmd("lokust-shell").args(["inspect", "--json"]).arg(&file).assert().success();
         let back = crate::util::json(&out.get_output().stdout);
         assert_eq!(back["agent_session"], lok["agent_session"], "{}", path.display());
-        crate::format::assert_valid(&back, &path.display().to_string());
+        crate::util::schema::assert_valid(&back, &path.display().to_string());
     }
 }

@@ -7,7 +7,7 @@ use std::process::Command as StdCommand;
 
 use serde_json::Value;
 
-use crate::format::assert_valid;
+use crate::util::schema::assert_valid;
 use crate::util::{TestEnv, Tmux, fixtures, git, git_repo, have, json, run_ok};
 
 /// Runs a snapshot to stdout and returns the parsed .lok, after checking it against the

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::tmux::{screen, wait_for, wait_screen};
+use crate::util::pane::{screen, wait_for, wait_screen};
 use crate::util::standin::{self, StandIn};
 use crate::util::{TestEnv, Tmux, git_repo, have, stderr};
 

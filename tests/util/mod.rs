@@ -8,6 +8,8 @@ pub mod archive;
 pub mod claude;
 pub mod element;
 pub mod gemini;
+pub mod pane;
+pub mod schema;
 pub mod standin;
 pub mod work;
 
