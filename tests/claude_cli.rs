@@ -1,6 +1,6 @@
 //! The real Claude Code CLI resumes a conversation that lokust moved: it runs headless
 //! under `env -i` with a private HOME, against a local stand-in of the Messages API on
-//! 127.0.0.1 that records what the CLI sends. See: research/claude-code.md.
+//! 127.0.0.1 that records what the CLI sends. See docs/claude-code.md.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

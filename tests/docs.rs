@@ -174,3 +174,39 @@ fn the_architecture_names_what_exists_and_every_module() {
         );
     }
 }
+
+/// The project's code and documents cite what the repository holds (`docs/`), never the
+/// research notes it was built from, which a clone does not have.
+#[test]
+fn nothing_cites_material_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md"), root.join("ARCHITECTURE.md"), root.join("SECURITY.md")];
+    let mut dirs = vec![root.join("src"), root.join("tests"), root.join("benches"), root.join("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs" || e == "md") {
+                files.push(path);
+            }
+        }
+    }
+    // Spelled in parts so that this file does not name them itself.
+    let shared = format!("{}/shared", "..");
+    let note = format!("{}/", "research");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(!text.contains(&shared), "{} cites {shared}, which a clone does not have", file.display());
+        // A note by its file name is a citation; an agent's own folder of that name is not.
+        for (at, _) in text.match_indices(&note) {
+            let rest = &text[at + note.len()..];
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            assert!(
+                name.is_empty() || !rest[name.len()..].starts_with(".md"),
+                "{} cites {note}{name}.md, which a clone does not have",
+                file.display()
+            );
+        }
+    }
+}

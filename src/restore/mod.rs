@@ -806,7 +806,7 @@ impl<'a> Job<'a> {
         Ok(())
     }
 
-    /// The events' own cwd is the truth (research/claude-code.md): when the snapshot's
+    /// The events' own cwd is the truth (docs/claude-code.md): when the snapshot's
     /// cwd and the manifest did not name it (a bundle from another writer, a link in the
     /// old path), the transcripts staged so far get a second pass for it, and the ones
     /// staged after are rewritten for it in their one pass.
