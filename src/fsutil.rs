@@ -202,6 +202,19 @@ fn lock_with(path: &Path, how: libc::c_int) -> io::Result<File> {
     Err(io::Error::other(format!("{} keeps being replaced; no lock taken", path.display())))
 }
 
+/// An exclusive advisory lock on the folder `dir` itself, held until the file is dropped;
+/// `WouldBlock` at once when another process holds it. A folder cannot be deleted from
+/// under its holder as a lock file can, and it is the very thing the holder changes.
+pub fn try_lock_dir(dir: &Path) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(dir)?;
+    // SAFETY: flock only reads the descriptor, which `file` keeps open.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
 /// A settings file an agent reads, following links as the agent does, but never blocking
 /// on a FIFO or a device and never larger than `max` bytes; `None` when it is not a
 /// regular file that can be read.

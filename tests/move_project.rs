@@ -898,3 +898,47 @@ fn two_moves_into_one_new_at_once_never_mix_two_projects() {
         env.cmd("lokust-shell").arg("move").arg(&new).arg(moved.0).assert().success();
     }
 }
+
+/// A move locks the stores it changes, not only its own state folder: a move that keeps its
+/// journal elsewhere (another `XDG_STATE_HOME`) waits while another holds Claude Code's
+/// store, and Ctrl-C ends the wait with nothing changed. There is no lock file to delete.
+#[test]
+fn a_move_waits_for_the_store_whatever_its_state_folder() {
+    use std::os::fd::AsRawFd;
+    let env = TestEnv::new();
+    let base = fs::canonicalize(env.root.path()).unwrap().join("p");
+    let (a, b) = (base.join("a"), base.join("b"));
+    fs::create_dir_all(&a).unwrap();
+    transcript(&env, &a, A);
+    let store = fs::File::open(env.home.join(".claude")).unwrap();
+    // SAFETY: flock only reads the descriptor, which `store` keeps open.
+    assert_eq!(unsafe { libc::flock(store.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let spawn = |state: &str| {
+        env.process("lokust-shell")
+            .arg("move")
+            .arg(&a)
+            .arg(&b)
+            .env("XDG_STATE_HOME", env.root.path().join(state))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let waiting = spawn("other-state");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(waiting.id() as i32, libc::SIGINT) };
+    let out = waiting.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another lokust-shell move is running; waiting"), "{err}");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(slot_dir(&env, a.to_str().unwrap()).join(format!("{A}.jsonl")).is_file());
+
+    let mover = spawn("third-state");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!slot_dir(&env, b.to_str().unwrap()).exists(), "the move ran while the store was held");
+    drop(store);
+    let out = mover.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(slot_dir(&env, b.to_str().unwrap()).join(format!("{A}.jsonl")).is_file());
+}

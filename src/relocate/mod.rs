@@ -106,31 +106,46 @@ pub fn relocate(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> an
     move_one(probe, old, new, opts)
 }
 
-/// The machine's move lock, held until the move ends; says so when another move holds it.
-fn one_at_a_time(probe: &Probe) -> anyhow::Result<fs::File> {
+/// The move's locks, held until it ends: the journal's folder and every agent store on
+/// this machine, each folder itself (no lock file another run could delete), in one order.
+/// Two moves over the same stores take turns, whatever state folder each keeps its
+/// journal in; the second says it waits, and Ctrl-C ends the wait (nothing has changed).
+fn one_at_a_time(probe: &Probe) -> anyhow::Result<Vec<fs::File>> {
     let folder = journal::folder(probe).context("set HOME or XDG_STATE_HOME: a move keeps a journal")?;
     crate::fsutil::create_private_dir(&folder)
         .with_context(|| format!("could not create {}", folder.display()))?;
-    let path = folder.join("move.lock");
-    match crate::fsutil::try_lock_file(&path) {
-        Ok(file) => Ok(file),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-            crate::exit::warn("another lokust-shell move is running; waiting for it to finish");
-            // Polled, so that Ctrl-C ends the wait (nothing has changed yet).
-            loop {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                if crate::interrupt::interrupted() {
-                    bail!(crate::interrupt::Interrupted);
+    let mut folders = vec![folder];
+    folders.extend(crate::capture::claude::config_dir(probe));
+    folders.extend(agent::AGENTS.iter().filter_map(|a| a.home(probe)));
+    // A store reached by two names is locked once.
+    let mut folders: Vec<PathBuf> = folders.into_iter().filter_map(|f| fs::canonicalize(f).ok()).collect();
+    folders.sort();
+    folders.dedup();
+    let mut held = Vec::new();
+    let mut said = false;
+    for dir in &folders {
+        loop {
+            match crate::fsutil::try_lock_dir(dir) {
+                Ok(file) => {
+                    held.push(file);
+                    break;
                 }
-                match crate::fsutil::try_lock_file(&path) {
-                    Ok(file) => return Ok(file),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(e) => bail!("could not lock {}: {e}", path.display()),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if !said {
+                        crate::exit::warn("another lokust-shell move is running; waiting for it to finish");
+                        said = true;
+                    }
+                    // Polled, so that Ctrl-C ends the wait.
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    if crate::interrupt::interrupted() {
+                        bail!(crate::interrupt::Interrupted);
+                    }
                 }
+                Err(e) => bail!("could not lock {}: {e}", dir.display()),
             }
         }
-        Err(e) => Err(anyhow!("could not lock {}: {e}", path.display())),
     }
+    Ok(held)
 }
 
 fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow::Result<Moved> {
