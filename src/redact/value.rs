@@ -647,12 +647,48 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
         "-anonymous@",
         "anonymous@",
     ];
-    if WORDS.contains(&l) {
+    if WORDS.contains(&l) || (!t.iter().any(u8::is_ascii_uppercase) && says_what_it_is(l)) {
         return true;
     }
     // `xxxxxxxx`, `********`, `...`, `…`, `-----`: masks and ellipses.
     let masky = t.iter().all(|&b| matches!(b, b'x' | b'X' | b'*' | b'.' | b'-' | b'_' | b'#' | b'?'));
     masky || l == "…"
+}
+
+/// Words that mean "password" or "secret", in the languages documentation is written in.
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "passwort",
+    "kennwort",
+    "geheim",
+    "parole",
+    "motdepasse",
+    "contrasena",
+    "senha",
+    "segreto",
+    "wachtwoord",
+    "losenord",
+    "haslo",
+    "salasana",
+];
+
+/// Two or more words that each mean "password" or "secret", in small letters, joined by
+/// punctuation (`geheim$parole`, `secret-password`): an example that says what goes
+/// there, as documentation writes one. One word alone is judged as before, and a digit or
+/// a capital makes the value typed.
+fn says_what_it_is(l: &str) -> bool {
+    let mut pieces = 0;
+    for piece in l.split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()) {
+        if !SECRET_WORDS.contains(&piece) {
+            return false;
+        }
+        pieces += 1;
+    }
+    pieces >= 2
 }
 
 /// `%s`, `%d`, `%(name)s`, `%-10.3f`: a format string's slot, filled in later.
@@ -1240,6 +1276,19 @@ pub(crate) fn trim_ascii(v: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Words that mean "password" joined together say what goes there (a docstring's
+    /// `passwd='geheim$parole'`); a digit, a capital or another word make a password.
+    #[test]
+    fn words_that_mean_password_joined_are_an_example() {
+        for v in ["geheim$parole", "secret-password", "password.secret", "kennwort.geheim"] {
+            assert!(!should_redact(Class::Password, v.as_bytes()), "{v}");
+        }
+        for v in ["geheim$parole1", "Geheim$Parole", "secret-sauce", "passwort!", "geheimx$parole", "hunter2"]
+        {
+            assert!(should_redact(Class::Password, v.as_bytes()), "{v}");
+        }
+    }
 
     #[test]
     fn names() {
