@@ -302,8 +302,19 @@ fn classify(
         if code { name_class_strict(name.as_bytes(), form) } else { name_class(name.as_bytes(), form) }
             .filter(|_| {
                 !(tracking(name.as_bytes()) || form == Form::Query && public_graph(line, name.start()))
+            })
+            .or_else(|| {
+                (form == Form::Query && names_an_app_key(name.as_bytes()))
+                    .then_some(super::value::Class::Generated)
             });
     (rule, spaced, class)
+}
+
+/// `appid`, `app_id`: APIs that take their key in a URL under the name of an
+/// application's id (OpenWeatherMap, Wolfram|Alpha). Elsewhere the id is public, so only a
+/// value a generator made counts (`Class::Generated`): a number, a UUID or a name stays.
+pub(crate) fn names_an_app_key(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"appid") || name.eq_ignore_ascii_case(b"app_id")
 }
 
 /// What parts a name from its value on a line, which says how a config file reads the

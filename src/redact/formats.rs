@@ -68,12 +68,76 @@ lazy_re!(QUOTED_AFTER, r#"(?:^|[ \t])(?:password|passwd|passphrase)[ \t]+("[^"\\
 fn directive_value(line: &[u8], (s, e): (usize, usize), class: Class, out: &mut Vec<Span>) {
     let v = &line[s..e];
     let names_one = v.windows(4).any(|w| w.eq_ignore_ascii_case(b"pass"));
-    if should_redact(class, v) && looks_typed(v) && !names_one {
+    if should_redact(class, v) && looks_typed(v) && !names_one && !anonymous_address(line, v) {
         out.push(Span { start: s, end: e, rule: "netrc-line" });
     }
 }
 
+// debconf's selections, as a preseed file and `debconf-set-selections` read them: an
+// owner, a question, its type and the value, which runs to the line's end. A question of
+// type `password` holds one, whatever the question is called
+// (`d-i passwd/user-password-again password X`, `mysql-server mysql-server/root_password
+// password X` echoed into the reader).
+lazy_re!(
+    DEBCONF,
+    r"(?:^|(['\x22])|[^A-Za-z0-9_./'\x22-])[a-z0-9][a-z0-9.+-]*[ \t]+[a-z0-9][A-Za-z0-9_.+-]*/[A-Za-z0-9_./+-]+[ \t]+password[ \t]+(\S.*)"
+);
+
+fn debconf(line: &[u8], out: &mut Vec<Span>) {
+    let Some(c) = DEBCONF.captures(line) else { return };
+    let m = c.get(2).unwrap();
+    // Given in quotes to `echo` or `<<<`, the selection ends at its closing quote.
+    let v = match c.get(1) {
+        Some(q) => match m.as_bytes().iter().rposition(|b| *b == q.as_bytes()[0]) {
+            Some(close) => &m.as_bytes()[..close],
+            None => return,
+        },
+        None => m.as_bytes(),
+    };
+    let v = v.trim_ascii_end();
+    if !v.is_empty() && should_redact(Class::Password, v) {
+        out.push(Span { start: m.start(), end: m.start() + v.len(), rule: "debconf-password" });
+    }
+}
+
+// snmpd.conf's community strings, which are SNMP v1/v2c's passwords: the first word after
+// `rocommunity`/`rwcommunity` (a source and an OID may follow), the last of `com2sec NAME
+// SOURCE COMMUNITY`, and `trapcommunity`'s. The defaults `public` and `private` are known
+// to everyone, and stay.
+lazy_re!(
+    SNMPD,
+    r"(?:^[-+]?|[:;])[ \t]*(?:(?:ro|rw)community6?|trapcommunity|com2sec6?(?:[ \t]+-Cn[ \t]+\S+)?[ \t]+\S+[ \t]+\S+)[ \t]+([^\s#'\x22]+)"
+);
+
+fn snmpd(line: &[u8], out: &mut Vec<Span>) {
+    for c in SNMPD.captures_iter(line) {
+        let m = c.get(1).unwrap();
+        let v = m.as_bytes();
+        if !(v == b"public" || v == b"private") && should_redact(Class::Password, v) {
+            out.push(Span { start: m.start(), end: m.end(), rule: "snmp-community" });
+        }
+    }
+}
+
+/// The password of an anonymous FTP login, which by convention (RFC 1635) is the user's
+/// e-mail address, or a stand-in for one (`login anonymous password user@site`): public.
+fn anonymous_address(line: &[u8], v: &[u8]) -> bool {
+    let address = v.iter().filter(|b| **b == b'@').count() == 1
+        && v.iter().all(|b| b.is_ascii_alphanumeric() || b"@.-_+".contains(b));
+    let anonymous = line.windows(6).enumerate().any(|(i, w)| {
+        w.eq_ignore_ascii_case(b"login ")
+            && line[i + 6..]
+                .trim_ascii_start()
+                .split(|b| b.is_ascii_whitespace())
+                .next()
+                .is_some_and(|u| u.eq_ignore_ascii_case(b"anonymous") || u.eq_ignore_ascii_case(b"ftp"))
+    });
+    address && anonymous
+}
+
 pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
+    debconf(line, out);
+    snmpd(line, out);
     // A directive's name says what its value is: a password's, or any secret's.
     if let Some(c) = NETRC_LINE.captures(line) {
         let name = c.get(1).unwrap().as_bytes();
@@ -96,7 +160,7 @@ pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
     }
     for c in NETRC.captures_iter(line) {
         let m = c.get(1).unwrap();
-        if should_redact(Class::Password, m.as_bytes()) {
+        if should_redact(Class::Password, m.as_bytes()) && !anonymous_address(line, m.as_bytes()) {
             out.push(Span { start: m.start(), end: m.end(), rule: "netrc" });
         }
     }
@@ -402,5 +466,52 @@ pub(crate) fn xml(line: &[u8], out: &mut Vec<Span>) {
             let rule = if named.is_some() { "xml-named" } else { "xml" };
             out.push(Span { start: value.start(), end: value.end(), rule });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(line: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        netrc(line.as_bytes(), &mut out);
+        out.iter().map(|s| &line[s.start..s.end]).collect()
+    }
+
+    #[test]
+    fn a_debconf_selection_of_type_password_gives_its_value() {
+        assert_eq!(found("d-i passwd/user-password-again password -l*OcZ9QFK8+2mbK"), ["-l*OcZ9QFK8+2mbK"]);
+        assert_eq!(found("./server.cfg:4:d-i passwd/root-password password #zw2RI+4tk"), ["#zw2RI+4tk"]);
+        assert_eq!(
+            found(
+                "echo 'mysql-server mysql-server/root_password password Wq7a Zb9' | debconf-set-selections"
+            ),
+            ["Wq7a Zb9"]
+        );
+        // Another type, no value, a reference, a sentence with a path in it.
+        assert!(found("d-i passwd/root-login boolean false").is_empty());
+        assert!(found("d-i passwd/root-password password").is_empty());
+        assert!(found("d-i passwd/root-password password $ROOT_PW").is_empty());
+        assert!(found("see docs/install.md for the root password").is_empty());
+    }
+
+    #[test]
+    fn an_snmpd_community_is_its_password_but_the_defaults_are_not() {
+        assert_eq!(found("rocommunity muSB.z2a5ChQ.z843T 10.0.0.0/8"), ["muSB.z2a5ChQ.z843T"]);
+        assert_eq!(found("+rwcommunity6 x00t-Rc6m.OE9VWpp 2001:db8::/32"), ["x00t-Rc6m.OE9VWpp"]);
+        assert_eq!(found("com2sec -Cn ctx readonly 10.0.0.0/8 Kq7bsWv_kh"), ["Kq7bsWv_kh"]);
+        assert!(found("rocommunity public 10.0.0.0/8").is_empty());
+        assert!(found("rwcommunity private").is_empty());
+        assert!(found("the rocommunity line sets who may read").is_empty());
+    }
+
+    #[test]
+    fn an_anonymous_login_gives_an_address_not_a_password() {
+        assert!(found("    default login anonymous password user@site").is_empty());
+        assert!(found("machine ftp.example.org login anonymous password me@example.org").is_empty());
+        // Any other login's, and an anonymous one's that is no address, is a password.
+        assert_eq!(found("machine h login deploy password user@site9"), ["user@site9"]);
+        assert_eq!(found("default login anonymous password w4Zk9qLm2x"), ["w4Zk9qLm2x"]);
     }
 }

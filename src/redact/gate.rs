@@ -275,6 +275,12 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
         Some(b'=') if closed > 0 && name.eq_ignore_ascii_case(b"pwd") => {
             line[to + more..].trim_ascii_start().starts_with(b"=>")
         }
+        // A URL query's `appid=` (`assign.rs`): a key under the name of an id.
+        Some(b'=')
+            if from > 0 && matches!(line[from - 1], b'?' | b'&') && super::assign::names_an_app_key(name) =>
+        {
+            true
+        }
         Some(b'=') => judge(false),
         Some(b':') => judge(true),
         Some(b',') if closed > 0 => judge(true),

@@ -23,6 +23,7 @@
 //!   puts before a file's lines (`N→`, `cat -n`, `grep -n`, diffs);
 //! - `value.rs` what a name says of its value, and the values that are never secrets;
 //!   `quoting.rs` what replacing a value does to the quotes around it;
+//! - `mnemonic.rs` a wallet's recovery phrase, judged by its words alone;
 //! - `echo.rs` a secret found once, replaced wherever it comes again in the document.
 //!
 //! See SECURITY.md for what is and is not redacted.
@@ -42,6 +43,7 @@ mod keywords;
 mod lex;
 mod literal;
 mod memo;
+mod mnemonic;
 mod pair;
 mod pem;
 mod prose;

@@ -58,6 +58,8 @@ pub enum Engine {
     Database,
     /// A literal a generator made, standing alone as an argument or an element.
     Generated,
+    /// A wallet's recovery phrase: BIP-39 words standing as a whole value.
+    Mnemonic,
 }
 
 /// One rule of the catalogue.
@@ -84,6 +86,13 @@ pub struct Rule {
 const NAME_WORDS: &[&str] = &[
     "pass", "pwd", "token", "secret", "key", "auth", "private", "cred", "session", "signing", "psk", "sig",
     "cookie", "bearer", "jwt", "salt", "dsn", "sid",
+];
+
+/// [`NAME_WORDS`] and the names under which a URL's query takes an application's key by
+/// the name of its id (OpenWeatherMap's and Wolfram|Alpha's `appid`).
+const QUERY_WORDS: &[&str] = &[
+    "pass", "pwd", "token", "secret", "key", "auth", "private", "cred", "session", "signing", "psk", "sig",
+    "cookie", "bearer", "jwt", "salt", "dsn", "sid", "appid", "app_id",
 ];
 
 macro_rules! token {
@@ -190,6 +199,18 @@ pub static RULES: &[Rule] = &[
         r"maker\.ifttt\.com/(?:trigger/[^\s/]+/(?:json/)?with/key|use)/(?P<s>[A-Za-z0-9_\-]{16,64})",
         ["curl https://maker.ifttt.com/trigger/door/with/key/⟦‹u22›⟧"],
         ["https://maker.ifttt.com/trigger/door/with/key/"]
+    ),
+    token!(
+        "node-provider-url",
+        "blockchain node providers' endpoint URLs whose path is the API key (Alchemy /v2/, Infura /v3/, QuickNode)",
+        ["alchemy.com/v2/", "alchemyapi.io/v2/", "infura.io/v3/", "infura.io/ws/v3/", "quiknode.pro/"],
+        r"(?:\.alchemy\.com/v2|\.alchemyapi\.io/v2|\.infura\.io/(?:ws/)?v3|\.quiknode\.pro)/(?P<s>[A-Za-z0-9_\-]{32,64})",
+        [
+            "RPC_URL=https://eth-sepolia.g.alchemy.com/v2/⟦‹u32›⟧",
+            "https://mainnet.infura.io/v3/⟦‹h32›⟧",
+            "wss://polygon-mainnet.infura.io/ws/v3/⟦‹h32›⟧"
+        ],
+        ["https://eth-mainnet.g.alchemy.com/v2/", "https://docs.alchemy.com/v2/reference"]
     ),
     token!(
         "stripe-key",
@@ -1073,8 +1094,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "query",
-        what: "secret query parameters (api_key, access_token, sig, password …), never tracking ones",
-        keywords: NAME_WORDS,
+        what: "secret query parameters (api_key, access_token, sig, password …; appid when its value is a generated key), never tracking ones",
+        keywords: QUERY_WORDS,
         matcher: Matcher::Context(Engine::Equals),
         gate: Gate::Named,
         positives: &[
@@ -1082,12 +1103,17 @@ pub static RULES: &[Rule] = &[
             "azcopy copy 'https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sr=b&sig=⟦‹b43›%3D⟧' .",
             "wget 'https://dl.example.com/file?token=⟦‹u32›⟧'",
             "jdbc:postgresql://db:5432/app?user=app&password=⟦Pgpass1⟧",
+            "https://api.openweathermap.org/data/2.5/weather?q=Berlin&appid=⟦‹h32›⟧&units=metric",
         ],
         negatives: &[
             "open 'https://shop.example.com/?utm_source=news&gclid=Cj0KCQjw‹u40›'",
             "open 'https://example.com/?fbclid=IwAR‹u40›'",
             "curl 'https://api.example.com/items?page_token=CAE'",
             "https://www.google.com/search?q=rust+borrow+checker&ei=‹u22›",
+            // An application's id that is an id: a number, a UUID, a name.
+            "https://graph.facebook.com/oauth?appid=‹d15›&redirect=x",
+            "https://login.example.com/?appid=‹h8›-‹h4›-‹h4›-‹h4›-‹h12›",
+            "https://api.example.com/?app_id=weather-widget&key=abc",
         ],
     },
     Rule {
@@ -1221,6 +1247,32 @@ pub static RULES: &[Rule] = &[
         ],
     },
     Rule {
+        id: "debconf-password",
+        what: "a debconf selection of type password, as a preseed file or debconf-set-selections gives it: d-i passwd/root-password password X",
+        keywords: &["password"],
+        matcher: Matcher::Context(Engine::Netrc),
+        gate: Gate::Any,
+        positives: &[
+            "d-i passwd/user-password-again password ⟦-l*Oc‹a10›⟧",
+            "echo \"mysql-server mysql-server/root_password password ⟦Wq‹a12›⟧\" | sudo debconf-set-selections",
+        ],
+        negatives: &[
+            "d-i passwd/root-login boolean false",
+            "d-i passwd/user-password password",
+            "d-i passwd/root-password password $ROOT_PW",
+            "Type the root password and press enter",
+        ],
+    },
+    Rule {
+        id: "snmp-community",
+        what: "snmpd.conf community strings: rocommunity X, rwcommunity X, com2sec name source X",
+        keywords: &["community", "com2sec"],
+        matcher: Matcher::Context(Engine::Netrc),
+        gate: Gate::Any,
+        positives: &["rocommunity ⟦muSB.‹a12›⟧ 10.0.0.0/8", "com2sec readonly default ⟦Kq‹a12›⟧"],
+        negatives: &["rocommunity public 10.0.0.0/8", "# rocommunity: see the community docs"],
+    },
+    Rule {
         id: "php-define",
         what: "PHP constants named like a secret: define('DB_PASSWORD', 'x')",
         keywords: &["define"],
@@ -1246,6 +1298,23 @@ pub static RULES: &[Rule] = &[
             "the token is valid for 10 minutes",
             "the secret is out",
             "if the password is empty, ask",
+        ],
+    },
+    Rule {
+        id: "mnemonic",
+        what: "a wallet's recovery phrase: 12, 15, 18, 21 or 24 BIP-39 words standing as a whole value on a line naming a mnemonic, seed or phrase",
+        keywords: &["mnemonic", "seed", "phrase"],
+        matcher: Matcher::Context(Engine::Mnemonic),
+        gate: Gate::Any,
+        positives: &[
+            "MNEMONIC=\"⟦velvet wagon salute nephew wagon velvet ripple voyage pioneer nephew humble gravity⟧\"",
+            "  mnemonic: ⟦abandon ability able about above absent absorb abstract absurd abuse access accident⟧",
+        ],
+        negatives: &[
+            // Eleven words, and twelve inside a sentence.
+            "MNEMONIC=\"velvet wagon salute nephew wagon velvet ripple voyage pioneer nephew humble\"",
+            "the seed phrase is velvet wagon salute nephew wagon velvet ripple voyage pioneer nephew humble gravity now",
+            "seed: random seed for the test",
         ],
     },
     Rule {

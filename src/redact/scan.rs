@@ -241,7 +241,7 @@ pub(crate) fn find_spans_read(line: &[u8], mask: u128, depth: u8, reading: Readi
 /// Every span the engines of the rules in `mask` find in `line`.
 fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
     let mut out = Vec::new();
-    let mut engines = 0u16;
+    let mut engines = 0u32;
     let mut name_woken = false;
     // Made once, for the first token rule woken.
     let mut blanked: Option<Option<Vec<u8>>> = None;
@@ -267,7 +267,7 @@ fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
                 }
             }
             Matcher::Context(_) if NAME_RULES.contains(&rule.id) => name_woken = true,
-            Matcher::Context(e) => engines |= 1 << e as u16,
+            Matcher::Context(e) => engines |= 1 << e as u32,
         }
     }
     // A secret's name only matters next to a value: after `=` or `:`, as a flag, or as a
@@ -287,9 +287,9 @@ fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
             // An element naming it and the next giving it (`<Key>Password</Key><Value>`).
             || memchr::memmem::find(line, b"</").is_some())
     {
-        engines |= 1 << Engine::Shell as u16 | 1 << Engine::Colon as u16 | 1 << Engine::Pair as u16;
+        engines |= 1 << Engine::Shell as u32 | 1 << Engine::Colon as u32 | 1 << Engine::Pair as u32;
     }
-    let on = |e: Engine| engines & (1 << e as u16) != 0;
+    let on = |e: Engine| engines & (1 << e as u32) != 0;
     // The name-keyed rules share keywords; whichever woke, run both readings.
     if on(Engine::Shell) || on(Engine::Equals) {
         super::shell::scan(line, &mut out, depth, reading != Reading::Any);
@@ -332,7 +332,7 @@ type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords:
 /// a reader runs once when any of its engines woke.
-const READERS: [(&[Engine], Reader); 16] = [
+const READERS: [(&[Engine], Reader); 17] = [
     (&[Engine::Colon], colon),
     (&[Engine::Colon], super::expansion::spans),
     // Guzzle's `['Authorization' => 'Bearer …']` wakes the header's rule alone.
@@ -350,6 +350,7 @@ const READERS: [(&[Engine], Reader); 16] = [
     (&[Engine::Xml], xml),
     (&[Engine::Database], database),
     (&[Engine::Generated], super::literal::spans),
+    (&[Engine::Mnemonic], super::mnemonic::spans),
 ];
 
 /// A rule's regex, compiled once on first use.
