@@ -589,3 +589,118 @@ fn r10_property_a_default_restore_of_a_random_lok_stays_inside_its_bounds() {
         }
     }
 }
+
+/// The receiver keeps its own, other version of the newest conversation: the files beside
+/// the bundle's copy (subagents, file history, todos, tasks) stay out with it, the dry run
+/// says the same as the restore, and the line to resume never names the receiver's copy.
+#[test]
+fn a_kept_conversation_keeps_out_its_companions_and_is_not_the_one_to_resume() {
+    use crate::util::claude::OLDER;
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let target = env.root.path().join("t");
+    fs::create_dir_all(&target).unwrap();
+    let slot = new_slot(&env, &target);
+    fs::create_dir_all(&slot).unwrap();
+    fs::write(slot.join(format!("{SESSION}.jsonl")), "{\"type\":\"user\",\"note\":\"the receiver's own\"}\n")
+        .unwrap();
+    let dry = restore_with(&env, &lok, &target, &["--dry-run"]);
+    let real = restore_with(&env, &lok, &target, &[]).code(2);
+    let (dry, real) = (stdout(&dry), stdout(&real));
+    let config = env.home.join(".claude");
+    assert!(!slot.join(SESSION).join("subagents/agent-a1.jsonl").exists(), "{real}");
+    assert!(!config.join("file-history").join(SESSION).join("abc@v1").exists(), "{real}");
+    assert!(!config.join("tasks").join(SESSION).join("1.json").exists(), "{real}");
+    assert!(!config.join("todos").join(format!("{SESSION}-agent-{SESSION}.json")).exists(), "{real}");
+    assert!(slot.join(format!("{OLDER}.jsonl")).is_file(), "{real}");
+    assert_eq!(
+        fs::read_to_string(slot.join(format!("{SESSION}.jsonl"))).unwrap(),
+        "{\"type\":\"user\",\"note\":\"the receiver's own\"}\n"
+    );
+    assert!(!dry.contains(&format!("--resume {SESSION}")), "{dry}");
+    assert!(!real.contains(&format!("--resume {SESSION}")), "{real}");
+    assert!(real.contains(&format!("--resume {OLDER}")), "{real}");
+    // What the dry run said of each file is what the restore did.
+    for name in ["agent-a1.jsonl", "abc@v1", "1.json"] {
+        let said = |out: &str| {
+            out.lines().any(|l| l.contains(name) && (l.contains("conflict") || l.contains("refused")))
+        };
+        assert!(said(&dry) && said(&real), "{name}:\n{dry}\n{real}");
+    }
+}
+
+/// A dry run reads the receiver's files as the restore does: a link at a file's name, or a
+/// FIFO, is the receiver's own and differs (it never says "the same" through a link, and
+/// never waits on a FIFO).
+#[test]
+fn a_dry_run_follows_no_link_and_waits_on_no_fifo_at_a_files_name() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let target = env.root.path().join("t");
+    restore_with(&env, &lok, &target, &[]).success();
+    let transcript = new_slot(&env, &target).join(format!("{SESSION}.jsonl"));
+    let outside = env.root.path().join("outside.jsonl");
+    fs::rename(&transcript, &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &transcript).unwrap();
+    let dry = stdout(&restore_with(&env, &lok, &target, &["--dry-run"]));
+    assert!(dry.contains("refused") || dry.contains("conflict"), "{dry}");
+    fs::remove_file(&transcript).unwrap();
+    assert!(Command::new("mkfifo").arg(&transcript).status().unwrap().success());
+    let out = Command::new("timeout")
+        .arg("20")
+        .arg(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
+        .env_clear()
+        .env("HOME", &env.home)
+        .arg(&lok)
+        .arg("--to")
+        .arg(&target)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(124), "the dry run waited on the FIFO");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("refused") || said.contains("conflict"), "{said}");
+}
+
+/// `~/.claude/todos` made a link to another folder (another disk) is the user's choice of
+/// where todos live, as `projects` and `file-history` may be: followed, not refused.
+#[test]
+fn a_linked_todos_folder_is_followed_like_the_other_store_folders() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    let elsewhere = env.root.path().join("todos-elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, env.home.join(".claude/todos")).unwrap();
+    let target = env.root.path().join("t");
+    restore_with(&env, &lok, &target, &[]).success();
+    assert!(elsewhere.join(format!("{SESSION}-agent-{SESSION}.json")).is_file());
+}
+
+/// Two restores into a HOME with no `~/.claude` at all, started together, both make the
+/// folders they need: neither fails because the other made one first.
+#[test]
+fn two_first_restores_at_once_both_make_the_config_folders() {
+    let env = TestEnv::new();
+    let (lok, _) = moved(&env);
+    for round in 0..6 {
+        let home = env.root.path().join(format!("fresh{round}"));
+        fs::create_dir_all(&home).unwrap();
+        let spawn = |n: usize| {
+            Command::new(assert_cmd::cargo::cargo_bin("lokust-shell-restore"))
+                .env_clear()
+                .env("HOME", &home)
+                .arg(&lok)
+                .arg("--to")
+                .arg(env.root.path().join(format!("t{round}-{n}")))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(0), spawn(1));
+        for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("File exists"), "{err}");
+        }
+    }
+}

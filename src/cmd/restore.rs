@@ -441,7 +441,13 @@ fn print_done(o: &RestoreOutcome, w: &mut dyn Write) -> io::Result<()> {
         count(Action::Refuse)
     )?;
     for f in o.refused() {
-        writeln!(w, "  refused:   {} (exists with other content; kept)", safe(&f.path.to_string_lossy()))?;
+        // A file beside a conversation the receiver keeps in its own version stays out with it.
+        let why = if std::fs::symlink_metadata(&f.path).is_ok() {
+            "exists with other content; kept"
+        } else {
+            "left out with its conversation, which the receiver keeps in another version"
+        };
+        writeln!(w, "  refused:   {} ({why})", safe(&f.path.to_string_lossy()))?;
     }
     for b in &o.backups {
         writeln!(w, "  backup:    {}", safe(&b.to_string_lossy()))?;

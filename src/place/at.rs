@@ -87,7 +87,9 @@ pub(super) fn place(p: &Placement, now: SystemTime, backups: &mut Vec<PathBuf>) 
 }
 
 /// Moves lokust's own staged file or folder `from` in as `name` of `dir`, setting the
-/// receiver's copies aside first when the step says so (put back when the move fails).
+/// receiver's copies aside first when the step says so (put back when the move fails). A
+/// file is first brought beside its place (copied, when the store is on another disk), so
+/// that the receiver's copy is set aside only for the moment of the swap.
 fn place_staged(
     p: &Placement,
     dir: &OwnedFd,
@@ -96,6 +98,15 @@ fn place_staged(
     now: SystemTime,
     backups: &mut Vec<PathBuf>,
 ) -> anyhow::Result<Placed> {
+    let folder = p.root.join(p.rel.parent().unwrap_or(Path::new("")));
+    let is_dir = fs::symlink_metadata(from).is_ok_and(|m| m.is_dir());
+    let near = if is_dir {
+        None
+    } else {
+        let staged = bring_beside(dir, &folder, from)
+            .with_context(|| format!("could not write {}", p.path().display()))?;
+        Some(staged)
+    };
     let mut aside = Vec::new();
     if let Step::Replace(theirs) = &p.step {
         for path in theirs {
@@ -103,24 +114,55 @@ fn place_staged(
                 Ok(moved) => aside.push(moved),
                 Err(e) => {
                     put_back(&aside);
+                    if let Some(near) = &near {
+                        near.discard(dir);
+                    }
                     return Err(e);
                 }
             }
         }
     }
-    match move_in(dir, name, from) {
+    let moved = match &near {
+        Some(near) => rename_no_replace(dir, &near.name, name, false)
+            .map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error)),
+        None => move_in(dir, name, from),
+    };
+    match moved {
         Ok(true) => {
             backups.extend(aside.into_iter().map(|a| a.backup));
             Ok(Placed::Written)
         }
         outcome => {
             put_back(&aside);
+            let same = near.as_ref().map_or(from, |n| n.path.as_path());
+            let same = same_bytes(dir, name, same).unwrap_or(false);
+            if let Some(near) = &near {
+                near.discard(dir);
+            }
             outcome
                 .map_err(io::Error::from)
                 .with_context(|| format!("could not place {}", p.path().display()))?;
             // Something appeared there meanwhile: the same bytes, or the receiver's, kept.
-            Ok(if same_bytes(dir, name, from).unwrap_or(false) { Placed::Same } else { Placed::Kept })
+            Ok(if same { Placed::Same } else { Placed::Kept })
         }
+    }
+}
+
+/// Lokust's staged file `from` under a temp name in `dir` (the folder `folder`): renamed
+/// there, or copied when it is on another disk.
+fn bring_beside(dir: &OwnedFd, folder: &Path, from: &Path) -> io::Result<Staged> {
+    let name = temp_name();
+    let staged = Staged { path: folder.join(&name), name };
+    match rustix::fs::renameat(rustix::fs::CWD, from, dir, &staged.name) {
+        Ok(()) => Ok(staged),
+        Err(Errno::XDEV) => match write_copy(dir, &staged.name, from, 0o600) {
+            Ok(()) => Ok(staged),
+            Err(e) => {
+                staged.discard(dir);
+                Err(e)
+            }
+        },
+        Err(e) => Err(e.into()),
     }
 }
 

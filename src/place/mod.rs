@@ -322,9 +322,9 @@ pub enum Failure {
     #[error("{0:#}")]
     Refused(anyhow::Error),
     /// Writing stopped part way at the placement `at` of the plan: what was written
-    /// before it stays.
+    /// before it stays, and the receiver's copies set aside so far are `backups`.
     #[error("{error:#}")]
-    Stopped { error: anyhow::Error, at: usize },
+    Stopped { error: anyhow::Error, at: usize, backups: Vec<PathBuf> },
 }
 
 /// Writes a plan. Nothing is written unless the whole plan passes [`check`]; a signal
@@ -333,10 +333,18 @@ pub fn apply(plan: &Plan, now: SystemTime) -> Result<Applied, Failure> {
     check(plan).map_err(Failure::Refused)?;
     let mut done = Applied::default();
     let mut kept: BTreeSet<&str> = BTreeSet::new();
+    let mut swept: BTreeSet<PathBuf> = BTreeSet::new();
     for p in &plan.items {
         if crate::interrupt::interrupted() {
             done.interrupted = true;
             break;
+        }
+        // What a killed run was writing here (its temp files) goes before this one writes.
+        if matches!(p.step, Step::Write | Step::Replace(_))
+            && let Some(folder) = p.path().parent()
+            && swept.insert(folder.to_path_buf())
+        {
+            crate::fsutil::sweep_dead_temps(folder);
         }
         if p.kind != Kind::Conversation && kept.contains(p.session.as_str()) {
             done.placed.push(None);
@@ -344,9 +352,23 @@ pub fn apply(plan: &Plan, now: SystemTime) -> Result<Applied, Failure> {
         }
         let placed = at::place(p, now, &mut done.backups)
             .with_context(|| {
-                format!("{} written before this", crate::human::count(done.files as u64, "file"))
+                let mut said =
+                    format!("{} written before this", crate::human::count(done.files as u64, "file"));
+                if !done.backups.is_empty() {
+                    let named: Vec<String> =
+                        done.backups.iter().map(|b| safe(&b.to_string_lossy()).into_owned()).collect();
+                    said.push_str(&format!(
+                        "; the receiver's copies replaced are kept as {}",
+                        named.join(", ")
+                    ));
+                }
+                said
             })
-            .map_err(|error| Failure::Stopped { error, at: done.placed.len() })?;
+            .map_err(|error| Failure::Stopped {
+                error,
+                at: done.placed.len(),
+                backups: done.backups.clone(),
+            })?;
         done.placed.push(Some(placed));
         if matches!(placed, at::Placed::Written) {
             done.files += 1;

@@ -322,7 +322,25 @@ fn a_staged_folder_goes_in_whole_and_a_staged_file_never_over_the_receivers() {
         assert_eq!(done.placed, [Some(expected)]);
         assert_eq!(fs::read(slot.join("a.jsonl")).unwrap(), b"ours");
     }
-    assert!(other.exists(), "a staged file that was not placed stays lokust's");
+    let names: Vec<String> = fs::read_dir(&slot)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "a temp file was left: {names:?}");
+}
+
+#[test]
+fn what_a_killed_run_left_in_a_folder_is_swept_before_writing_there() {
+    let home = tempfile::tempdir().unwrap();
+    fs::create_dir_all(home.path().join("s")).unwrap();
+    // No process has a pid this high; one that is alive keeps its temp file.
+    let dead = home.path().join(format!("s/{}99999999-x.tmp", crate::fsutil::TEMP_PREFIX));
+    let alive = home.path().join(format!("s/{}{}-x.tmp", crate::fsutil::TEMP_PREFIX, std::process::id()));
+    fs::write(&dead, b"partial").unwrap();
+    fs::write(&alive, b"in use").unwrap();
+    apply(&plan_of(vec![conversation(home.path(), "a", "s/a.jsonl", b"one")]), SystemTime::now()).unwrap();
+    assert!(!dead.exists() && alive.exists());
 }
 
 #[test]

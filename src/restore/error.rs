@@ -46,13 +46,25 @@ pub enum RestoreError {
 /// before it are in place, none after it. Running the restore again places the rest.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "interrupted after {placed} of {total} files were placed in {}; run the restore again to place the rest",
-    slot.display()
+    "interrupted after {placed} of {total} files were placed in {}; run the restore again to place the rest{}",
+    slot.display(),
+    kept_as(backups)
 )]
 pub struct PartlyPlaced {
     pub placed: usize,
     pub total: usize,
     pub slot: std::path::PathBuf,
+    /// The receiver's files `--force` had set aside before the signal.
+    pub backups: Vec<std::path::PathBuf>,
+}
+
+fn kept_as(backups: &[std::path::PathBuf]) -> String {
+    if backups.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> =
+        backups.iter().map(|b| crate::sanitize::for_terminal(&b.to_string_lossy()).into_owned()).collect();
+    format!("; the receiver's copies replaced so far are kept as {}", named.join(", "))
 }
 
 /// The error as the restore's own, when it already is one (or an interruption).

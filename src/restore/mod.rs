@@ -636,14 +636,16 @@ impl<'a> Job<'a> {
             }
         }
         for d in missing.iter().rev() {
-            fs::DirBuilder::new()
-                .mode(0o700)
-                .create(d)
-                .with_context(|| format!("could not create {}", d.display()))?;
-            self.created.push(d.clone());
+            match fs::DirBuilder::new().mode(0o700).create(d) {
+                Ok(()) => self.created.push(d.clone()),
+                // Another restore made it meanwhile: it is that one's, and stays.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && d.is_dir() => {}
+                Err(e) => return Err(anyhow!("could not create {}: {e}", d.display())),
+            }
         }
         let stage = tempfile::Builder::new()
             .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(&self.projects)
             .with_context(|| format!("could not create a temp dir in {}", self.projects.display()))?
             .keep();
@@ -930,13 +932,29 @@ impl<'a> Job<'a> {
         let folders: std::collections::BTreeSet<&Path> =
             layout.files.iter().filter_map(|p| p.dest.parent()).collect();
         for folder in folders {
+            // A store's own folder (`todos`) is a root: the user may have made it a link.
+            if folder.parent() == Some(self.opts.claude_dir.as_path()) {
+                continue;
+            }
             let (root, rel) = confined(&self.opts.claude_dir, folder)?;
             crate::place::check_folder(&root, rel)?;
         }
         self.plan_files(&layout, &times, &mut outcome)?;
+        keep_with_their_conversation(&layout, &sessions, &mut outcome.files);
         if !self.opts.dry_run {
             self.apply(&layout, &slot_dir, &mut outcome)?;
         }
+        // The line to resume names a conversation of the bundle's, never one kept.
+        outcome.newest_session = sessions
+            .iter()
+            .rev()
+            .find(|id| {
+                layout.files.iter().zip(&outcome.files).any(|(f, placed)| {
+                    top_level_transcript(&f.rel).as_deref() == Some(id.as_str())
+                        && placed.action != Action::Refuse
+                })
+            })
+            .cloned();
         self.apply_outside_slot(&mut outcome);
         Ok(outcome)
     }
@@ -1051,21 +1069,32 @@ impl<'a> Job<'a> {
                 place::open_below(&root, rel)?;
             }
         }
+        // Each transcript before the files beside it: one found kept as it is placed (it
+        // appeared meanwhile) keeps them out too.
+        merged.sort_by_key(|&i| top_level_transcript(&layout.files[i].rel).is_none());
         let mut plan = place::Plan::new("Claude Code", "conversation", slot_dir.display().to_string());
         for &i in &merged {
-            plan.items.push(file_placement(&claude_dir, &layout.files[i], &outcome.files[i], &from_staged)?);
+            let session = session_of(&layout.files[i].rel, &outcome.sessions).unwrap_or_default();
+            plan.items.push(file_placement(
+                &claude_dir,
+                &layout.files[i],
+                &outcome.files[i],
+                session,
+                &from_staged,
+            )?);
         }
         let in_slot = layout.files.len() - merged.len();
-        let partly = |reached: usize| error::PartlyPlaced {
+        let partly = |reached: usize, backups: Vec<PathBuf>| error::PartlyPlaced {
             placed: in_slot + reached,
             total: layout.files.len(),
             slot: slot_dir.to_path_buf(),
+            backups,
         };
         let done = match place::apply(&plan, now) {
-            Ok(done) if done.interrupted => bail!(partly(done.placed.len())),
+            Ok(done) if done.interrupted => bail!(partly(done.placed.len(), done.backups)),
             Ok(done) => done,
             // A signal that cut a system call short surfaces as its failure.
-            Err(place::Failure::Stopped { at, .. }) if interrupted() => bail!(partly(at)),
+            Err(place::Failure::Stopped { at, backups, .. }) if interrupted() => bail!(partly(at, backups)),
             Err(e) => return Err(anyhow!("{e}")),
         };
         for (&i, placed) in merged.iter().zip(&done.placed) {
@@ -1334,25 +1363,65 @@ impl Write for Fingerprint {
     }
 }
 
+/// The receiver's file at `path` as a dry run compares it: a regular file only, reached
+/// with no link followed at its name and never waiting on a FIFO, as the restore itself
+/// reads it; anything else is the receiver's own, and differs.
 fn fingerprint(path: &Path) -> Option<(u64, u32)> {
+    if !fs::symlink_metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))?;
     let mut sink = Fingerprint::default();
-    io::copy(&mut File::open(path).ok()?, &mut sink).ok()?;
+    io::copy(&mut file, &mut sink).ok()?;
     Some((sink.len, sink.crc.finalize()))
 }
 
-/// The placement of one staged file, with the step its planned action gives; a
-/// conversation's transcript is one of its kind, the files beside it companions.
+/// The conversation of `sessions` a bundle entry belongs to: its transcript, its folder
+/// (subagents, tool results) and its per-session extras.
+fn session_of<'a>(rel: &Path, sessions: &'a [String]) -> Option<&'a str> {
+    sessions.iter().map(String::as_str).find(|id| of_session(rel, id))
+}
+
+/// A conversation the receiver keeps in its own, other version keeps the files beside it
+/// too: the bundle's subagents, file history and todos would attach to another
+/// conversation. Planned so, the dry run and the restore say the same.
+fn keep_with_their_conversation(layout: &Layout, sessions: &[String], files: &mut [Placed]) {
+    let kept: Vec<&str> = layout
+        .files
+        .iter()
+        .zip(files.iter())
+        .filter(|(f, placed)| placed.action == Action::Refuse && top_level_transcript(&f.rel).is_some())
+        .filter_map(|(f, _)| session_of(&f.rel, sessions))
+        .collect();
+    for (f, placed) in layout.files.iter().zip(files.iter_mut()) {
+        if matches!(placed.action, Action::Add | Action::Replace)
+            && session_of(&f.rel, sessions).is_some_and(|id| kept.contains(&id))
+        {
+            placed.action = Action::Refuse;
+        }
+    }
+}
+
+/// The placement of one staged file of conversation `session` (empty for the project's
+/// own files), with the step its planned action gives; a conversation's transcript is one
+/// of its kind, the files beside it companions.
 fn file_placement(
     claude_dir: &Path,
     file: &Placement,
     planned: &Placed,
+    session: &str,
     staged: &dyn Fn(&Path) -> PathBuf,
 ) -> anyhow::Result<place::Placement> {
     let (root, rel) = confined(claude_dir, &file.dest)?;
-    let session = top_level_transcript(&file.rel);
+    let transcript = top_level_transcript(&file.rel).is_some();
     Ok(place::Placement {
-        kind: if session.is_some() { place::Kind::Conversation } else { place::Kind::Companion },
-        session: session.unwrap_or_default(),
+        kind: if transcript { place::Kind::Conversation } else { place::Kind::Companion },
+        session: session.to_string(),
         root,
         rel: rel.to_path_buf(),
         content: place::Content::Staged(staged(&file.rel)),
