@@ -514,8 +514,9 @@ repointed in its database, in one transaction. A move that fails part way is und
 change is written in a journal ($XDG_STATE_HOME/lokust/moving/) before it is made: a move \
 killed part way is rolled back by the next lokust-shell move (finished, when every \
 conversation was at NEW already; left alone while a process works in the renamed folder). \
-Moves run one at a time: a second one started meanwhile says so and waits (Ctrl-C ends \
-the wait), then checks what the first left.
+Moves over the same stores run one at a time, whatever state folder each keeps its \
+journal in (each agent's folder is locked): a second one started meanwhile says so and \
+waits (Ctrl-C ends the wait), then checks what the first left.
 
 Refused (exit 2, nothing changed): an agent working in OLD (named with its pid), NEW \
 holding conversations of its own (or, for OpenCode, any record of it), --move-dir when \

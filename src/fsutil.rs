@@ -173,7 +173,6 @@ pub fn try_lock_file(path: &Path) -> io::Result<File> {
 }
 
 fn lock_with(path: &Path, how: libc::c_int) -> io::Result<File> {
-    use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
     // A holder may delete the lock file when it is done: a lock taken on the file it
     // deleted (or on one it replaced) is no one's turn, so it is taken again on the file
@@ -187,10 +186,7 @@ fn lock_with(path: &Path, how: libc::c_int) -> io::Result<File> {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
-        // SAFETY: flock only reads the descriptor, which `file` keeps open.
-        if unsafe { libc::flock(file.as_raw_fd(), how) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        flock(&file, how)?;
         let held = file.metadata()?;
         match fs::symlink_metadata(path) {
             Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => return Ok(file),
@@ -206,13 +202,39 @@ fn lock_with(path: &Path, how: libc::c_int) -> io::Result<File> {
 /// `WouldBlock` at once when another process holds it. A folder cannot be deleted from
 /// under its holder as a lock file can, and it is the very thing the holder changes.
 pub fn try_lock_dir(dir: &Path) -> io::Result<File> {
-    use std::os::fd::AsRawFd;
     let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(dir)?;
+    flock(&file, libc::LOCK_EX | libc::LOCK_NB)?;
+    Ok(file)
+}
+
+fn flock(file: &File, how: libc::c_int) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
     // SAFETY: flock only reads the descriptor, which `file` keeps open.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    if unsafe { libc::flock(file.as_raw_fd(), how) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(file)
+    Ok(())
+}
+
+/// Whether two open regular files hold the same bytes, read in pieces (a transcript may
+/// be large); a non-file or another length is not the same.
+pub fn same_bytes(a: &mut File, b: &mut File) -> io::Result<bool> {
+    use std::io::Read;
+    let (ma, mb) = (a.metadata()?, b.metadata()?);
+    if !ma.is_file() || !mb.is_file() || ma.len() != mb.len() {
+        return Ok(false);
+    }
+    let (mut x, mut y) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = a.read(&mut x)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        b.read_exact(&mut y[..n])?;
+        if x[..n] != y[..n] {
+            return Ok(false);
+        }
+    }
 }
 
 /// A settings file an agent reads, following links as the agent does, but never blocking

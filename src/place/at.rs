@@ -55,19 +55,7 @@ pub(super) fn place(p: &Placement, now: SystemTime, backups: &mut Vec<PathBuf>) 
     }
     let staged = stage(&dir, &p.root.join(parent_rel), &p.content)
         .with_context(|| format!("could not write {}", at.display()))?;
-    let mut aside = Vec::new();
-    if let Step::Replace(theirs) = &p.step {
-        for path in theirs {
-            match set_aside(&p.root, path, now) {
-                Ok(moved) => aside.push(moved),
-                Err(e) => {
-                    put_back(&aside);
-                    staged.discard(&dir);
-                    return Err(e);
-                }
-            }
-        }
-    }
+    let aside = set_aside_all(p, now).inspect_err(|_| staged.discard(&dir))?;
     let is_dir = matches!(p.content, Content::Folder(_));
     match rename_no_replace(&dir, &staged.name, name, is_dir) {
         Ok(true) => {
@@ -100,28 +88,15 @@ fn place_staged(
 ) -> anyhow::Result<Placed> {
     let folder = p.root.join(p.rel.parent().unwrap_or(Path::new("")));
     let is_dir = fs::symlink_metadata(from).is_ok_and(|m| m.is_dir());
-    let near = if is_dir {
-        None
-    } else {
-        let staged = bring_beside(dir, &folder, from)
-            .with_context(|| format!("could not write {}", p.path().display()))?;
-        Some(staged)
-    };
-    let mut aside = Vec::new();
-    if let Step::Replace(theirs) = &p.step {
-        for path in theirs {
-            match set_aside(&p.root, path, now) {
-                Ok(moved) => aside.push(moved),
-                Err(e) => {
-                    put_back(&aside);
-                    if let Some(near) = &near {
-                        near.discard(dir);
-                    }
-                    return Err(e);
-                }
-            }
+    let near = (!is_dir)
+        .then(|| bring_beside(dir, &folder, from))
+        .transpose()
+        .with_context(|| format!("could not write {}", p.path().display()))?;
+    let aside = set_aside_all(p, now).inspect_err(|_| {
+        if let Some(near) = &near {
+            near.discard(dir);
         }
-    }
+    })?;
     let moved = match &near {
         Some(near) => rename_no_replace(dir, &near.name, name, false)
             .map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error)),
@@ -166,27 +141,29 @@ fn bring_beside(dir: &OwnedFd, folder: &Path, from: &Path) -> io::Result<Staged>
     }
 }
 
-/// Whether the regular file `name` of `dir` holds the bytes of the file `from`, read in
-/// pieces (a transcript may be large).
+/// Whether the regular file `name` of `dir` (no link followed) holds the bytes of `from`.
 fn same_bytes(dir: &OwnedFd, name: &OsStr, from: &Path) -> io::Result<bool> {
     let fd =
         rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
-    let (mut theirs, mut ours) = (fs::File::from(fd), fs::File::open(from)?);
-    let (a, b) = (theirs.metadata()?, ours.metadata()?);
-    if !a.is_file() || !b.is_file() || a.len() != b.len() {
-        return Ok(false);
-    }
-    let (mut x, mut y) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
-    loop {
-        let n = io::Read::read(&mut ours, &mut x)?;
-        if n == 0 {
-            return Ok(true);
+    crate::fsutil::same_bytes(&mut fs::File::from(fd), &mut fs::File::open(from)?)
+}
+
+/// Sets aside the receiver's copies the step replaces, all or none: when one cannot be,
+/// those set aside already are put back.
+fn set_aside_all(p: &Placement, now: SystemTime) -> anyhow::Result<Vec<Aside>> {
+    let mut aside = Vec::new();
+    if let Step::Replace(theirs) = &p.step {
+        for path in theirs {
+            match set_aside(&p.root, path, now) {
+                Ok(moved) => aside.push(moved),
+                Err(e) => {
+                    put_back(&aside);
+                    return Err(e);
+                }
+            }
         }
-        io::Read::read_exact(&mut theirs, &mut y[..n])?;
-        if x[..n] != y[..n] {
-            return Ok(false);
-        }
     }
+    Ok(aside)
 }
 
 /// A placement made whole under a temp name in its folder.

@@ -1032,10 +1032,14 @@ impl<'a> Job<'a> {
         let extras = Path::new(EXTRAS);
         let new_slot = fs::symlink_metadata(slot_dir).is_err();
         let mut merged: Vec<usize> = (0..layout.files.len()).collect();
-        let mut from_staged: Box<dyn Fn(&Path) -> PathBuf> = Box::new(|rel| tree.join(rel));
+        // The extras folder is placed below the config dir, not in the slot: a new slot
+        // goes in without it.
+        let stage_extras = staging.join("extras");
+        let from_staged = |rel: &Path| match rel.strip_prefix(extras) {
+            Ok(inner) if new_slot => stage_extras.join(inner),
+            _ => tree.join(rel),
+        };
         if new_slot {
-            // The extras folder is placed below the config dir, not in the slot.
-            let stage_extras = staging.join("extras");
             if tree.join(EXTRAS).exists() {
                 fs::rename(tree.join(EXTRAS), &stage_extras)?;
             }
@@ -1061,7 +1065,6 @@ impl<'a> Job<'a> {
             }
             self.created.clear();
             merged.retain(|&i| layout.files[i].rel.starts_with(extras));
-            from_staged = Box::new(move |rel| stage_extras.join(rel.strip_prefix(extras).unwrap_or(rel)));
         } else {
             // The bundle's own folders, empty ones too, made with no link followed on the way.
             for dir in std::iter::once(slot_dir).chain(layout.dirs.iter().map(PathBuf::as_path)) {
@@ -1327,22 +1330,10 @@ fn set_times(path: &Path, secs: u64) {
 }
 
 fn same_content(a: &Path, b: &Path) -> io::Result<bool> {
-    let (ma, mb) = (fs::metadata(a)?, fs::symlink_metadata(b)?);
-    if !mb.is_file() || ma.len() != mb.len() {
+    if !fs::symlink_metadata(b)?.is_file() {
         return Ok(false);
     }
-    let (mut fa, mut fb) = (BufReader::new(File::open(a)?), BufReader::new(File::open(b)?));
-    let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
-    loop {
-        let n = fa.read(&mut ba)?;
-        if n == 0 {
-            return Ok(true);
-        }
-        fb.read_exact(&mut bb[..n])?;
-        if ba[..n] != bb[..n] {
-            return Ok(false);
-        }
-    }
+    crate::fsutil::same_bytes(&mut File::open(a)?, &mut File::open(b)?)
 }
 
 /// Length and CRC of what passes through, for a dry run's comparisons.
