@@ -24,9 +24,9 @@ pub enum Level {
     /// libdeflate's 6, gzip's default (and here both faster and smaller than it): a file
     /// that is kept or sent.
     Kept,
-    /// libdeflate's 1: a move's backup, written and read back at once on one machine.
-    /// On 100 MB of generated conversations it deflates in a third of the time of 6 and
-    /// made the whole move 1.7 times as fast, for a larger file (docs/performance.md).
+    /// Stored, not deflated (libdeflate's 0): a move's backup, written and read back at
+    /// once on one machine, where deflating and inflating were two thirds of a move's time
+    /// (docs/performance.md). Still gzip: any restore reads it.
     Quick,
 }
 
@@ -34,7 +34,7 @@ impl Level {
     fn libdeflate(self) -> i32 {
         match self {
             Level::Kept => 6,
-            Level::Quick => 1,
+            Level::Quick => 0,
         }
     }
 }

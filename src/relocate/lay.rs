@@ -35,8 +35,11 @@ pub fn lay(
         trust_config: true,
         only_session: None,
     };
-    let keys = crate::seal::Keys::without_prompts(probe);
-    let outcome = crate::restore::restore(crate::restore::Source::open(backup, &keys)?, &restore_opts)?;
+    // The move's own backup, never sealed: read in one pass, as a stream is (a plain file
+    // would be read twice, once to check it and once to extract it).
+    let file = std::fs::File::open(backup).with_context(|| format!("could not read {}", backup.display()))?;
+    let source = crate::restore::Source::Reader(Box::new(file), crate::lok::display_name(backup));
+    let outcome = crate::restore::restore(source, &restore_opts)?;
     if let Some(refused) = outcome.refused().next() {
         bail!("{} exists with other content", refused.path.display());
     }

@@ -198,14 +198,18 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
         Ok(aside) => aside,
         Err(e) => return Err(undo(probe, &journal, &lock, e, "")),
     };
-    let result = finish(probe, &paths, backup.as_deref(), opts, &in_place, &mut journal).and_then(|done| {
-        let mut ids = moved_ids(&aside);
-        ids.extend(
-            in_place.iter().flat_map(|(a, list)| list.iter().map(|id| (Known::Other(*a), id.clone()))),
-        );
-        verify(probe, &ids, new_str)?;
-        verify_whole(probe, &aside, new_str).map(|()| done)
-    });
+    // Only other agents' elements are rehearsed: with Claude Code's conversations alone,
+    // the backup is not read twice.
+    let others = held.iter().any(|(k, _)| matches!(k, Known::Other(_)));
+    let result =
+        finish(probe, &paths, backup.as_deref(), opts, others, &in_place, &mut journal).and_then(|done| {
+            let mut ids = moved_ids(&aside);
+            ids.extend(
+                in_place.iter().flat_map(|(a, list)| list.iter().map(|id| (Known::Other(*a), id.clone()))),
+            );
+            verify(probe, &ids, new_str)?;
+            verify_whole(probe, &aside, new_str).map(|()| done)
+        });
     match result {
         Ok(mut done) => {
             // Committed: from here a killed move is finished by the next, never rolled back
@@ -620,6 +624,7 @@ fn finish(
     paths: &Paths,
     backup: Option<&Path>,
     opts: &MoveOptions,
+    others: bool,
     in_place: &[(&'static dyn agent::Agent, Vec<String>)],
     journal: &mut Journal,
 ) -> anyhow::Result<Vec<String>> {
@@ -633,9 +638,11 @@ fn finish(
     // Planned whole and applied nowhere first, with the old copies already out of sight
     // (a plan that sees them keeps them): what the restore would refuse is refused before
     // anything is laid, and the move is undone whole.
-    lay::lay(probe, paths, backup, in_place, None).map_err(|e| {
-        refuse(format!("the conversations cannot be laid at {}: {e:#}", safe(&paths.new_str)))
-    })?;
+    if others {
+        lay::lay(probe, paths, backup, in_place, None).map_err(|e| {
+            refuse(format!("the conversations cannot be laid at {}: {e:#}", safe(&paths.new_str)))
+        })?;
+    }
     let done = lay::lay(probe, paths, backup, in_place, Some(journal))?;
     // From here a file at NEW newer than the journal is the user's, not the restore's.
     journal.laid_done = true;
