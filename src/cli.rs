@@ -298,7 +298,8 @@ pub struct RestoreArgs {
     /// Print the plan and write nothing.
     ///
     /// The plan lists every file with its size and what would happen to it (add, same,
-    /// replace, conflict), the old path to new path map, and the new slot.
+    /// replace, conflict), the old path to new path map, and the new slot. It exits as the
+    /// restore would: 2 when a file would be refused.
     #[arg(short = 'n', long)]
     pub dry_run: bool,
 

@@ -152,8 +152,11 @@ fn an_existing_transcript_with_other_content_is_kept_unless_forced() {
         stdout(&a)
     );
     assert_eq!(fs::read_to_string(&path).unwrap(), "{\"type\":\"user\",\"mine\":true}\n");
-    let dry = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).arg("-n").assert().success();
+    // The dry run ends as the restore would, and still changes nothing.
+    let dry = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).arg("-n").assert().code(2);
     assert!(stdout(&dry).contains("conflict"), "{}", stdout(&dry));
+    assert!(stderr(&dry).contains("would be refused"), "{}", stderr(&dry));
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{\"type\":\"user\",\"mine\":true}\n");
 
     let a =
         env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).arg("--force").assert().success();

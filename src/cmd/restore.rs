@@ -187,7 +187,15 @@ fn status(
         Elements::AllDone => {}
     }
     let refused = outcome.refused().count();
-    if refused > 0 && !outcome.dry_run {
+    // A dry run ends as the restore would: a script can ask first whether it would succeed.
+    if refused > 0 && outcome.dry_run {
+        exit::warn(&format!(
+            "{refused} file(s) exist with other content and would be kept; the incoming ones would be \
+             refused (--force would replace them, keeping backups)"
+        ));
+        return Ok(exit::ERROR);
+    }
+    if refused > 0 {
         exit::warn(&format!(
             "{refused} file(s) exist with other content and were kept; the incoming ones were refused \
              (--force replaces them, keeping backups)"
