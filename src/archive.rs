@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -120,6 +121,55 @@ impl Options {
 /// Archives the project at `dir` (a realpath): every agent's conversations and the git
 /// work, redacted, sealed when the sealing variables are set.
 pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<Outcome> {
+    let prepared = prepare(probe, dir, options)?;
+    let newest = entries_of(&prepared.folder)
+        .into_iter()
+        .filter(|e| e.manifest.project_dir == prepared.project)
+        .max_by_key(|e| e.manifest.created_at_ms);
+    if let Some(newest) = newest.filter(|_| !options.always)
+        && newest.manifest.fingerprint == prepared.fingerprint
+    {
+        return Ok(Outcome::Unchanged(newest.lok));
+    }
+    write(probe, prepared, options)
+}
+
+/// What an archive of a project would hold, read and not yet written.
+pub struct Prepared {
+    /// The project's realpath.
+    pub project: String,
+    /// Its folder in the archive.
+    pub folder: PathBuf,
+    /// The snapshot, without its payloads.
+    pub lok: crate::lok::ShellLok,
+    /// Claude Code's project as a bundle carries it.
+    pub plan: Option<bundle::Plan>,
+    /// Every other agent's element.
+    pub carried: Vec<agent::Carried>,
+    pub conversations: Vec<Conversation>,
+    pub fingerprint: String,
+    /// What could not be carried whole.
+    pub warnings: Vec<String>,
+    /// When it was read.
+    pub created_at_ms: u64,
+    work: Option<crate::worktree::Capture>,
+}
+
+impl Prepared {
+    /// The document a restore of it would read, the other agents' elements in `bundles`
+    /// and Claude Code's project left to [`Prepared::plan`].
+    pub fn document(&self) -> crate::lok::ShellLok {
+        let mut lok = self.lok.clone();
+        let elements: Vec<serde_json::Value> = self.carried.iter().map(|c| c.element.clone()).collect();
+        if !elements.is_empty() {
+            lok.extra.insert("bundles".into(), serde_json::Value::Array(elements));
+        }
+        lok
+    }
+}
+
+/// Reads what an archive of the project at `dir` (a realpath) would hold.
+pub fn prepare(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<Prepared> {
     let project = dir.to_str().context("the project's path is not UTF-8")?.to_string();
     let folder = project_folder(probe, &project).context("set HOME or XDG_STATE_HOME")?;
     let mut probe = probe.clone();
@@ -150,17 +200,28 @@ pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<O
     let mut warnings = std::mem::take(&mut snap.warnings);
     let work = options.worktree.and_then(|max| crate::worktree::carry(dir, max, &mut warnings));
     let fingerprint = fingerprint(plan.as_ref(), &carried, work.as_ref());
-    let newest = entries_of(&folder)
-        .into_iter()
-        .filter(|e| e.manifest.project_dir == project)
-        .max_by_key(|e| e.manifest.created_at_ms);
-    if let Some(newest) = newest.filter(|_| !options.always)
-        && newest.manifest.fingerprint == fingerprint
-    {
-        return Ok(Outcome::Unchanged(newest.lok));
-    }
+    let created_at_ms = probe.now_ms();
+    Ok(Prepared {
+        project,
+        folder,
+        lok: snap.lok,
+        plan,
+        carried,
+        conversations,
+        fingerprint,
+        warnings,
+        created_at_ms,
+        work,
+    })
+}
+
+/// Writes the archive `prepared` describes.
+pub fn write(probe: &Probe, prepared: Prepared, options: &Options) -> anyhow::Result<Outcome> {
+    let Prepared {
+        project, folder, lok, plan, carried, conversations, fingerprint, mut warnings, work, ..
+    } = prepared;
     let sealer =
-        if options.seal { crate::seal::args::SealArgs::default().options(&probe).sealer()? } else { None };
+        if options.seal { crate::seal::args::SealArgs::default().options(probe).sealer()? } else { None };
     fsutil::create_private_dir(&folder).with_context(|| format!("could not create {}", folder.display()))?;
     let now = probe.now_ms();
     let stamp = crate::human::utc(now).replace(['-', ':'], "");
@@ -179,7 +240,7 @@ pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<O
     };
     let sealed = sealer.is_some();
     let carry = snapshot::Carried { plan: plan.as_ref(), opts: &bundle_opts };
-    let (bytes, stats) = snapshot::write(&snap.lok, Some(carry), &Destination::File(path.clone()), sealer)?;
+    let (bytes, stats) = snapshot::write(&lok, Some(carry), &Destination::File(path.clone()), sealer)?;
     warnings.extend(stats.into_iter().flat_map(|s| s.warnings));
     let manifest = Manifest {
         format: 1,
@@ -238,11 +299,95 @@ fn fingerprint(
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `X.lok` / `X.lok.age` → `X.manifest.json`.
+/// `X.lok` / `X.lok.age` / `X.moved` → `X.manifest.json`.
 fn manifest_of(lok: &Path) -> PathBuf {
     let name = lok.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    let stem = name.strip_suffix(".lok.age").or_else(|| name.strip_suffix(".lok")).unwrap_or(name);
+    let stem = name
+        .strip_suffix(".lok.age")
+        .or_else(|| name.strip_suffix(".lok"))
+        .or_else(|| name.strip_suffix(MOVED))
+        .unwrap_or(name);
     lok.with_file_name(format!("{stem}{MANIFEST}"))
+}
+
+/// How a move's backup ends its name: a folder holding the old copies themselves, each
+/// below `<agent>/` at its path in the agent's store, renamed there once their new copies
+/// are in place (not a byte copied).
+pub const MOVED: &str = ".moved";
+
+/// Whether `entry` is a move's backup folder rather than a `.lok`.
+pub fn is_moved(entry: &Entry) -> bool {
+    entry.manifest.file.ends_with(MOVED)
+}
+
+/// Makes a move's empty backup folder `dir` ([`moved_dir`]) and its manifest: the old
+/// copies are renamed into it as the move ends ([`moved_name`]). `bytes` is what they
+/// hold.
+pub fn begin_moved(dir: &Path, prepared: &Prepared, bytes: u64) -> anyhow::Result<()> {
+    fs::DirBuilder::new()
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("could not create {}", dir.display()))?;
+    let manifest = Manifest {
+        format: 1,
+        project_dir: prepared.project.clone(),
+        created_at_ms: prepared.created_at_ms,
+        file: dir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string(),
+        sealed: false,
+        bytes,
+        conversations: prepared.conversations.clone(),
+        fingerprint: prepared.fingerprint.clone(),
+    };
+    let path = manifest_of(dir);
+    fsutil::write_private_atomic(&path, |f| {
+        serde_json::to_writer_pretty(&mut *f, &manifest)?;
+        Ok(())
+    })
+    .with_context(|| format!("could not write {}", path.display()))?;
+    Ok(())
+}
+
+/// A free name for a move's backup folder of `prepared`'s project (the project's folder
+/// in the archive is made; the backup folder is not).
+pub fn moved_dir(prepared: &Prepared) -> anyhow::Result<PathBuf> {
+    let folder = &prepared.folder;
+    fsutil::create_private_dir(folder).with_context(|| format!("could not create {}", folder.display()))?;
+    let stamp = crate::human::utc(prepared.created_at_ms).replace(['-', ':'], "");
+    Ok((1..)
+        .map(|n| if n == 1 { format!("{stamp}{MOVED}") } else { format!("{stamp}-{n}{MOVED}") })
+        .map(|name| folder.join(name))
+        .find(|p| fs::symlink_metadata(p).is_err() && !manifest_of(p).exists())
+        .expect("a free name"))
+}
+
+/// Where an old copy at `path`, in the store whose folder is `root`, goes in a move's
+/// backup folder `dir`.
+pub fn moved_name(dir: &Path, agent: &str, root: &Path, path: &Path) -> PathBuf {
+    let rel = path.strip_prefix(root).ok().filter(|r| !r.as_os_str().is_empty());
+    dir.join(agent).join(rel.unwrap_or_else(|| Path::new(path.file_name().unwrap_or_default())))
+}
+
+/// Takes a move's backup folder away when nothing was put in it (the move was undone,
+/// or kept every old copy), with its manifest; true when it is gone.
+pub fn forget_moved_if_empty(dir: &Path) -> bool {
+    fn prune_empty(dir: &Path) -> bool {
+        let Ok(read) = fs::read_dir(dir) else { return false };
+        let mut empty = true;
+        for e in read.flatten() {
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            empty &= is_dir && prune_empty(&e.path());
+        }
+        empty && fs::remove_dir(dir).is_ok()
+    }
+    if fs::symlink_metadata(dir).is_err() {
+        let _ = fs::remove_file(manifest_of(dir));
+        return true;
+    }
+    let gone = prune_empty(dir);
+    if gone {
+        let _ = fs::remove_file(manifest_of(dir));
+    }
+    gone
 }
 
 /// The archives of one project folder whose manifest and file are both there.
@@ -266,7 +411,10 @@ fn entries_of(folder: &Path) -> Vec<Entry> {
         if manifest_of(&lok) != manifest_path {
             continue;
         }
-        if lok.is_file() {
+        // Not followed: a link named like a backup is not one.
+        let kind = fs::symlink_metadata(&lok).map(|m| m.file_type());
+        let moved = manifest.file.ends_with(MOVED);
+        if kind.is_ok_and(|k| if moved { k.is_dir() } else { k.is_file() }) {
             out.push(Entry { lok, manifest_path, manifest });
         }
     }
@@ -359,7 +507,11 @@ pub fn delete_file(lok: &Path) -> std::io::Result<()> {
 
 /// Deletes an archive and its manifest.
 pub fn delete(entry: &Entry) -> std::io::Result<()> {
-    fs::remove_file(&entry.lok)?;
+    if is_moved(entry) {
+        fs::remove_dir_all(&entry.lok)?;
+    } else {
+        fs::remove_file(&entry.lok)?;
+    }
     fs::remove_file(&entry.manifest_path)
 }
 
@@ -374,5 +526,6 @@ mod tests {
             Path::new("/a/20261127T101010Z.manifest.json")
         );
         assert_eq!(manifest_of(Path::new("/a/x-2.lok.age")), Path::new("/a/x-2.manifest.json"));
+        assert_eq!(manifest_of(Path::new("/a/x.moved")), Path::new("/a/x.manifest.json"));
     }
 }

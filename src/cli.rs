@@ -504,10 +504,13 @@ pub enum ShellCommand {
 #[command(long_about = "\
 Move a project from OLD to NEW on this machine and keep its agents' conversations: each \
 conversation of OLD is placed for NEW by the same plan and placement code as a restore, \
-without redaction (nothing leaves the machine), and the old copies are removed, so each \
-conversation has one copy. Before anything changes, the conversations are written whole \
-into the archive (lokust-shell list shows it): that file is the backup. With --move-dir \
-the directory itself is renamed too (on one filesystem only).
+without redaction (nothing leaves the machine), and the old copies are taken out of the \
+agents' stores, so each conversation has one copy. They are the backup: once every \
+conversation is at NEW they are renamed into the archive (lokust-shell list shows it as \
+\"moved\"), each below <agent>/ at its path in that agent's store, not a byte copied. \
+When the archive is on another filesystem than a store, the conversations are first \
+written whole into a .lok in the archive instead, and the old copies are deleted. With \
+--move-dir the directory itself is renamed too (on one filesystem only).
 
 Every agent's conversations move: each one's own files are set aside and laid again \
 (what an agent keeps beside them that does not travel is given back); OpenCode's rows are \
@@ -586,7 +589,8 @@ pub struct ArchiveArgs {
 #[command(long_about = "\
 List the .lok files lokust keeps on this machine, oldest first: the archives (time, project, \
 agents, conversations, and how many of them exist only in that file: no longer in their \
-agent's store, nor in a newer archive of the project), then the exports, snapshots and the \
+agent's store, nor in a newer archive of the project; a move's backup, the old copies \
+themselves, is listed as \"moved\"), then the exports, snapshots and the \
 prompt hook's live files (time, project and agents when the file is plain, size, sealed or \
 not). A sealed file's project is not known without its key: --project leaves it out.", after_long_help = ENV_HELP)]
 pub struct ListArgs {

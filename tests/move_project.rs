@@ -84,8 +84,16 @@ fn a_moved_project_keeps_its_conversations_and_resumes_in_the_new_place() {
     assert_eq!(codex.len(), 1, "{codex:?}");
     assert!(fs::read_to_string(&codex[0]).unwrap().contains(b.to_str().unwrap()));
     assert!(!fs::read_to_string(&codex[0]).unwrap().contains(&format!("\"{}\"", a.display())));
-    let backup = said.lines().find_map(|l| l.strip_prefix("backup: ")).expect("the backup's path");
-    assert!(Path::new(backup).is_file());
+    // The backup is the old copies themselves, renamed into the archive, each at its path
+    // in its agent's store, byte for byte as they were.
+    let backup = Path::new(said.lines().find_map(|l| l.strip_prefix("backup: ")).expect("the backup's path"));
+    let kept_slot = backup.join("claude/projects").join(old_slot.file_name().unwrap());
+    let kept = fs::read_to_string(kept_slot.join(format!("{id}.jsonl"))).unwrap();
+    assert!(kept.contains(&format!("\"cwd\":\"{}\"", a.display())), "{kept}");
+    let codex_home = env.home.join(".codex");
+    let kept_rollout = backup.join("codex").join(old_rollout.strip_prefix(&codex_home).unwrap());
+    assert!(fs::read_to_string(&kept_rollout).unwrap().contains(a.to_str().unwrap()));
+    assert_eq!(lokust::fsutil::mode(backup).unwrap(), 0o700);
     let list = stdout(&env.cmd("lokust-shell").arg("list").assert().success());
     assert!(list.contains(a.to_str().unwrap()), "{list}");
 
@@ -941,4 +949,109 @@ fn a_move_waits_for_the_store_whatever_its_state_folder() {
     let out = mover.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(slot_dir(&env, b.to_str().unwrap()).join(format!("{A}.jsonl")).is_file());
+}
+
+/// A move's backup is the old copies themselves, renamed into the archive byte for byte:
+/// listed as "moved", pointed at (not read) by `restore --from-archive`, pruned whole.
+/// With the archive on another filesystem than the stores, a `.lok` is written instead.
+#[test]
+fn a_moves_backup_is_the_old_copies_or_a_file_across_filesystems() {
+    let env = TestEnv::new();
+    let (base, a, b) = project_paths(&env);
+    fs::create_dir_all(&a).unwrap();
+    let old = fs::read(transcript(&env, &a, A)).unwrap();
+    let done = env.cmd("lokust-shell").arg("move").arg(&a).arg(&b).assert().success();
+    let said = stdout(&done);
+    let backup = PathBuf::from(said.lines().find_map(|l| l.strip_prefix("backup: ")).expect("a backup"));
+    assert!(backup.to_string_lossy().ends_with(".moved") && backup.is_dir(), "{said}");
+    let slot = lokust::capture::claude::slot_name(a.to_str().unwrap());
+    let kept = backup.join("claude/projects").join(&slot).join(format!("{A}.jsonl"));
+    assert_eq!(fs::read(&kept).unwrap(), old);
+    assert!(!slot_dir(&env, a.to_str().unwrap()).exists());
+
+    let list = stdout(&env.cmd("lokust-shell").arg("list").assert().success());
+    let row = list.lines().find(|l| l.starts_with("moved ")).unwrap_or_else(|| panic!("{list}"));
+    assert!(row.contains(a.to_str().unwrap()) && row.ends_with("files"), "{list}");
+    let from = env
+        .cmd("lokust-shell-restore")
+        .args(["--from-archive", "--session", A, "--to"])
+        .arg(base.join("c"))
+        .assert()
+        .failure();
+    assert!(
+        stderr(&from).contains("only a move's backup holds it")
+            && stderr(&from).contains(&*backup.to_string_lossy()),
+        "{}",
+        stderr(&from)
+    );
+    assert!(!base.join("c").exists());
+    // Moved back and forth, the project has two backups; the conversation is in its store,
+    // so the older backup is not its only copy, and prune deletes it whole.
+    env.cmd("lokust-shell").arg("move").arg(&b).arg(&a).assert().success();
+    env.cmd("lokust-shell").arg("move").arg(&a).arg(&b).assert().success();
+    env.cmd("lokust-shell").args(["prune", "--older-than", "0d", "--keep-last", "1"]).assert().success();
+    assert!(!backup.exists());
+    assert!(!backup.with_extension("manifest.json").exists());
+
+    // The archive on another filesystem: a backup file, and no old copy left.
+    use std::os::unix::fs::MetadataExt;
+    let Ok(shm) = tempfile::tempdir_in("/dev/shm") else { return };
+    if fs::metadata(shm.path()).unwrap().dev() == fs::metadata(&base).unwrap().dev() {
+        return;
+    }
+    let c = base.join("c");
+    fs::create_dir_all(&c).unwrap();
+    transcript(&env, &c, C);
+    let done = env
+        .cmd("lokust-shell")
+        .arg("move")
+        .arg(&c)
+        .arg(base.join("d"))
+        .env("XDG_STATE_HOME", shm.path())
+        .assert()
+        .success();
+    let said = stdout(&done);
+    let file = PathBuf::from(said.lines().find_map(|l| l.strip_prefix("backup: ")).expect("a backup"));
+    assert!(
+        file.starts_with(shm.path()) && file.is_file() && file.to_string_lossy().ends_with(".lok"),
+        "{said}"
+    );
+    assert!(!slot_dir(&env, c.to_str().unwrap()).exists());
+    assert!(fs::read_to_string(&file).unwrap().contains("\"kind\": \"claude-code-project\""));
+}
+
+/// A committed move killed before its old copies went into its backup folder: the next
+/// move puts them there. A journal naming a backup folder outside the archive is not a
+/// move's, and sends nothing there.
+#[test]
+fn a_killed_move_puts_its_old_copies_into_its_backup_and_nowhere_else() {
+    let env = TestEnv::new();
+    let archive = env.home.join(".local/state/lokust/archive/p-0000");
+    let backup = archive.join("20261128T000000Z.moved");
+    fs::create_dir_all(&backup).unwrap();
+    let kept = backup.join("claude/projects/slot");
+    let Killed { base, aside, .. } = killed_move(
+        &env,
+        false,
+        serde_json::json!({"committed": true, "laid_done": true, "backup": backup, "kept_as": [kept]}),
+    );
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    assert!(stderr(&out).contains("was finished"), "{}", stderr(&out));
+    assert!(!aside.exists());
+    assert_eq!(fs::read_to_string(kept.join(format!("{A}.jsonl"))).unwrap(), "the old copy\n");
+
+    let env = TestEnv::new();
+    let loot = env.root.path().join("loot.moved");
+    let Killed { base, aside, .. } = killed_move(
+        &env,
+        false,
+        serde_json::json!({"committed": true, "laid_done": true, "backup": loot, "kept_as": [loot.join("x")]}),
+    );
+    let elsewhere = base.join("empty");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
+    assert!(stderr(&out).contains("is not a move's journal"), "{}", stderr(&out));
+    assert!(aside.join(format!("{A}.jsonl")).is_file() && !loot.exists());
 }

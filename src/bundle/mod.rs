@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -101,7 +102,7 @@ pub struct BundleStats {
 }
 
 /// One entry of the tar.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Item {
     Dir { path: String, mtime: u64 },
     File { path: String, src: PathBuf, mtime: u64, jsonl: bool },
@@ -109,7 +110,7 @@ enum Item {
 }
 
 /// Everything that goes into the bundle, found before a byte is written.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Plan {
     pub slot: String,
     pub slot_dir: PathBuf,
@@ -123,6 +124,71 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Links and special files the plan leaves out.
+    pub fn skipped(&self) -> &[String] {
+        &self.skipped
+    }
+
+    /// Hands each entry of the plan to `visit` as the restore reads a bundle's, in the
+    /// tar's order, unredacted, each file read from where it is now: below `at` when it was
+    /// planned below the slot (a move sets the old slot aside before laying it again).
+    pub fn visit_local(
+        &self,
+        at: &Path,
+        visit: &mut dyn FnMut(unpack::Entry<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let below = format!("{}/", self.slot);
+        for item in &self.items {
+            let path = match item {
+                Item::Dir { path, .. } | Item::File { path, .. } | Item::Data { path, .. } => path,
+            };
+            let rel = if *path == self.slot {
+                PathBuf::new()
+            } else {
+                PathBuf::from(path.strip_prefix(&below).context("a planned entry outside the slot")?)
+            };
+            match item {
+                Item::Dir { mtime, .. } => visit(unpack::Entry {
+                    rel,
+                    is_dir: true,
+                    size: 0,
+                    mtime: *mtime,
+                    reader: &mut io::empty(),
+                })?,
+                Item::Data { bytes, mtime, .. } => visit(unpack::Entry {
+                    rel,
+                    is_dir: false,
+                    size: bytes.len() as u64,
+                    mtime: *mtime,
+                    reader: &mut &bytes[..],
+                })?,
+                Item::File { src, mtime, .. } => {
+                    let src = match src.strip_prefix(&self.slot_dir) {
+                        Ok(inside) => at.join(inside),
+                        Err(_) => src.clone(),
+                    };
+                    // Not through a link, nor blocking on a FIFO put in its place.
+                    let file = fs::OpenOptions::new()
+                        .read(true)
+                        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                        .open(&src)
+                        .with_context(|| format!("could not read {}", src.display()))?;
+                    let meta = file.metadata()?;
+                    anyhow::ensure!(meta.is_file(), "{} is not a regular file", src.display());
+                    let size = meta.len();
+                    visit(unpack::Entry {
+                        rel,
+                        is_dir: false,
+                        size,
+                        mtime: *mtime,
+                        reader: &mut file.take(size),
+                    })?
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The mtime of the project's newest conversation (0 with none), to choose between
     /// the projects of several parent directories.
     pub fn newest_conversation(&self) -> u64 {

@@ -68,7 +68,8 @@ pub fn list(args: &ListArgs, out: &mut impl Write) -> anyhow::Result<u8> {
             .iter()
             .map(|e| {
                 let only: Vec<_> = archive::only_here(&probe, e, &all);
-                serde_json::json!({"kind": "archive", "path": e.lok, "created_at_ms": e.manifest.created_at_ms,
+                let kind = if archive::is_moved(e) { "moved" } else { "archive" };
+                serde_json::json!({"kind": kind, "path": e.lok, "created_at_ms": e.manifest.created_at_ms,
                     "project_dir": e.manifest.project_dir, "sealed": e.manifest.sealed, "bytes": e.manifest.bytes,
                     "conversations": e.manifest.conversations, "only_here": only})
             })
@@ -87,16 +88,21 @@ pub fn list(args: &ListArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         let only = archive::only_here(&probe, e, &all);
         let mut agents: Vec<&str> = e.manifest.conversations.iter().map(|c| c.agent.as_str()).collect();
         agents.dedup();
+        // A move's backup is the old copies, as their stores kept them: "moved".
+        let (kind, form) = match (archive::is_moved(e), e.manifest.sealed) {
+            (true, _) => ("moved", "files"),
+            (false, true) => ("archive", "sealed"),
+            (false, false) => ("archive", "plain"),
+        };
         writeln!(
             out,
-            "archive   {}  {}  {}  {}{}  {}  {}",
+            "{kind:<9} {}  {}  {}  {}{}  {}  {form}",
             utc(e.manifest.created_at_ms),
             safe(&e.manifest.project_dir),
             agents.join(","),
             crate::human::count(e.manifest.conversations.len() as u64, "conversation"),
             if only.is_empty() { String::new() } else { format!(" ({} only here)", only.len()) },
             size(e.manifest.bytes),
-            if e.manifest.sealed { "sealed" } else { "plain" }
         )?;
         for c in &only {
             writeln!(out, "          only here: {} {}", safe(&c.agent), safe(&c.id))?;

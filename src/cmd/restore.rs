@@ -282,9 +282,21 @@ fn from_archive(probe: &Probe, args: &RestoreArgs) -> anyhow::Result<PathBuf> {
         bail!("--from-archive needs --session ID or --project DIR to choose an archive");
     }
     let all = crate::archive::entries(probe, project.as_deref());
-    let holding = all.iter().rev().find(|e| {
+    let holds = |e: &&crate::archive::Entry| {
         args.session.as_ref().is_none_or(|id| e.manifest.conversations.iter().any(|c| &c.id == id))
-    });
+    };
+    // A move's backup is a folder of the old copies, not a file a restore reads.
+    let holding = all.iter().rev().filter(|e| !crate::archive::is_moved(e)).find(holds);
+    if holding.is_none()
+        && let Some(moved) = all.iter().rev().find(holds)
+    {
+        bail!(
+            "only a move's backup holds it: {} keeps the old copies as their agents' stores kept them \
+             (below <agent>/, at their paths in the store); copy them back from there, or move the \
+             project back with lokust-shell move",
+            moved.lok.display()
+        );
+    }
     match holding {
         Some(e) => {
             eprintln!("lokust: from the archive {}", e.lok.display());

@@ -39,6 +39,13 @@ pub struct Journal {
     pub committed: bool,
     #[serde(default)]
     pub keep_old: bool,
+    /// The archive's folder the old copies are renamed into once the move is committed;
+    /// none when a backup file was written instead, and they are deleted.
+    #[serde(default)]
+    pub backup: Option<PathBuf>,
+    /// Each old copy's name in `backup`, in the order of `asides`.
+    #[serde(default)]
+    pub kept_as: Vec<PathBuf>,
     /// Where this journal is written; none for one kept in memory only.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -88,6 +95,21 @@ impl Journal {
             && self.asides.iter().all(|(from, to)| beside(from, to))
             // A committed move deletes its copies aside as it ends: some may be gone.
             && (self.committed || self.laid.iter().all(|(agent, id)| !id.is_empty() && set_aside(agent, id)))
+    }
+
+    /// Whether the backup folder the journal at `journal_path` names is a move's: a
+    /// `.moved` folder of a project in the archive beside the journal's folder, each old
+    /// copy's name inside it. A journal never sends a copy anywhere else.
+    pub fn plausible_backup(&self, journal_path: &Path) -> bool {
+        use std::path::Component;
+        let Some(backup) = &self.backup else { return self.kept_as.is_empty() };
+        let plain = |p: &Path| p.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        let archive = journal_path.parent().and_then(Path::parent).map(|state| state.join("archive"));
+        archive.is_some_and(|a| backup.parent().and_then(Path::parent) == Some(a.as_path()))
+            && backup.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(crate::archive::MOVED))
+            && plain(backup)
+            && (self.kept_as.is_empty() || self.kept_as.len() == self.asides.len())
+            && self.kept_as.iter().all(|k| k.starts_with(backup) && plain(k))
     }
 
     /// A file at NEW written after the journal was last, once the restore there had ended
@@ -197,7 +219,7 @@ impl Journal {
     /// (locks, caches). How many were put back, and how many kept by id moved instead.
     pub fn finish_committed(&self) -> (usize, usize) {
         let (mut kept, mut moved) = (0, 0);
-        for (from, to) in &self.asides {
+        for (i, (from, to)) in self.asides.iter().enumerate() {
             if fs::symlink_metadata(to).is_err() {
                 continue;
             }
@@ -208,6 +230,19 @@ impl Journal {
             }
             if self.keep_old && !free {
                 moved += 1;
+            }
+            if let (Some(_), Some(kept)) = (&self.backup, self.kept_as.get(i)) {
+                // Into the backup, never deleted: one that cannot go stays aside, where
+                // `doctor` finds it.
+                let _ = kept.parent().map(crate::fsutil::create_private_dir);
+                let _ = rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    to,
+                    rustix::fs::CWD,
+                    kept,
+                    rustix::fs::RenameFlags::NOREPLACE,
+                );
+                continue;
             }
             if to.is_dir() {
                 if fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) {
@@ -279,6 +314,12 @@ impl Journal {
         {
             problems.push(format!("could not rename {} back: {e}", self.new_real.display()));
         }
+        // Nothing was renamed into the backup folder (that happens once committed only).
+        if problems.is_empty()
+            && let Some(dir) = &self.backup
+        {
+            crate::archive::forget_moved_if_empty(dir);
+        }
         problems
     }
 }
@@ -333,7 +374,7 @@ fn read(path: &Path) -> Result<Option<Journal>, String> {
         Err(e) => return Err(format!("{} cannot be read ({e}); left as it is", path.display())),
     };
     match serde_json::from_slice::<Journal>(&bytes) {
-        Ok(mut j) if j.plausible() => {
+        Ok(mut j) if j.plausible() && j.plausible_backup(path) => {
             j.path = Some(path.to_path_buf());
             Ok(Some(j))
         }

@@ -1,4 +1,4 @@
-//! The backup laid at NEW by the restore's own plan and placement code, or only planned:
+//! The old copies laid at NEW by the restore's own plan and placement code, or only planned:
 //! a move rehearses it before any store changes, then lays it.
 
 use std::path::Path;
@@ -12,17 +12,26 @@ use crate::lok::ShellLok;
 use crate::probe::Probe;
 use crate::restore::elements::{self, Outcome};
 
-/// Restores `backup` at NEW; with no journal, only plans what the other agents' elements
+/// What a move lays: the document a bundle of OLD would be (the other agents' elements),
+/// and Claude Code's old slot where it was set aside, with the plan a bundle of it follows.
+pub struct From<'a> {
+    pub lok: &'a ShellLok,
+    pub claude: Option<(&'a crate::bundle::Plan, &'a Path)>,
+    /// Plan the other agents' elements first, applying nothing.
+    pub rehearse: bool,
+}
+
+/// Restores `from` at NEW; with no journal, only plans what the other agents' elements
 /// would lay ([`rehearse`]). Agents in `in_place` are not laid again: their rows are
 /// repointed, each one written in the journal first. The resume lines.
 pub fn lay(
     probe: &Probe,
     paths: &Paths,
-    backup: &Path,
+    from: &From<'_>,
     in_place: &[(&'static dyn agent::Agent, Vec<String>)],
     journal: Option<&mut Journal>,
 ) -> anyhow::Result<Vec<String>> {
-    let Some(journal) = journal else { return rehearse(probe, paths, backup, in_place) };
+    let Some(journal) = journal else { return rehearse(probe, paths, from.lok, in_place) };
     let claude_dir = crate::capture::claude::config_dir(probe).context("set HOME or CLAUDE_CONFIG_DIR")?;
     let restore_opts = crate::restore::RestoreOptions {
         to: paths.new_real.clone(),
@@ -35,10 +44,13 @@ pub fn lay(
         trust_config: true,
         only_session: None,
     };
-    // The move's own backup, never sealed: read in one pass, as a stream is (a plain file
-    // would be read twice, once to check it and once to extract it).
-    let file = std::fs::File::open(backup).with_context(|| format!("could not read {}", backup.display()))?;
-    let source = crate::restore::Source::Reader(Box::new(file), crate::lok::display_name(backup));
+    // Claude Code's old slot, set aside, is read in place: no byte of it goes through a
+    // backup file and back.
+    let source = crate::restore::Source::Local(Box::new(crate::restore::Local {
+        plan: from.claude.map(|(plan, _)| plan.clone()),
+        at: from.claude.map(|(_, at)| at.to_path_buf()).unwrap_or_default(),
+        lok: from.lok.clone(),
+    }));
     let outcome = crate::restore::restore(source, &restore_opts)?;
     if let Some(refused) = outcome.refused().next() {
         bail!("{} exists with other content", refused.path.display());
@@ -73,16 +85,16 @@ pub fn lay(
     Ok(lines)
 }
 
-/// The other agents' elements of `backup` planned at NEW and applied nowhere: what their
+/// The other agents' elements of the document planned at NEW and applied nowhere: what their
 /// restore would refuse is an error. Claude Code's part is not planned here: its restore
 /// stages everything before the first rename, so a refusal there changes nothing anyway.
 fn rehearse(
     probe: &Probe,
     paths: &Paths,
-    backup: &Path,
+    lok: &ShellLok,
     in_place: &[(&'static dyn agent::Agent, Vec<String>)],
 ) -> anyhow::Result<Vec<String>> {
-    let lok = without_in_place(&crate::restore::read_document(backup)?, in_place);
+    let lok = without_in_place(lok, in_place);
     for done in elements::restore_all(probe, &lok, &paths.new_real, element_options(true), None)? {
         match done {
             Outcome::Done(_) => {}

@@ -172,7 +172,12 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
         return Ok(Moved { new: paths.new_real, backup: None, lines });
     }
     let in_place = in_place(probe, old_str, &held)?;
-    let backup = if held.is_empty() { None } else { Some(backup(probe, &paths, &held)?) };
+    // Everything of OLD as a bundle would carry it, read before anything is set aside.
+    let prepared = if held.is_empty() { None } else { Some(prepare(probe, &paths, &held)?) };
+    let backup = match &prepared {
+        Some(p) => Some(backup(probe, &paths, p, &held)?),
+        None => None,
+    };
     let folder = journal::folder(probe).context("set HOME or XDG_STATE_HOME: a move keeps a journal")?;
     let path = journal::new_path(probe, &folder)?;
     let lock = path.with_extension("lock");
@@ -191,25 +196,44 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
         laid_done: false,
         committed: false,
         keep_old: false,
+        backup: match &backup {
+            Some(Backup::Moved(dir)) => Some(dir.clone()),
+            _ => None,
+        },
+        kept_as: Vec::new(),
         path: Some(path),
     };
-    let result = journal.save().and_then(|()| set_aside(probe, old_str, &held, &mut journal));
+    let result = journal
+        .save()
+        .and_then(|()| match (&backup, &prepared) {
+            (Some(Backup::Moved(dir)), Some(p)) => {
+                archive::begin_moved(dir, p, stored_bytes(probe, old_str, &held))
+            }
+            _ => Ok(()),
+        })
+        .and_then(|()| set_aside(probe, old_str, &held, &mut journal));
     let aside = match result {
         Ok(aside) => aside,
         Err(e) => return Err(undo(probe, &journal, &lock, e, "")),
     };
-    // Only other agents' elements are rehearsed: with Claude Code's conversations alone,
-    // the backup is not read twice.
-    let others = held.iter().any(|(k, _)| matches!(k, Known::Other(_)));
-    let result =
-        finish(probe, &paths, backup.as_deref(), opts, others, &in_place, &mut journal).and_then(|done| {
-            let mut ids = moved_ids(&aside);
-            ids.extend(
-                in_place.iter().flat_map(|(a, list)| list.iter().map(|id| (Known::Other(*a), id.clone()))),
-            );
-            verify(probe, &ids, new_str)?;
-            verify_whole(probe, &aside, new_str).map(|()| done)
-        });
+    let claude_aside = aside.iter().find(|a| matches!(a.agent, Known::Claude)).map(|a| a.to.as_path());
+    let claude = prepared.as_ref().and_then(|p| p.plan.as_ref()).zip(claude_aside);
+    let lok = prepared.as_ref().map(archive::Prepared::document);
+    let from = lok.as_ref().map(|lok| lay::From {
+        lok,
+        claude,
+        // Claude Code's restore stages everything before it renames a file: only the other
+        // agents' elements need a rehearsal.
+        rehearse: held.iter().any(|(k, _)| matches!(k, Known::Other(_))),
+    });
+    let result = finish(probe, &paths, from.as_ref(), opts, &in_place, &mut journal).and_then(|done| {
+        let mut ids = moved_ids(&aside);
+        ids.extend(
+            in_place.iter().flat_map(|(a, list)| list.iter().map(|id| (Known::Other(*a), id.clone()))),
+        );
+        verify(probe, &ids, new_str)?;
+        verify_whole(probe, &aside, new_str).map(|()| done)
+    });
     match result {
         Ok(mut done) => {
             // Committed: from here a killed move is finished by the next, never rolled back
@@ -232,11 +256,17 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
             journal.close();
             let _ = fs::remove_file(&lock);
             lines.append(&mut done);
-            Ok(Moved { new: paths.new_real, backup, lines })
+            // Every old copy kept where it was: the backup folder holds nothing.
+            let backup =
+                backup.filter(|b| !matches!(b, Backup::Moved(dir) if archive::forget_moved_if_empty(dir)));
+            Ok(Moved { new: paths.new_real, backup: backup.map(|b| b.path().to_path_buf()), lines })
         }
         Err(e) => {
-            let also = backup.as_ref().map(|b| format!("; the conversations are also in {}", b.display()));
-            Err(undo(probe, &journal, &lock, e, &also.unwrap_or_default()))
+            let also = match &backup {
+                Some(Backup::Lok(b)) => format!("; the conversations are also in {}", b.display()),
+                _ => String::new(),
+            };
+            Err(undo(probe, &journal, &lock, e, &also))
         }
     }
 }
@@ -323,24 +353,76 @@ fn refusals(probe: &Probe, paths: &Paths, agents: &Chosen) -> anyhow::Result<Vec
     Ok(held)
 }
 
-/// The conversations of OLD written whole into the archive: what the restore lays at NEW,
-/// so anything it would leave out refuses the move.
-fn backup(probe: &Probe, paths: &Paths, held: &[(Known, usize)]) -> anyhow::Result<PathBuf> {
-    let options = archive::Options {
+fn archive_options(held: &[(Known, usize)]) -> archive::Options {
+    archive::Options {
         redact: false,
         worktree: None,
         always: true,
         // The user's own data staying on this machine, as the stores keep it; a sealed
-        // backup the restore below could not open would stop every move.
+        // backup the user could not open at once would be no backup.
         seal: false,
         captured_via: "lokust-move",
         agents: Chosen::Only(held.iter().map(|(k, _)| k.id().to_string()).collect()),
-        // Read back by the restore below at once; the gzip round trip is most of a move's
-        // time.
+        // A backup file is written only across filesystems, for the user alone.
         quick: true,
-    };
-    match archive::archive(probe, &paths.old_real, &options)? {
-        archive::Outcome::Written { path, warnings, .. } if warnings.is_empty() => Ok(path),
+    }
+}
+
+/// The conversations of OLD as a bundle would carry them, unredacted: what the restore
+/// lays at NEW, so anything it would leave out refuses the move.
+fn prepare(probe: &Probe, paths: &Paths, held: &[(Known, usize)]) -> anyhow::Result<archive::Prepared> {
+    let prepared = archive::prepare(probe, &paths.old_real, &archive_options(held))?;
+    let skipped = prepared
+        .plan
+        .iter()
+        .flat_map(|p| p.skipped())
+        .map(|s| format!("{} is a link or a special file", safe(s)));
+    let warnings: Vec<String> = prepared.warnings.iter().cloned().chain(skipped).collect();
+    if !warnings.is_empty() {
+        return Err(refuse(format!(
+            "not everything of {} can be carried: {}; nothing was moved",
+            safe(&paths.old_str),
+            warnings.join("; ")
+        )));
+    }
+    Ok(prepared)
+}
+
+/// Where the old copies go once the move is done.
+enum Backup {
+    /// Renamed into this folder of the archive (the archive and every store on one
+    /// filesystem): the old copies are their own backup, not a byte copied.
+    Moved(PathBuf),
+    /// A `.lok` of them written into the archive first; the old copies are deleted.
+    Lok(PathBuf),
+}
+
+impl Backup {
+    fn path(&self) -> &Path {
+        match self {
+            Backup::Moved(p) | Backup::Lok(p) => p,
+        }
+    }
+}
+
+fn backup(
+    probe: &Probe,
+    paths: &Paths,
+    prepared: &archive::Prepared,
+    held: &[(Known, usize)],
+) -> anyhow::Result<Backup> {
+    crate::fsutil::create_private_dir(&prepared.folder)
+        .with_context(|| format!("could not create {}", prepared.folder.display()))?;
+    let mut roots = Vec::new();
+    for (k, _) in held {
+        roots.extend(store_root(probe, *k));
+    }
+    // Only named here: it is made once the journal names it, so a kill leaves none behind.
+    if roots.iter().all(|r| same_filesystem(r, &prepared.folder)) {
+        return Ok(Backup::Moved(archive::moved_dir(prepared)?));
+    }
+    match archive::archive(probe, &paths.old_real, &archive_options(held))? {
+        archive::Outcome::Written { path, warnings, .. } if warnings.is_empty() => Ok(Backup::Lok(path)),
         archive::Outcome::Written { path, warnings, .. } => {
             let _ = archive::delete_file(&path);
             Err(refuse(format!(
@@ -349,8 +431,50 @@ fn backup(probe: &Probe, paths: &Paths, held: &[(Known, usize)]) -> anyhow::Resu
                 warnings.join("; ")
             )))
         }
-        archive::Outcome::Unchanged(path) => Ok(path),
+        archive::Outcome::Unchanged(path) => Ok(Backup::Lok(path)),
     }
+}
+
+/// The folder an agent keeps its store in: what an old copy's place in a backup folder
+/// is named from.
+fn store_root(probe: &Probe, k: Known) -> Option<PathBuf> {
+    match k {
+        Known::Claude => crate::capture::claude::config_dir(probe),
+        Known::Other(a) => a.home(probe),
+    }
+}
+
+fn same_filesystem(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    matches!((fs::metadata(a), fs::metadata(b)), (Ok(x), Ok(y)) if x.dev() == y.dev())
+}
+
+/// The bytes of the old copies a move sets aside, for the backup's manifest.
+fn stored_bytes(probe: &Probe, old: &str, held: &[(Known, usize)]) -> u64 {
+    fn size(path: &Path) -> u64 {
+        match fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => {
+                fs::read_dir(path).into_iter().flatten().flatten().map(|e| size(&e.path())).sum()
+            }
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        }
+    }
+    let mut total = 0;
+    for (k, _) in held {
+        match k {
+            Known::Claude => {
+                total += crate::capture::claude::config_dir(probe)
+                    .and_then(|c| claude_slot(&c, old))
+                    .map_or(0, |slot| size(&slot));
+            }
+            Known::Other(a) => {
+                let stored = stored_of(probe, *a, old).ok().flatten().unwrap_or_default();
+                total += stored.iter().flat_map(|(_, paths)| paths).map(|p| size(p)).sum::<u64>();
+            }
+        }
+    }
+    total
 }
 
 /// NEW as the stores will name it: a link or `..` resolved, so an existing project cannot
@@ -622,9 +746,8 @@ fn refuse_shared_slots(probe: &Probe, old: &str) -> anyhow::Result<()> {
 fn finish(
     probe: &Probe,
     paths: &Paths,
-    backup: Option<&Path>,
+    from: Option<&lay::From<'_>>,
     opts: &MoveOptions,
-    others: bool,
     in_place: &[(&'static dyn agent::Agent, Vec<String>)],
     journal: &mut Journal,
 ) -> anyhow::Result<Vec<String>> {
@@ -634,16 +757,16 @@ fn finish(
             format!("could not rename {} to {}", safe(&old.to_string_lossy()), safe(&new.to_string_lossy()))
         })?;
     }
-    let Some(backup) = backup else { return Ok(Vec::new()) };
+    let Some(from) = from else { return Ok(Vec::new()) };
     // Planned whole and applied nowhere first, with the old copies already out of sight
     // (a plan that sees them keeps them): what the restore would refuse is refused before
     // anything is laid, and the move is undone whole.
-    if others {
-        lay::lay(probe, paths, backup, in_place, None).map_err(|e| {
+    if from.rehearse {
+        lay::lay(probe, paths, from, in_place, None).map_err(|e| {
             refuse(format!("the conversations cannot be laid at {}: {e:#}", safe(&paths.new_str)))
         })?;
     }
-    let done = lay::lay(probe, paths, backup, in_place, Some(journal))?;
+    let done = lay::lay(probe, paths, from, in_place, Some(journal))?;
     // From here a file at NEW newer than the journal is the user's, not the restore's.
     journal.laid_done = true;
     journal.save()?;
@@ -878,6 +1001,15 @@ fn set_aside(
         }
     }
     journal.asides = planned.iter().map(|a| (a.from.clone(), a.to.clone())).collect();
+    if let Some(dir) = &journal.backup {
+        journal.kept_as = planned
+            .iter()
+            .map(|a| {
+                let root = store_root(probe, a.agent).unwrap_or_default();
+                archive::moved_name(dir, a.agent.id(), &root, &a.from)
+            })
+            .collect();
+    }
     journal.laid =
         moved_ids_of(&planned, |a| &a.from).into_iter().map(|(k, id)| (k.id().to_string(), id)).collect();
     journal.save()?;

@@ -55,6 +55,17 @@ pub enum Source {
     Stdin,
     /// Any stream (e.g. from another process), named for messages.
     Reader(Box<dyn Read + Send>, String),
+    /// A project of this machine, read in place: a move lays its old copies again.
+    Local(Box<Local>),
+}
+
+/// A Claude Code project planned as a bundle would carry it, its slot now at `at`, and the
+/// document that would have held it (the other agents' elements).
+pub struct Local {
+    /// None when Claude Code has no conversations there: only the elements are restored.
+    pub plan: Option<crate::bundle::Plan>,
+    pub at: PathBuf,
+    pub lok: ShellLok,
 }
 
 impl Source {
@@ -68,6 +79,7 @@ impl Source {
             Source::File(p) => p.display().to_string(),
             Source::Stdin => "standard input".into(),
             Source::Reader(_, name) => name.clone(),
+            Source::Local(local) => local.at.display().to_string(),
         }
     }
 
@@ -390,6 +402,14 @@ fn run(source: Source, opts: &RestoreOptions) -> anyhow::Result<RestoreOutcome> 
             stream(Box::new(stdin.lock()), &name, opts, &new_dir, &new_dir_str, &projects, cleaned)
         }
         Source::Reader(r, _) => stream(r, &name, opts, &new_dir, &new_dir_str, &projects, cleaned),
+        Source::Local(local) if local.plan.is_none() => elements_only(opts, &new_dir, local.lok, cleaned),
+        Source::Local(local) => {
+            let mut job = Job::new(opts, &new_dir, &new_dir_str, &projects)?;
+            job.stage_local(&local)?;
+            job.lok = Some(local.lok.clone());
+            job.map_from_lok();
+            job.finish(local.lok, cleaned)
+        }
     }
 }
 
@@ -676,7 +696,27 @@ impl<'a> Job<'a> {
 
     fn unpack_into(&mut self, data: unpack::Data<'_>, budget: Budget) -> anyhow::Result<()> {
         let tree = if self.opts.dry_run { None } else { Some(self.staging()?.join("tree")) };
-        let unpacked = data.unpack(budget, &mut |entry| {
+        let unpacked = data.unpack(budget, &mut |entry| self.stage(entry, tree.as_deref()))?;
+        self.old_slot = unpacked.root;
+        self.tar_bytes = unpacked.tar_bytes;
+        Ok(())
+    }
+
+    /// A project on this machine, read where `local` says it is now.
+    fn stage_local(&mut self, local: &Local) -> anyhow::Result<()> {
+        let Some(plan) = &local.plan else { return Ok(()) };
+        let tree = if self.opts.dry_run { None } else { Some(self.staging()?.join("tree")) };
+        let result = plan.visit_local(&local.at, &mut |entry| self.stage(entry, tree.as_deref()));
+        if result.is_err() {
+            self.abort();
+        }
+        self.old_slot = plan.slot.clone();
+        result
+    }
+
+    /// One entry of the bundle staged below `tree`, or only learned in a dry run.
+    fn stage(&mut self, entry: bundle::unpack::Entry<'_>, tree: Option<&Path>) -> anyhow::Result<()> {
+        {
             if interrupted() {
                 return Err(anyhow!(Interrupted));
             }
@@ -691,7 +731,7 @@ impl<'a> Job<'a> {
             }
             self.entries.push((entry.rel.clone(), entry.size, entry.mtime, entry.is_dir));
             if is_manifest && entry.size < (1 << 20) {
-                return self.take_manifest(entry, tree.as_deref());
+                return self.take_manifest(entry, tree);
             }
             let extra = Path::new(EXTRAS);
             let in_memory = if entry.rel == extra.join("claude-project.json") {
@@ -715,7 +755,7 @@ impl<'a> Job<'a> {
                 *slot = Some(text);
                 return Ok(());
             }
-            let Some(tree) = &tree else {
+            let Some(tree) = tree else {
                 // A dry run writes nothing, but learns what each file would hold.
                 if !entry.is_dir {
                     self.learn_fingerprint(entry)?;
@@ -762,10 +802,7 @@ impl<'a> Job<'a> {
                 write_new(&dest, entry.reader)?;
             }
             Ok(())
-        })?;
-        self.old_slot = unpacked.root;
-        self.tar_bytes = unpacked.tar_bytes;
-        Ok(())
+        }
     }
 
     /// The bundle's manifest: the old project folder and cwd it names start the map of
