@@ -53,6 +53,9 @@ pub enum Gate {
     Sentence,
     /// `scheme://…@`: credentials before a host.
     Userinfo,
+    /// On a line typed at a shell's prompt (`dev@box:~/proj$ …`): what the command prints
+    /// follows it (`below.rs`).
+    Prompted,
 }
 
 /// A word character of an ASCII regex's `\b`.
@@ -179,6 +182,11 @@ impl Gate {
                 facts.options(line) || or.iter().any(|s| memchr::memmem::find(line, s.as_bytes()).is_some())
             }
             Gate::Sentence => sentence(line, end),
+            // After a view's prefix too (`cat -n` of a saved terminal).
+            Gate::Prompted => {
+                let view = super::view::prefix(line);
+                super::below::prompt_len(&line[view..]).is_some_and(|n| view + n <= start)
+            }
             Gate::Userinfo => line[end..]
                 .iter()
                 .take_while(|b| !is_space(**b) && !matches!(b, b'/' | b'\'' | b'"'))

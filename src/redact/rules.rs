@@ -906,6 +906,30 @@ pub static RULES: &[Rule] = &[
         ],
     },
     Rule {
+        id: "command-output",
+        what: "a secret a command prints alone on a line, when the command's own words name one (`cat ~/.vault_pass`, `aws ecr get-login-password`, `heroku auth:token`, `op item get … --fields password`, `pass show x`): each line up to the next prompt that is one token shaped as a secret",
+        keywords: &["pass", "pwd", "psk", "token", "secret", "key", "auth", "cred", "private"],
+        matcher: Matcher::Context(Engine::Shell),
+        // The command line only opens its output's lines below it, which hold no keyword.
+        gate: Gate::Prompted,
+        positives: &[
+            "dev@box:~/proj$ cat .vault_pass\n⟦Ember!Orbit7537⟧\ndev@box:~/proj$ ",
+            "$ aws ecr get-login-password --region eu-west-1\n⟦eyJwYXlsb2FkIjoiSm9obiBEb2UifQ.dGVzdDEyMw⟧\n$ ",
+            "dev@box:~$ heroku auth:token\n ›   Warning: token will expire 04/18/2026\n⟦HRKU-AA8i8ltf3AZLWc8Ce8E5qbmt3n8Lom7W3gzvp⟧\ndev@box:~$ ",
+            "u@h:~$ op item get \"Orders DB\" --fields label=password --reveal\n⟦comet-maple-nimbus-cactus31⟧",
+            "u@h:~$ pass show prod/db\n⟦Lotus@Comet4236⟧\nu@h:~$ ",
+        ],
+        negatives: &[
+            "dev@box:~$ cat package.json | jq -r .version\n1.4.2",
+            "dev@box:~$ ls ~/.password-store\nGithub2Work.gpg",
+            "dev@box:~$ cat tokenizer.py\nTokenizer2Base",
+            "dev@box:~$ cat .vault_pass > /tmp/copy\nEmber!Orbit7537",
+            "dev@box:~$ git log -1 --format=%H -- secrets.yaml\n5d41402abc4b2a76b9719d911017c592aabbccdd",
+            "dev@box:~$ docker ps -q --filter name=auth\n3f4e1a2b9c7d",
+            "dev@box:~$ which pass\n/usr/bin/pass",
+        ],
+    },
+    Rule {
         id: "key-file",
         what: "text echoed or printed into a private-key or credential file (id_*, *.pem, *.key, .netrc, *token*), by a redirection or through tee",
         keywords: &[

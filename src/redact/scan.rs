@@ -597,6 +597,19 @@ impl LineScanner {
         let text = &body[cut..];
         let named = self.named_above.take();
         match named {
+            // A line of a command's output, up to the next prompt, whose own command is
+            // read anew.
+            Some(named) if named.output > 0 => {
+                let (value, ends) = super::below::output_line(text, &named);
+                if let Some((start, end)) = value {
+                    self.forced.push(Span { start, end, rule: named.rule });
+                }
+                self.named_above = if ends {
+                    super::below::names_what_follows(text).filter(|_| kind == Body::Plain)
+                } else {
+                    (named.output > 1).then(|| super::below::Named { output: named.output - 1, ..named })
+                };
+            }
             Some(named) if text.trim_ascii().is_empty() && named.blanks > 0 => {
                 self.named_above = Some(super::below::Named { blanks: named.blanks - 1, ..named });
             }
@@ -727,12 +740,15 @@ impl LineScanner {
         let (view, body) = line[..body_len].split_at(cut);
         let eol = &line[body_len..];
         if self.in_pem && self.pem_first && pem_before_body(body) {
+            // A span judged for this line's text is no span of the next one's.
+            self.forced.clear();
             out.extend_from_slice(line);
             return true;
         }
         if self.in_pem {
             let long_enough = !self.pem_first || body.trim_ascii().len() >= 16;
             if long_enough && pem_body_line(body) {
+                self.forced.clear();
                 if self.pem_first {
                     // One value per block, however many lines its body has.
                     report.count("private-key");

@@ -518,7 +518,7 @@ pub(crate) fn shown_key_file(line: &[u8]) -> Option<FileSyntax> {
 
 /// Whether a command on `line` sends its standard output to a file (`>`, `>>`, `1>`,
 /// `&>`); `2>/dev/null`, `2>&1` and `>&2` leave it on the terminal.
-fn stdout_redirected(line: &[u8]) -> bool {
+pub(crate) fn stdout_redirected(line: &[u8]) -> bool {
     memchr::memchr_iter(b'>', line).any(|i| {
         if i > 0 && line[i - 1] == b'>' {
             // The second of `>>`: the first decided.

@@ -111,6 +111,11 @@ fn positives_are_redacted_by_their_rule_alone_and_embedded() {
                 }
                 let tokenish = matches!(r.matcher, Matcher::Token(_));
                 let mut texts = embeddings(&line);
+                // A command's output follows its prompt in a terminal: a history file, which
+                // holds no output, puts no prompt at the line's start.
+                if r.gate == crate::redact::Gate::Prompted {
+                    texts.retain(|t| !t.starts_with(": ") && !t.starts_with("- cmd: "));
+                }
                 if tokenish {
                     texts.push(format!("curl -d \"note={line}&x=1\" https://api.example.com"));
                     texts.push(format!("{{\"text\": \"got {line}, ok\"}}"));
