@@ -122,7 +122,9 @@ fn prompted(t: &str) -> Option<(&str, &str)> {
 /// next prompt starts it, or the output ran into it: `T9VRSYoVv1GWbReZdev@box:~/proj$ `).
 pub(crate) fn output_line(text: &[u8], named: &Named) -> (Option<(usize, usize)>, bool) {
     let t = visible(text);
-    if prompt_len(t).is_some() {
+    // A PEM block is the PEM rule's: a certificate's body is public, a private key's
+    // is read there.
+    if prompt_len(t).is_some() || super::heredoc::is_armour(t) {
         return (None, true);
     }
     let ran_into = named
@@ -474,6 +476,10 @@ mod tests {
             "dev@box:~$ vault token --help\nUsage2Token!x\n",
             "dev@box:~$ cat src/tokenizer.py\nTokenizerBase2x\n",
             "dev@box:~$ tmux attach-session -t key\nKx9vQ2mZp4Lw8Rt7Yb3N\n",
+            // A certificate's body; and `buypass` ends with what the name judge reads as
+            // a password.
+            "dev@box:~$ cat Buypass_Class_3_Root_CA.crt\n-----BEGIN CERTIFICATE-----\nMIIFWTCCA0GgAwIBAgIBAjANBgkqhkiG9w0BAQsFADBOMQswCQYDVQQGEwJOTzEd\n-----END CERTIFICATE-----\n",
+            "dev@box:~$ cat /usr/share/doc/passwd/examples/passwd.expire.cron\n#!/usr/bin/perl\n",
         ] {
             assert_eq!(crate::redact::redact(text), text);
         }
