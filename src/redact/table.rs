@@ -1,6 +1,12 @@
 //! A secret whose name heads its column: a Markdown table (`| env | user | password |`,
 //! its `|---|` line, then rows) gives each cell the name of its column, and a cell is
 //! judged as that name's value would be. A diff's sign before a row is read past.
+//!
+//! A table a command draws in a box (`+-----+-----+` rules around `| a | b |` rows, as
+//! `confluent api-key create`, `openstack` and MySQL print one) is read the same way,
+//! its rule below the header standing for the `|---|` line; and in either kind a row of
+//! two cells whose first names a secret (`| API Secret | … |`) gives its second that
+//! name, as a label gives its value.
 
 use super::scan::Span;
 use super::value::{Class, Form, name_class, should_redact};
@@ -12,6 +18,41 @@ pub(crate) struct Table {
     columns: Vec<Option<Class>>,
     /// The `|---|` line was seen: rows follow.
     confirmed: bool,
+}
+
+/// A box's rule: `+`, then `-` or `=` (`:` for alignment) and `+` only, as
+/// `+------+-------+` and `+======+` draw one.
+fn is_rule(body: &[u8]) -> bool {
+    let t = body.trim_ascii();
+    t.len() >= 3
+        && t.starts_with(b"+")
+        && t.ends_with(b"+")
+        && t.iter().all(|b| matches!(b, b'+' | b'-' | b'=' | b':'))
+        && t.iter().any(|b| matches!(b, b'-' | b'='))
+}
+
+/// The class a row's label gives the cell beside it, when the row is two cells and the
+/// first names a secret (`| API Secret | … |`, `| password | … |`). A label's value is
+/// judged by its shape at the least, as a document's `| password | string |` names a
+/// type, not one.
+fn label_class(body: &[u8], cells: &[(usize, usize)]) -> Option<Class> {
+    let [(s, e), _] = cells else { return None };
+    let name: Vec<u8> = body[*s..*e].iter().map(|b| if *b == b' ' { b'_' } else { *b }).collect();
+    match name_class(&name, Form::Colon)? {
+        Class::Password => Some(Class::Secret),
+        c => Some(c),
+    }
+}
+
+/// The span of a cell judged as a value of `class`: one token (a code span's backticks
+/// are Markdown's), not a sentence.
+fn cell_span(body: &[u8], (s, e): (usize, usize), class: Class) -> Option<Span> {
+    // A code span's backticks (`` `sk_live_…` ``) are Markdown's, not the value's.
+    let (s, e) = code_span(body, s, e);
+    // A cell of several words is a sentence (`| Condition to pass |` heads
+    // `| Regex must pass |`), not a password.
+    let sentence = body[s..e].iter().any(u8::is_ascii_whitespace);
+    (s < e && !sentence && should_redact(class, &body[s..e])).then_some(Span { start: s, end: e, rule: "kv" })
 }
 
 /// The cells of a table line as byte ranges of `body`, trimmed; `None` when the line is
@@ -52,10 +93,20 @@ fn is_separator(cell: &[u8]) -> bool {
 /// `|---|` line, ends it at a line that is no table line, and gives the spans of the cells
 /// of a row under a secret's column.
 pub(crate) fn read(table: &mut Option<Table>, body: &[u8]) -> Vec<Span> {
+    if is_rule(body) {
+        // Below a header, a box's rule stands for the `|---|` line; between rows or
+        // below them, it goes on with the table.
+        if let Some(t) = table {
+            t.confirmed = true;
+        }
+        return Vec::new();
+    }
     let Some(cells) = cells(body) else {
         *table = None;
         return Vec::new();
     };
+    // A row that is a label and its value, in a table or a box or alone.
+    let labelled = label_class(body, &cells).and_then(|class| cell_span(body, cells[1], class));
     if let Some(t) = table {
         if !t.confirmed {
             if cells.iter().all(|(s, e)| is_separator(&body[*s..*e])) {
@@ -64,26 +115,27 @@ pub(crate) fn read(table: &mut Option<Table>, body: &[u8]) -> Vec<Span> {
             }
             *table = None;
         } else {
-            return cells
+            let by_column: Vec<Span> = cells
                 .iter()
                 .zip(&t.columns)
-                .filter_map(|(&(s, e), class)| {
-                    let class = (*class)?;
-                    // A code span's backticks (`` `sk_live_…` ``) are Markdown's, not the value's.
-                    let (s, e) = code_span(body, s, e);
-                    // A cell of several words is a sentence (`| Condition to pass |` heads
-                    // `| Regex must pass |`), not a password.
-                    let sentence = body[s..e].iter().any(u8::is_ascii_whitespace);
-                    (s < e && !sentence && should_redact(class, &body[s..e])).then_some(Span {
-                        start: s,
-                        end: e,
-                        rule: "kv",
-                    })
-                })
+                .filter_map(|(&cell, class)| cell_span(body, cell, (*class)?))
                 .collect();
+            return if by_column.is_empty() { labelled.into_iter().collect() } else { by_column };
         }
     }
-    let columns: Vec<Option<Class>> = cells
+    if labelled.is_some() {
+        return labelled.into_iter().collect();
+    }
+    let columns = header(body, &cells);
+    if columns.iter().any(Option::is_some) {
+        *table = Some(Table { columns, confirmed: false });
+    }
+    Vec::new()
+}
+
+/// What each column's name in a header row says its values are.
+fn header(body: &[u8], cells: &[(usize, usize)]) -> Vec<Option<Class>> {
+    cells
         .iter()
         .map(|(s, e)| {
             let name: Vec<u8> = body[*s..*e].iter().map(|b| if *b == b' ' { b'_' } else { *b }).collect();
@@ -93,11 +145,7 @@ pub(crate) fn read(table: &mut Option<Table>, body: &[u8]) -> Vec<Span> {
             let bare_key = name.eq_ignore_ascii_case(b"key") || name.eq_ignore_ascii_case(b"keys");
             name_class(&name, Form::Colon).or(bare_key.then_some(Class::Generated))
         })
-        .collect();
-    if columns.iter().any(Option::is_some) {
-        *table = Some(Table { columns, confirmed: false });
-    }
-    Vec::new()
+        .collect()
 }
 
 /// The inside of a cell that is one code span (`` `x` ``), else the cell.
@@ -155,6 +203,50 @@ mod tests {
             "| Docs | `see the wiki` |",
         ]);
         assert_eq!(spans, ["922a30cf94fb24b17e333c00702c878f"]);
+    }
+
+    /// A box a command draws: its rule below the header stands for `|---|`, and a row
+    /// whose label names a secret gives its value that name.
+    #[test]
+    fn a_box_and_a_rows_label_name_their_cells() {
+        let labelled = redacted(&[
+            "+------------+------------------------------------------------------------------+",
+            "| API Key    | XI8Q25J7NGRYKF39                                                 |",
+            "| API Secret | awooPgdAgf5Fz88FQ6Vc+Jk+pb67vEmZR0xgmuk+G91u81G9cis12wGLPbaEnFJf |",
+            "+------------+------------------------------------------------------------------+",
+        ]);
+        assert_eq!(
+            labelled,
+            ["XI8Q25J7NGRYKF39", "awooPgdAgf5Fz88FQ6Vc+Jk+pb67vEmZR0xgmuk+G91u81G9cis12wGLPbaEnFJf"]
+        );
+        let boxed = redacted(&[
+            "+----------------------+------------------------------------------+",
+            "| Key                  | Secret                                   |",
+            "+----------------------+------------------------------------------+",
+            "| HZRV4QJ6X3PA7MLE     | nS0kUq3mJ7x8yZ9Wb2Lc5Vd1Ef4Gh6Jk8Mn0Pq2R |",
+            "+----------------------+------------------------------------------+",
+        ]);
+        // A column that says only `Key` takes a key's shape, as in a Markdown table.
+        assert_eq!(boxed, ["HZRV4QJ6X3PA7MLE", "nS0kUq3mJ7x8yZ9Wb2Lc5Vd1Ef4Gh6Jk8Mn0Pq2R"]);
+    }
+
+    #[test]
+    fn boxes_and_labels_that_name_no_secret_or_hold_no_value_are_left() {
+        assert!(
+            redacted(&[
+                "+------+--------+",
+                "| Name | Status |",
+                "+------+--------+",
+                "| web  | Up2Days8x |"
+            ])
+            .is_empty()
+        );
+        assert!(
+            redacted(&["| password | string |", "| token | The token to use |", "| api_key | required |"])
+                .is_empty()
+        );
+        assert!(redacted(&["| id | 8d98455d9e5b4bebab097d14a89028f8 |", "| Field | Value |"]).is_empty());
+        assert!(redacted(&["| package | keyring-24.3.1 |", "| secret_name | prod/db/password |"]).is_empty());
     }
 
     #[test]
