@@ -708,3 +708,38 @@ fn a_named_pipe_is_read_once_as_a_stream() {
     writer.join().unwrap().unwrap();
     assert!(new_slot(&env, &target).join(format!("{SESSION}.jsonl")).is_file());
 }
+
+/// Transcripts that record another cwd than the bundle names (the project was opened
+/// through a link) are rewritten for it too; the dry run compares what the restore would
+/// write, so over an identical restore it finds every file the same, and exits 0.
+#[test]
+fn a_dry_run_compares_as_the_restore_writes_when_the_transcripts_record_another_cwd() {
+    let env = TestEnv::new();
+    let real = env.root.path().join("real/proj");
+    fs::create_dir_all(&real).unwrap();
+    let real = fs::canonicalize(&real).unwrap();
+    let link = env.root.path().join("link");
+    std::os::unix::fs::symlink(real.parent().unwrap(), &link).unwrap();
+    let logical = link.join("proj");
+    let slot =
+        env.home.join(".claude/projects").join(lokust::capture::claude::slot_name(real.to_str().unwrap()));
+    fs::create_dir_all(&slot).unwrap();
+    let line = |n: usize| {
+        serde_json::json!({"type": "user", "uuid": format!("u-{n}"), "sessionId": SESSION, "cwd": logical,
+            "timestamp": "2026-01-01T10:00:00.000Z",
+            "message": {"role": "user", "content": format!("read {}/src/{n}.rs", logical.display())}})
+        .to_string()
+    };
+    fs::write(slot.join(format!("{SESSION}.jsonl")), format!("{}\n{}\n", line(0), line(1))).unwrap();
+    let (lok, _) = crate::util::claude::snapshot(&env, &real, &[]);
+    fs::remove_dir_all(env.home.join(".claude/projects")).unwrap();
+    let target = env.root.path().join("t");
+    restore(&env, &lok, &target).success();
+    let placed = fs::read_to_string(new_slot(&env, &target).join(format!("{SESSION}.jsonl"))).unwrap();
+    let target = fs::canonicalize(&target).unwrap();
+    assert!(placed.contains(&format!("read {}/src/1.rs", target.display())), "{placed}");
+    assert!(!placed.contains(&*logical.to_string_lossy()), "{placed}");
+    let dry = env.cmd("lokust-shell-restore").arg(&lok).arg("--to").arg(&target).arg("-n").assert().success();
+    let plan = stdout(&dry);
+    assert!(plan.contains("same") && !plan.contains("conflict"), "{plan}");
+}

@@ -594,7 +594,15 @@ struct Job<'a> {
     recorded_cwd_read: bool,
     /// Staged conversations already found to record no cwd: not read again.
     without_cwd: usize,
+    /// In a dry run, the transcripts read before the recorded cwd was found, held until it
+    /// is (or the bundle ends), so their fingerprints are what the restore would write.
+    held_back: Vec<(PathBuf, Vec<u8>)>,
+    held_back_bytes: u64,
 }
+
+/// What a dry run holds back in memory waiting for the recorded cwd; past it, a file's
+/// fingerprint is taken without (and may differ from what the restore writes).
+const MAX_HELD_BACK: u64 = 64 << 20;
 
 impl<'a> Job<'a> {
     fn new(
@@ -624,6 +632,8 @@ impl<'a> Job<'a> {
             memory_notes: Vec::new(),
             recorded_cwd_read: false,
             without_cwd: 0,
+            held_back: Vec::new(),
+            held_back_bytes: 0,
         })
     }
 
@@ -833,6 +843,23 @@ impl<'a> Job<'a> {
 
     /// What a file would hold once rewritten, for a dry run to compare with the receiver's.
     fn learn_fingerprint(&mut self, entry: bundle::unpack::Entry<'_>) -> anyhow::Result<()> {
+        // As the restore rewrites them again once the recorded cwd is known, a dry run
+        // holds the transcripts before it back.
+        if is_text_rewritten(&entry.rel)
+            && !self.recorded_cwd_read
+            && self.held_back_bytes.saturating_add(entry.size) <= MAX_HELD_BACK
+        {
+            let mut bytes = Vec::new();
+            entry.reader.take(MAX_HELD_BACK).read_to_end(&mut bytes)?;
+            self.held_back_bytes += bytes.len() as u64;
+            let cwd = top_level_transcript(&entry.rel).and_then(|_| first_cwd_in(&bytes[..]));
+            self.held_back.push((entry.rel, bytes));
+            if let Some(cwd) = cwd {
+                self.recorded_cwd_read = true;
+                self.fingerprint_held_back(Some(&cwd))?;
+            }
+            return Ok(());
+        }
         let mut sink = Fingerprint::default();
         if is_memory_note(&entry.rel) {
             self.map.plain().rewrite_stream(entry.reader, &mut sink)?;
@@ -843,6 +870,39 @@ impl<'a> Job<'a> {
         }
         self.fingerprints.insert(entry.rel, (sink.len, sink.crc.finalize()));
         Ok(())
+    }
+
+    /// The fingerprints of the transcripts a dry run held back, as the restore writes them:
+    /// rewritten by the map, then again for the recorded `cwd`, which joins the map.
+    fn fingerprint_held_back(&mut self, cwd: Option<&str>) -> anyhow::Result<()> {
+        let extra = cwd.and_then(|c| self.recorded_map(c));
+        for (rel, bytes) in std::mem::take(&mut self.held_back) {
+            let mut once = Vec::with_capacity(bytes.len());
+            self.map.rewrite_stream(&mut &bytes[..], &mut once)?;
+            let mut sink = Fingerprint::default();
+            match &extra {
+                Some(extra) => extra.rewrite_stream(&mut &once[..], &mut sink)?,
+                None => sink.write_all(&once)?,
+            }
+            self.fingerprints.insert(rel, (sink.len, sink.crc.finalize()));
+        }
+        self.held_back_bytes = 0;
+        if let (Some(cwd), Some(_)) = (cwd, extra) {
+            self.map.add(cwd);
+        }
+        Ok(())
+    }
+
+    /// The map of the recorded `cwd` alone to the new path, when it is another path than
+    /// the ones the map has (not the new path, above or below it).
+    fn recorded_map(&self, cwd: &str) -> Option<PathMap> {
+        let new = &self.new_dir_str;
+        if cwd == new || cwd.starts_with(&format!("{new}/")) || new.starts_with(&format!("{cwd}/")) {
+            return None;
+        }
+        let mut extra = PathMap::new(new);
+        extra.add(cwd);
+        (!extra.is_empty()).then_some(extra)
     }
 
     /// The events' own cwd is the truth (docs/claude-code.md): when the snapshot's
@@ -866,15 +926,7 @@ impl<'a> Job<'a> {
         }
         let Some(cwd) = found else { return Ok(()) };
         self.recorded_cwd_read = true;
-        let new = self.new_dir_str.clone();
-        if cwd == new || cwd.starts_with(&format!("{new}/")) || new.starts_with(&format!("{cwd}/")) {
-            return Ok(());
-        }
-        let mut extra = PathMap::new(&new);
-        extra.add(&cwd);
-        if extra.is_empty() {
-            return Ok(());
-        }
+        let Some(extra) = self.recorded_map(&cwd) else { return Ok(()) };
         for rel in &self.transcripts {
             let path = tree.join(rel);
             let tmp = path.with_extension("lokust-tmp");
@@ -908,6 +960,8 @@ impl<'a> Job<'a> {
         }
         self.rewrite_unmapped()?;
         self.cover_recorded_cwd()?;
+        // No transcript records a cwd: the ones held back are as the map makes them.
+        self.fingerprint_held_back(None)?;
         self.rewrite_memory_notes()?;
         if interrupted() {
             bail!(Interrupted);
@@ -1319,8 +1373,11 @@ fn is_memory_note(rel: &Path) -> bool {
 /// The first absolute `cwd` among a transcript's first lines; lines longer than 1 MiB
 /// (a large tool result) are skipped unread, so memory stays flat.
 fn first_cwd(path: &Path) -> Option<String> {
+    first_cwd_in(BufReader::new(File::open(path).ok()?))
+}
+
+fn first_cwd_in(mut reader: impl BufRead) -> Option<String> {
     const MAX_LINE: u64 = 1 << 20;
-    let mut reader = BufReader::new(File::open(path).ok()?);
     let mut line = Vec::new();
     for _ in 0..1000 {
         line.clear();
