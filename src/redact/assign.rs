@@ -964,6 +964,20 @@ fn tag_before_value(c: &regex::bytes::Captures<'_>) -> Option<(usize, Tag)> {
     }
 }
 
+/// Where the JSON string whose content starts at `from` ends: its closing quote, the
+/// first one not escaped.
+fn closing_quote(line: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while at < line.len() {
+        match line[at] {
+            b'\\' => at += 2,
+            b'"' => return at,
+            _ => at += 1,
+        }
+    }
+    line.len()
+}
+
 pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
     let mut pos = 0;
     while pos < line.len() {
@@ -1012,6 +1026,17 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
         // `"SessionAuth":{"value":true}`: an object or an array under a JSON key is no value
         // (taken for one, its replacement broke the JSON around it).
         let json_collection = bare && json_key && matches!(v.first(), Some(b'{' | b'['));
+        // `"config": "{\"password\":\"…\"}"`: a JSON document written into a JSON string
+        // is read as JSON, its own members judged; under a name that names a secret
+        // (`"SecretString"`, Keycloak's `"secretData"`) it is the secret, the whole string.
+        let json_in_json =
+            !bare && json_key && [&b"{\\\""[..], b"[{\\\"", b"[\\\""].iter().any(|p| v.starts_with(p));
+        if json_in_json && name_class_strict(name, Form::Colon).is_some() {
+            let end = closing_quote(line, vs);
+            out.push(Span { start: vs, end, rule: "kv" });
+            pos = end.max(vs + 1);
+            continue;
+        }
         // A quoted value under a quoted name is JSON's (or a dict's): judged as the JSON
         // reading judges it, so a `Read` view's numbered copy of a file and its plain copy
         // agree; under a bare name, three capitalised words are a label's.
@@ -1036,6 +1061,7 @@ pub(crate) fn colon(line: &[u8], out: &mut Vec<Span>) {
             && !format_spec
             && !json_number
             && !json_collection
+            && !json_in_json
             && let Some(class) = name_class_strict(name, Form::Colon)
             && !ternary(line, c.get(0).unwrap().start())
             && !(bare && super::yaml::is_style(v))
@@ -1082,6 +1108,25 @@ mod tests {
         // A label under a name that does not end with a secret's word stays.
         let label = "  \"password_hint\": \"Use Eight Characters Or More\",";
         assert_eq!(crate::redact::redact(label), label);
+    }
+
+    /// A JSON document written into a JSON string (`aws secretsmanager get-secret-value`'s
+    /// `SecretString`) keeps its shape: its members are judged, not the whole taken as one
+    /// value and replaced around its escaped quotes.
+    #[test]
+    fn json_inside_a_json_string_is_read_as_json() {
+        let line = r#"    "config": "{\"api_key\":\"9f8e7d6c5b4a39281706f5e4d3c2b1a0\",\"user\":\"svc\"}","#;
+        assert_eq!(redact(line), r#"    "config": "{\"api_key\":\"[REDACTED]\",\"user\":\"svc\"}","#);
+        let clean = r#"  "config": "{\"region\":\"us-east-1\"}","#;
+        assert_eq!(redact(clean), clean);
+        // Under a secret's name the whole string is the secret, replaced whole: no escaped
+        // quotes left behind the marker.
+        for name in ["SecretString", "secretData"] {
+            let line = format!(
+                r#"  "{name}": "{{\"value\":\"wWWQmzYXQItjfAnRfJnLf6zAekOYODfWfE9pTlQz==\",\"salt\":\"U6jvBWmf\"}}","#
+            );
+            assert_eq!(redact(&line), format!(r#"  "{name}": "[REDACTED]","#));
+        }
     }
 
     /// Secrets a stranger's reading found passing, each in the shape it was written.

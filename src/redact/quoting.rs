@@ -22,6 +22,10 @@ fn backslashes_before(text: &[u8]) -> usize {
 /// in JSON text) takes the backslash too, and one that runs past a closing quote into
 /// punctuation only (`x",`, `x'),`) ends at that quote, which then stays as it was.
 pub(crate) fn fit(line: &[u8], s: &mut Span) {
+    // A string's whole content is replaced whole (see [`is_whole_string`]).
+    if is_whole_string(line, s.start, s.end) {
+        return;
+    }
     if line.get(s.start).is_some_and(|&b| is_quote(b)) && backslashes_before(&line[..s.start]) % 2 == 1 {
         s.start -= 1;
     }
@@ -40,6 +44,18 @@ pub(crate) fn fit(line: &[u8], s: &mut Span) {
     if end > 0 {
         s.end = s.start + end;
     }
+}
+
+/// Whether `start..end` of `line` is the whole content of a double-quoted string whose
+/// every quote is escaped (`"{\"k\":\"v\"}"`): none of them pairs a quote outside.
+pub(crate) fn is_whole_string(line: &[u8], start: usize, end: usize) -> bool {
+    let span = &line[start..end];
+    start > 0
+        && line[start - 1] == b'"'
+        && line.get(end) == Some(&b'"')
+        && backslashes_before(span).is_multiple_of(2)
+        && !span.contains(&b'\'')
+        && span.iter().enumerate().all(|(at, &b)| b != b'"' || backslashes_before(&span[..at]) % 2 == 1)
 }
 
 /// Writes the quotes of a replaced `span`, each with the backslashes just before it, so

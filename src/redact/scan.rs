@@ -396,8 +396,11 @@ pub(crate) fn apply(line: &[u8], spans: &[Span], out: &mut Vec<u8>, report: &mut
         // A value that ran through a quote (`'word'more`) keeps its quotes after the
         // marker, escaped as they were: dropping one would pair the next quote on the
         // line with the wrong one, and the rest of the line would read differently the
-        // next time round.
-        super::quoting::keep_quotes(&line[s.start..s.end], out);
+        // next time round. A double-quoted string's whole content, its quotes all escaped
+        // (JSON written into JSON), pairs none of them outside: it goes whole.
+        if !super::quoting::is_whole_string(line, s.start, s.end) {
+            super::quoting::keep_quotes(&line[s.start..s.end], out);
+        }
         at = s.end;
         report.count(s.rule);
     }

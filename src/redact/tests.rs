@@ -2004,7 +2004,9 @@ fn quoting_around_a_redacted_value_stays_whole() {
         (r#"f("--password=Hunter2xyz");"#, r#"f("--password=[REDACTED]");"#),
         (r"mysql -u root -p'a'\''b' db", r"mysql -u root -p'[REDACTED]'\''' db"),
         (r"export DB_PASSWORD='Hunter2'\''xyz'", r"export DB_PASSWORD='[REDACTED]'\'''"),
-        (r#"export PASSWORD="ab\"cd""#, r#"export PASSWORD="[REDACTED]\"""#),
+        // A string's whole content, its quotes all escaped, goes whole: none pairs outside.
+        (r#"export PASSWORD="ab\"cd""#, r#"export PASSWORD="[REDACTED]""#),
+        (r#"export PASSWORD="ab\"cd" X=1"#, r#"export PASSWORD="[REDACTED]" X=1"#),
     ] {
         let once = redacted_everywhere(text);
         assert_eq!(once, want, "{text}");
