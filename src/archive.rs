@@ -122,9 +122,10 @@ impl Options {
 /// work, redacted, sealed when the sealing variables are set.
 pub fn archive(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<Outcome> {
     let prepared = prepare(probe, dir, options)?;
+    // A move's backup is no archive a restore reads: one equal to it is still written.
     let newest = entries_of(&prepared.folder)
         .into_iter()
-        .filter(|e| e.manifest.project_dir == prepared.project)
+        .filter(|e| e.manifest.project_dir == prepared.project && !is_moved(e))
         .max_by_key(|e| e.manifest.created_at_ms);
     if let Some(newest) = newest.filter(|_| !options.always)
         && newest.manifest.fingerprint == prepared.fingerprint
@@ -367,8 +368,48 @@ pub fn moved_name(dir: &Path, agent: &str, root: &Path, path: &Path) -> PathBuf 
     dir.join(agent).join(rel.unwrap_or_else(|| Path::new(path.file_name().unwrap_or_default())))
 }
 
+/// The bytes below `path`, links not followed.
+pub fn size_of(path: &Path) -> u64 {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            fs::read_dir(path).into_iter().flatten().flatten().map(|e| size_of(&e.path())).sum()
+        }
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
+}
+
+/// A move's backup folder once its old copies are in: its manifest names the
+/// conversations (agent, id) it holds and no other, and a folder that holds none goes.
+pub fn settle_moved(dir: &Path, held: &[(String, String)]) {
+    if held.is_empty() {
+        forget_moved_if_empty(dir);
+        return;
+    }
+    let path = manifest_of(dir);
+    let Some(mut manifest) = moved_manifest(dir) else { return };
+    manifest.conversations =
+        held.iter().map(|(agent, id)| Conversation { agent: agent.clone(), id: id.clone() }).collect();
+    manifest.conversations.sort();
+    manifest.conversations.dedup();
+    manifest.bytes = size_of(dir);
+    let _ = fsutil::write_private_atomic(&path, |f| {
+        serde_json::to_writer_pretty(&mut *f, &manifest)?;
+        Ok(())
+    });
+}
+
+/// The manifest of the move's backup folder `dir`, when it is that folder's (a `.lok` of
+/// the same time has a manifest of the same name).
+fn moved_manifest(dir: &Path) -> Option<Manifest> {
+    let bytes = crate::agent::disk::read_bounded(&manifest_of(dir), 16 << 20).ok()?;
+    let manifest: Manifest = serde_json::from_slice(&bytes).ok()?;
+    let name = dir.file_name()?.to_str()?;
+    (manifest.file == name).then_some(manifest)
+}
+
 /// Takes a move's backup folder away when nothing was put in it (the move was undone,
-/// or kept every old copy), with its manifest; true when it is gone.
+/// or kept every old copy), with its manifest (only its own); true when it is gone.
 pub fn forget_moved_if_empty(dir: &Path) -> bool {
     fn prune_empty(dir: &Path) -> bool {
         let Ok(read) = fs::read_dir(dir) else { return false };
@@ -379,12 +420,9 @@ pub fn forget_moved_if_empty(dir: &Path) -> bool {
         }
         empty && fs::remove_dir(dir).is_ok()
     }
-    if fs::symlink_metadata(dir).is_err() {
-        let _ = fs::remove_file(manifest_of(dir));
-        return true;
-    }
-    let gone = prune_empty(dir);
-    if gone {
+    let mine = moved_manifest(dir).is_some();
+    let gone = fs::symlink_metadata(dir).is_err() || prune_empty(dir);
+    if gone && mine {
         let _ = fs::remove_file(manifest_of(dir));
     }
     gone
@@ -518,6 +556,31 @@ pub fn delete(entry: &Entry) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `.lok` and a move's backup of one second share a manifest's name: forgetting a
+    /// backup folder that is not there never takes the `.lok`'s manifest.
+    #[test]
+    fn forgetting_a_backup_folder_takes_only_its_own_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = |file: &str| Manifest {
+            format: 1,
+            project_dir: "/p".into(),
+            created_at_ms: 1,
+            file: file.into(),
+            sealed: false,
+            bytes: 1,
+            conversations: Vec::new(),
+            fingerprint: String::new(),
+        };
+        let path = dir.path().join("20261128T000000Z.manifest.json");
+        fs::write(&path, serde_json::to_vec(&manifest("20261128T000000Z.lok")).unwrap()).unwrap();
+        assert!(forget_moved_if_empty(&dir.path().join("20261128T000000Z.moved")));
+        assert!(path.is_file(), "the .lok's manifest was taken");
+        fs::write(&path, serde_json::to_vec(&manifest("20261128T000000Z.moved")).unwrap()).unwrap();
+        fs::create_dir_all(dir.path().join("20261128T000000Z.moved/claude/projects")).unwrap();
+        assert!(forget_moved_if_empty(&dir.path().join("20261128T000000Z.moved")));
+        assert!(!path.exists() && !dir.path().join("20261128T000000Z.moved").exists());
+    }
 
     #[test]
     fn a_manifest_sits_beside_its_file() {

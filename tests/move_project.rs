@@ -991,6 +991,10 @@ fn a_moves_backup_is_the_old_copies_or_a_file_across_filesystems() {
     env.cmd("lokust-shell").arg("move").arg(&a).arg(&b).assert().success();
     env.cmd("lokust-shell").args(["prune", "--older-than", "0d", "--keep-last", "1"]).assert().success();
     assert!(!backup.exists());
+    // Its conversations as they were when its backup was made: archived all the same (a
+    // backup is no archive a restore reads).
+    let archived = env.cmd("lokust-shell").args(["archive", "--quiet"]).arg(&b).assert().success();
+    assert!(stdout(&archived).trim().ends_with(".lok"), "{}", stderr(&archived));
     assert!(!backup.with_extension("manifest.json").exists());
 
     // The archive on another filesystem: a backup file, and no old copy left.
@@ -1033,7 +1037,8 @@ fn a_killed_move_puts_its_old_copies_into_its_backup_and_nowhere_else() {
     let Killed { base, aside, .. } = killed_move(
         &env,
         false,
-        serde_json::json!({"committed": true, "laid_done": true, "backup": backup, "kept_as": [kept]}),
+        serde_json::json!({"committed": true, "laid_done": true, "backup": backup,
+            "kept_as": [{"path": kept, "agent": "claude", "id": null}]}),
     );
     let elsewhere = base.join("empty");
     fs::create_dir_all(&elsewhere).unwrap();
@@ -1047,11 +1052,64 @@ fn a_killed_move_puts_its_old_copies_into_its_backup_and_nowhere_else() {
     let Killed { base, aside, .. } = killed_move(
         &env,
         false,
-        serde_json::json!({"committed": true, "laid_done": true, "backup": loot, "kept_as": [loot.join("x")]}),
+        serde_json::json!({"committed": true, "laid_done": true, "backup": loot,
+            "kept_as": [{"path": loot.join("x"), "agent": "claude", "id": null}]}),
     );
     let elsewhere = base.join("empty");
     fs::create_dir_all(&elsewhere).unwrap();
     let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
     assert!(stderr(&out).contains("is not a move's journal"), "{}", stderr(&out));
     assert!(aside.join(format!("{A}.jsonl")).is_file() && !loot.exists());
+}
+
+/// What an attack on the backup found: a `--keep-old` backup named conversations it did
+/// not hold (prune then took an older archive's only copy), a FIFO in another project's
+/// slot hung every move, an archive folder that is a link was written through, and an
+/// archive after moving back was skipped as unchanged.
+#[test]
+fn a_moves_backup_names_only_what_it_holds_and_is_never_written_through_a_link() {
+    let env = TestEnv::new();
+    let (base, a, b) = project_paths(&env);
+    fs::create_dir_all(&a).unwrap();
+    transcript(&env, &a, A);
+    codex_rollout(&env, &a);
+    // Another project's slot holds a FIFO named like a transcript: read by no move.
+    let other = slot_dir(&env, "/elsewhere");
+    fs::create_dir_all(&other).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(other.join("x.jsonl")).status().unwrap().success());
+    let done = env
+        .cmd("lokust-shell")
+        .args(["move", "--keep-old"])
+        .arg(&a)
+        .arg(&b)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    // The Claude Code slot stayed where it was; the Codex rollout, kept by id, moved, and
+    // its old copy is all the backup holds.
+    let said = stdout(&done);
+    let backup = PathBuf::from(said.lines().find_map(|l| l.strip_prefix("backup: ")).expect("a backup"));
+    let list: serde_json::Value =
+        serde_json::from_str(&stdout(&env.cmd("lokust-shell").args(["list", "--json"]).assert().success()))
+            .unwrap();
+    let row = list.as_array().unwrap().iter().find(|r| r["kind"] == "moved").expect("the backup listed");
+    assert_eq!(row["path"], backup.to_str().unwrap());
+    let agents: Vec<&str> =
+        row["conversations"].as_array().unwrap().iter().map(|c| c["agent"].as_str().unwrap()).collect();
+    assert_eq!(agents, ["codex"], "{row}");
+
+    // The archive's folder for a project made a link elsewhere: refused, nothing moved.
+    let d = base.join("d");
+    fs::create_dir_all(&d).unwrap();
+    transcript(&env, &d, C);
+    let key = lokust::archive::project_key(d.to_str().unwrap());
+    let archive = env.home.join(".local/state/lokust/archive");
+    fs::create_dir_all(&archive).unwrap();
+    let elsewhere = env.root.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, archive.join(&key)).unwrap();
+    let refused = env.cmd("lokust-shell").arg("move").arg(&d).arg(base.join("e")).assert().code(2);
+    assert!(stderr(&refused).contains("is a link"), "{}", stderr(&refused));
+    assert!(slot_dir(&env, d.to_str().unwrap()).join(format!("{C}.jsonl")).is_file());
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
 }

@@ -12,6 +12,26 @@ use super::Before;
 use crate::agent;
 use crate::probe::Probe;
 
+/// An old copy's place in a move's backup folder, and what it holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Kept {
+    pub path: PathBuf,
+    /// The agent, by `--agents` name.
+    pub agent: String,
+    /// The conversation; none for Claude Code's slot, which holds many.
+    pub id: Option<String>,
+}
+
+/// How a committed move's old copies ended.
+pub struct Finished {
+    /// Put back where they were (`--keep-old`).
+    pub kept: usize,
+    /// Kept by id, not by folder (a Codex rollout): moved although `--keep-old`.
+    pub moved: usize,
+    /// Could not be renamed into the backup folder: still beside their stores, aside.
+    pub stranded: usize,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Journal {
     pub old_abs: PathBuf,
@@ -45,7 +65,7 @@ pub struct Journal {
     pub backup: Option<PathBuf>,
     /// Each old copy's name in `backup`, in the order of `asides`.
     #[serde(default)]
-    pub kept_as: Vec<PathBuf>,
+    pub kept_as: Vec<Kept>,
     /// Where this journal is written; none for one kept in memory only.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -109,7 +129,7 @@ impl Journal {
             && backup.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(crate::archive::MOVED))
             && plain(backup)
             && (self.kept_as.is_empty() || self.kept_as.len() == self.asides.len())
-            && self.kept_as.iter().all(|k| k.starts_with(backup) && plain(k))
+            && self.kept_as.iter().all(|k| k.path.starts_with(backup) && plain(&k.path))
     }
 
     /// A file at NEW written after the journal was last, once the restore there had ended
@@ -217,8 +237,8 @@ impl Journal {
     /// put back where nothing took its place. A folder laid again where it was (an agent
     /// that keeps conversations by id) first gets back what the bundle does not carry
     /// (locks, caches). How many were put back, and how many kept by id moved instead.
-    pub fn finish_committed(&self) -> (usize, usize) {
-        let (mut kept, mut moved) = (0, 0);
+    pub fn finish_committed(&self) -> Finished {
+        let (mut kept, mut moved, mut stranded) = (0, 0, 0);
         for (i, (from, to)) in self.asides.iter().enumerate() {
             if fs::symlink_metadata(to).is_err() {
                 continue;
@@ -231,17 +251,18 @@ impl Journal {
             if self.keep_old && !free {
                 moved += 1;
             }
-            if let (Some(_), Some(kept)) = (&self.backup, self.kept_as.get(i)) {
+            if let (Some(_), Some(kept)) = (&self.backup, self.kept_as.get(i).map(|k| &k.path)) {
                 // Into the backup, never deleted: one that cannot go stays aside, where
                 // `doctor` finds it.
                 let _ = kept.parent().map(crate::fsutil::create_private_dir);
-                let _ = rustix::fs::renameat_with(
+                let renamed = rustix::fs::renameat_with(
                     rustix::fs::CWD,
                     to,
                     rustix::fs::CWD,
                     kept,
                     rustix::fs::RenameFlags::NOREPLACE,
                 );
+                stranded += usize::from(renamed.is_err());
                 continue;
             }
             if to.is_dir() {
@@ -253,7 +274,32 @@ impl Journal {
                 let _ = fs::remove_file(to);
             }
         }
-        (kept, moved)
+        // The backup's manifest names what it holds, no more: a copy kept in place
+        // (--keep-old) or that could not go into it is not there.
+        if let Some(dir) = &self.backup {
+            crate::archive::settle_moved(dir, &self.kept_conversations());
+        }
+        Finished { kept, moved, stranded }
+    }
+
+    /// The conversations (agent, id) whose old copies are in the backup folder.
+    fn kept_conversations(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for k in self.kept_as.iter().filter(|k| fs::symlink_metadata(&k.path).is_ok()) {
+            match &k.id {
+                Some(id) => out.push((k.agent.clone(), id.clone())),
+                // Claude Code's slot: each transcript in it.
+                None => out.extend(
+                    fs::read_dir(&k.path)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".jsonl").map(str::to_string))
+                        .map(|id| (k.agent.clone(), id)),
+                ),
+            }
+        }
+        out
     }
 
     /// Puts every store back as it was: rows pointed back, the copies laid at NEW taken

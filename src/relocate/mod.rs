@@ -244,7 +244,14 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
             if journal.save().is_err() {
                 journal.close();
             }
-            let (kept, moved) = journal.finish_committed();
+            let journal::Finished { kept, moved, stranded } = journal.finish_committed();
+            if stranded > 0 {
+                done.push(format!(
+                    "{} could not be put into the backup; left aside beside their stores \
+                     ({ASIDE_PREFIX}…), as lokust-shell doctor lists them",
+                    crate::human::count(stranded as u64, "old copy")
+                ));
+            }
             if opts.keep_old {
                 done.push(format!("old copies left where they were (--keep-old): {kept}"));
                 if moved > 0 {
@@ -256,9 +263,8 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
             journal.close();
             let _ = fs::remove_file(&lock);
             lines.append(&mut done);
-            // Every old copy kept where it was: the backup folder holds nothing.
-            let backup =
-                backup.filter(|b| !matches!(b, Backup::Moved(dir) if archive::forget_moved_if_empty(dir)));
+            // Every old copy kept where it was: the backup folder is gone.
+            let backup = backup.filter(|b| b.path().exists());
             Ok(Moved { new: paths.new_real, backup: backup.map(|b| b.path().to_path_buf()), lines })
         }
         Err(e) => {
@@ -413,12 +419,21 @@ fn backup(
 ) -> anyhow::Result<Backup> {
     crate::fsutil::create_private_dir(&prepared.folder)
         .with_context(|| format!("could not create {}", prepared.folder.display()))?;
-    let mut roots = Vec::new();
-    for (k, _) in held {
-        roots.extend(store_root(probe, *k));
+    // The user's unredacted conversations go where the archive is, never through a link.
+    if fs::symlink_metadata(&prepared.folder).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(refuse(format!(
+            "{} is a link; a move's backup is never written through one",
+            prepared.folder.display()
+        )));
     }
+    // Each old copy is renamed from the folder it is in: that folder (a link to another
+    // disk, maybe) and the archive must be one filesystem.
+    let folders: Vec<PathBuf> = set_aside_paths(probe, &paths.old_str, held)
+        .iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
     // Only named here: it is made once the journal names it, so a kill leaves none behind.
-    if roots.iter().all(|r| same_filesystem(r, &prepared.folder)) {
+    if folders.iter().all(|f| same_filesystem(f, &prepared.folder)) {
         return Ok(Backup::Moved(archive::moved_dir(prepared)?));
     }
     match archive::archive(probe, &paths.old_real, &archive_options(held))? {
@@ -449,32 +464,26 @@ fn same_filesystem(a: &Path, b: &Path) -> bool {
     matches!((fs::metadata(a), fs::metadata(b)), (Ok(x), Ok(y)) if x.dev() == y.dev())
 }
 
-/// The bytes of the old copies a move sets aside, for the backup's manifest.
-fn stored_bytes(probe: &Probe, old: &str, held: &[(Known, usize)]) -> u64 {
-    fn size(path: &Path) -> u64 {
-        match fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => {
-                fs::read_dir(path).into_iter().flatten().flatten().map(|e| size(&e.path())).sum()
-            }
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        }
-    }
-    let mut total = 0;
+/// The files and folders a move of `old` sets aside.
+fn set_aside_paths(probe: &Probe, old: &str, held: &[(Known, usize)]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
     for (k, _) in held {
         match k {
             Known::Claude => {
-                total += crate::capture::claude::config_dir(probe)
-                    .and_then(|c| claude_slot(&c, old))
-                    .map_or(0, |slot| size(&slot));
+                out.extend(crate::capture::claude::config_dir(probe).and_then(|c| claude_slot(&c, old)));
             }
             Known::Other(a) => {
                 let stored = stored_of(probe, *a, old).ok().flatten().unwrap_or_default();
-                total += stored.iter().flat_map(|(_, paths)| paths).map(|p| size(p)).sum::<u64>();
+                out.extend(stored.into_iter().flat_map(|(_, paths)| paths));
             }
         }
     }
-    total
+    out
+}
+
+/// The bytes of the old copies a move sets aside, for the backup's manifest.
+fn stored_bytes(probe: &Probe, old: &str, held: &[(Known, usize)]) -> u64 {
+    set_aside_paths(probe, old, held).iter().map(|p| archive::size_of(p)).sum()
 }
 
 /// NEW as the stores will name it: a link or `..` resolved, so an existing project cannot
@@ -717,7 +726,10 @@ fn refuse_shared_slots(probe: &Probe, old: &str) -> anyhow::Result<()> {
     let mut others = Vec::new();
     for slot in fs::read_dir(config.join("projects")).into_iter().flatten().flatten() {
         for f in fs::read_dir(slot.path()).into_iter().flatten().flatten() {
-            if !f.file_name().to_string_lossy().ends_with(".jsonl") {
+            // A regular file only, not followed: a FIFO named like one would block the read.
+            if !f.file_name().to_string_lossy().ends_with(".jsonl")
+                || !f.file_type().is_ok_and(|t| t.is_file())
+            {
                 continue;
             }
             let Some(cwd) = agent::claude::recorded_cwd(&f.path()) else { continue };
@@ -1006,7 +1018,11 @@ fn set_aside(
             .iter()
             .map(|a| {
                 let root = store_root(probe, a.agent).unwrap_or_default();
-                archive::moved_name(dir, a.agent.id(), &root, &a.from)
+                journal::Kept {
+                    path: archive::moved_name(dir, a.agent.id(), &root, &a.from),
+                    agent: a.agent.id().to_string(),
+                    id: a.id.clone(),
+                }
             })
             .collect();
     }
