@@ -833,6 +833,12 @@ fn a_roll_back_keeps_a_laid_copy_written_after_the_kill() {
         .unwrap();
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
     fs::File::options().write(true).open(&laid).unwrap().set_modified(later).unwrap();
+    // A subagent of the conversation, run at NEW after the kill: in the conversation's
+    // own folder.
+    let subagent = laid.with_extension("").join("subagents/agent-2.jsonl");
+    fs::create_dir_all(subagent.parent().unwrap()).unwrap();
+    fs::write(&subagent, "{\"more\":\"the subagent's turn\"}\n").unwrap();
+    fs::File::options().write(true).open(&subagent).unwrap().set_modified(later).unwrap();
     let elsewhere = base.join("empty");
     fs::create_dir_all(&elsewhere).unwrap();
     let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
@@ -843,6 +849,11 @@ fn a_roll_back_keeps_a_laid_copy_written_after_the_kill() {
     );
     let kept = moving.join("20261128T000000Z-1.kept").join(format!("claude-{A}.jsonl"));
     assert!(fs::read_to_string(&kept).unwrap().contains("my next turn"), "the turn written at NEW was lost");
+    let kept_subagent = kept.with_file_name(format!("claude-{A}")).join("subagents/agent-2.jsonl");
+    assert!(
+        fs::read_to_string(&kept_subagent).unwrap().contains("the subagent's turn"),
+        "the subagent was lost"
+    );
     assert_eq!(fs::read_to_string(old_slot.join(format!("{A}.jsonl"))).unwrap(), "the old copy\n");
     assert!(!laid.exists());
     assert!(!dead.exists() && live.exists(), "temp files: a dead writer's stayed or a live one's went");

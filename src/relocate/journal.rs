@@ -174,29 +174,41 @@ impl Journal {
     fn keep_newer_laid(&self, probe: &Probe) -> Option<PathBuf> {
         let journal = self.path.as_ref()?;
         let since = fs::metadata(journal).and_then(|m| m.modified()).ok()?;
-        let mut laid: Vec<(String, PathBuf)> = Vec::new();
+        // Each file laid, with the name it keeps in `<journal>.kept/`.
+        let mut laid: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let named = |agent: &str, p: &Path| {
+            p.file_name().map(|n| PathBuf::from(format!("{agent}-{}", n.to_string_lossy())))
+        };
         for (agent, id) in &self.laid {
             if agent == agent::claude::NAME {
                 let config = crate::capture::claude::config_dir(probe)?;
                 if let Some(slot) = super::claude_slot(&config, &self.new_str) {
-                    laid.push((agent.clone(), slot.join(format!("{id}.jsonl"))));
+                    let transcript = slot.join(format!("{id}.jsonl"));
+                    laid.extend(named(agent, &transcript).map(|n| (transcript, n)));
+                    // The conversation's own folder (its subagents, tool results): the
+                    // user's work after the kill goes on there too.
+                    let folder = slot.join(id);
+                    for file in files_below(&folder) {
+                        let rel = file.strip_prefix(&folder).unwrap_or(&file).to_path_buf();
+                        laid.push((file, PathBuf::from(format!("{agent}-{id}")).join(rel)));
+                    }
                 }
             } else if let Some(a) = by_id(agent)
                 && let Some(home) = a.home(probe)
             {
                 let paths = a.stored(&home, &self.new_str, id).ok().flatten().unwrap_or_default();
-                laid.extend(paths.into_iter().map(|p| (agent.clone(), p)));
+                laid.extend(paths.into_iter().filter_map(|p| named(agent, &p).map(|n| (p, n))));
             }
         }
         let kept = journal.with_extension("kept");
         let mut any = false;
-        for (agent, path) in laid {
+        for (path, name) in laid {
             let newer = fs::symlink_metadata(&path)
                 .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|t| t > since));
-            let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else { continue };
+            let to = kept.join(&name);
             if newer
-                && crate::fsutil::create_private_dir(&kept).is_ok()
-                && fs::rename(&path, kept.join(format!("{agent}-{name}"))).is_ok()
+                && to.parent().is_some_and(|p| crate::fsutil::create_private_dir(p).is_ok())
+                && fs::rename(&path, &to).is_ok()
             {
                 any = true;
             }
@@ -368,6 +380,19 @@ impl Journal {
         }
         problems
     }
+}
+
+/// The regular files below `dir`, links not followed.
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        match e.file_type() {
+            Ok(t) if t.is_dir() => out.extend(files_below(&e.path())),
+            Ok(t) if t.is_file() => out.push(e.path()),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn by_id(id: &str) -> Option<&'static dyn agent::Agent> {
