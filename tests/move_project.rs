@@ -418,6 +418,32 @@ fn a_move_killed_at_any_point_ends_as_a_whole_move_after_the_next() {
                 "killed before its journal, yet a store changed ({delay:?})"
             );
         }
+        // Killed once every conversation was at NEW: the next move of anything finishes it.
+        let committed = journals.iter().any(|j| {
+            fs::read(j)
+                .ok()
+                .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+                .is_some_and(|v| v["committed"] == true)
+        });
+        if committed {
+            let empty = env.root.path().join("empty");
+            fs::create_dir_all(&empty).unwrap();
+            let out = env
+                .cmd("lokust-shell")
+                .arg("move")
+                .arg(&empty)
+                .arg(env.root.path().join("e2"))
+                .assert()
+                .failure();
+            assert!(stderr(&out).contains("was finished"), "{}", stderr(&out));
+            let now = normalized(&env);
+            assert!(
+                now == expected,
+                "killed after committing ({delay:?}), then finished: {}",
+                differences(&now, &expected)
+            );
+            continue;
+        }
         let again = env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
         if !journals.is_empty() {
             assert!(stderr(&again).contains("was rolled back"), "{}", stderr(&again));

@@ -236,32 +236,7 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
     });
     match result {
         Ok(mut done) => {
-            // Committed: from here a killed move is finished by the next, never rolled back
-            // (the old copies are being deleted). Without a journal that says so, there is
-            // none at all.
-            journal.committed = true;
-            journal.keep_old = opts.keep_old;
-            if journal.save().is_err() {
-                journal.close();
-            }
-            let journal::Finished { kept, moved, stranded } = journal.finish_committed();
-            if stranded > 0 {
-                done.push(format!(
-                    "{} could not be put into the backup; left aside beside their stores \
-                     ({ASIDE_PREFIX}…), as lokust-shell doctor lists them",
-                    crate::human::count(stranded as u64, "old copy")
-                ));
-            }
-            if opts.keep_old {
-                done.push(format!("old copies left where they were (--keep-old): {kept}"));
-                if moved > 0 {
-                    done.push(format!(
-                        "  {moved} kept by id rather than by folder (a Codex rollout, a Copilot session) moved instead"
-                    ));
-                }
-            }
-            journal.close();
-            let _ = fs::remove_file(&lock);
+            done.extend(commit(&mut journal, &lock, opts.keep_old));
             lines.append(&mut done);
             // Every old copy kept where it was: the backup folder is gone.
             let backup = backup.filter(|b| b.path().exists());
@@ -275,6 +250,37 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
             Err(undo(probe, &journal, &lock, e, &also))
         }
     }
+}
+
+/// Every conversation is at NEW: from here a killed move is finished by the next, never
+/// rolled back (the old copies are going into the backup, or away). Without a journal
+/// that says so, there is none at all. What became of the old copies, in lines.
+fn commit(journal: &mut Journal, lock: &Path, keep_old: bool) -> Vec<String> {
+    journal.committed = true;
+    journal.keep_old = keep_old;
+    if journal.save().is_err() {
+        journal.close();
+    }
+    let journal::Finished { kept, moved, stranded } = journal.finish_committed();
+    let mut lines = Vec::new();
+    if stranded > 0 {
+        lines.push(format!(
+            "{} could not be put into the backup; left aside beside their stores ({ASIDE_PREFIX}…), as \
+             lokust-shell doctor lists them",
+            crate::human::count(stranded as u64, "old copy")
+        ));
+    }
+    if keep_old {
+        lines.push(format!("old copies left where they were (--keep-old): {kept}"));
+        if moved > 0 {
+            lines.push(format!(
+                "  {moved} kept by id rather than by folder (a Codex rollout, a Copilot session) moved instead"
+            ));
+        }
+    }
+    journal.close();
+    let _ = fs::remove_file(lock);
+    lines
 }
 
 /// Rolls a failed move back and says so; the journal stays for the next move when a step
