@@ -55,22 +55,7 @@ pub(crate) fn names_what_follows(text: &[u8]) -> Option<Named> {
         return Some(Named { blanks: 0, prompt: None, rule: "declaration", literal: Some(class), output: 0 });
     }
     if let Some((prompt, command)) = prompted(t) {
-        if prints_a_secret(command) {
-            return Some(Named {
-                blanks: 0,
-                prompt: Some(prompt.as_bytes().to_vec()),
-                rule: "key-file-shown",
-                literal: None,
-                output: 0,
-            });
-        }
-        return names_its_output(command).then(|| Named {
-            blanks: 0,
-            prompt: Some(prompt.as_bytes().to_vec()),
-            rule: "command-output",
-            literal: None,
-            output: OUTPUT_LINES,
-        });
+        return names_of_command(command, Some(prompt));
     }
     // A message: a few words ending in a colon, one of the last of them a secret's noun
     // (`…the following password to proceed to installation:`, `…app password for "Mail":`).
@@ -94,6 +79,25 @@ pub(crate) fn names_what_follows(text: &[u8]) -> Option<Named> {
         rule: "prose",
         literal: None,
         output: 0,
+    })
+}
+
+/// What a command's words say of what it prints, when they name a secret: the next line
+/// is it (a secret store's read of one field), or every line it prints is a value
+/// position ([`names_its_output`]). `prompt`: the one it was typed at in a terminal, where
+/// output without a final newline runs into the next; none for a command whose output
+/// is recorded apart from it (a transcript's tool call and its result).
+pub(crate) fn names_of_command(command: &str, prompt: Option<&str>) -> Option<Named> {
+    let prompt = prompt.map(|p| p.as_bytes().to_vec());
+    if prints_a_secret(command) {
+        return Some(Named { blanks: 0, prompt, rule: "key-file-shown", literal: None, output: 0 });
+    }
+    names_its_output(command).then_some(Named {
+        blanks: 0,
+        prompt,
+        rule: "command-output",
+        literal: None,
+        output: OUTPUT_LINES,
     })
 }
 

@@ -12,9 +12,9 @@
 
 use std::io::{self, BufRead, Write};
 
-use super::Report;
 use super::echo::Echoes;
 use super::scan::{LineScanner, Reading, keyword_lines};
+use super::{Links, Report};
 
 /// What a stream holds, which decides how it is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +75,9 @@ fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<R
     let mut report = Report::default();
     // A stream is read once: a secret's echoes after it are found, not those before.
     let mut echoes = Echoes::default();
+    // The tool calls read so far whose commands named a secret: their results, in later
+    // records, are read as their output (`link.rs`).
+    let mut links = Links::default();
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -84,7 +87,10 @@ fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<R
         let body_len =
             line.len() - if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
         let (body, eol) = line.split_at(body_len);
-        let (red, found) = super::echo::collecting(|| super::redact_line_bytes(body, true, &mut report));
+        links.learn(body);
+        let (red, found) = super::echo::collecting(|| {
+            super::redact_line_bytes_linked(body, true, Some(&links), &mut report)
+        });
         echoes.learn(found);
         output.write_all(&echoes.redact(&red, true, &mut report))?;
         output.write_all(eol)?;

@@ -16,7 +16,9 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
+use super::below::Named;
 use super::heredoc::FileSyntax;
+use super::link::Links;
 use super::memo::Memo;
 use super::pair;
 use super::scan::{self, LineScanner};
@@ -58,7 +60,18 @@ const MAX_NESTING: u8 = 4;
 /// Redacts every string of the JSON text `line` (keys as text; values as text and with
 /// their key as context). `Ok(None)` when nothing changed; counts go to `report`.
 pub(crate) fn redact_strings(line: &str, report: &mut Report) -> Result<Option<String>, NotJson> {
-    redact_nested(line, report, 0)
+    redact_nested(line, report, 0, None)
+}
+
+/// [`redact_strings`] for a record of a transcript whose earlier tool calls are `links`:
+/// the output of a call whose command named a secret is read as that command's output
+/// (`link.rs`).
+pub(crate) fn redact_strings_linked(
+    line: &str,
+    links: &Links,
+    report: &mut Report,
+) -> Result<Option<String>, NotJson> {
+    redact_nested(line, report, 0, Some(links))
 }
 
 /// [`redact_strings`] for JSON found `nesting` strings deep.
@@ -67,13 +80,18 @@ pub(crate) fn redact_strings(line: &str, report: &mut Report) -> Result<Option<S
 /// `toolUseResult.file.filePath` beside the numbered view and the content) is read again
 /// with every string taken as that file's lines, since a `.pgpass` line holds no keyword.
 /// The path comes after the view in the record, so it is known only after a first walk.
-fn redact_nested(line: &str, report: &mut Report, nesting: u8) -> Result<Option<String>, NotJson> {
+fn redact_nested(
+    line: &str,
+    report: &mut Report,
+    nesting: u8,
+    links: Option<&Links>,
+) -> Result<Option<String>, NotJson> {
     let mut local = Report::default();
-    let (walked, shows) = walk(line, &mut local, nesting, None);
+    let (walked, shows) = walk(line, &mut local, nesting, None, links);
     let walked = match shows {
         Some(syntax) if walked.is_ok() => {
             local = Report::default();
-            walk(line, &mut local, nesting, Some(syntax)).0
+            walk(line, &mut local, nesting, Some(syntax), links).0
         }
         _ => walked,
     };
@@ -87,8 +105,12 @@ fn walk(
     report: &mut Report,
     nesting: u8,
     shown: Option<FileSyntax>,
+    links: Option<&Links>,
 ) -> (Result<Option<String>, NotJson>, Option<FileSyntax>) {
     let decoded = DECODED.take();
+    // Known calls are looked for only in a record that names one's id.
+    let links = links.filter(|l| !l.is_empty());
+    let record_output = links.and_then(|l| l.of_record(line.as_bytes()));
     let mut w = Walker {
         line,
         b: line.as_bytes(),
@@ -100,6 +122,9 @@ fn walk(
         nesting,
         shown,
         shows: None,
+        links,
+        record_output,
+        output: None,
     };
     let walked = w.walk();
     DECODED.set(std::mem::take(&mut w.decoded));
@@ -141,6 +166,15 @@ struct Walker<'a, 'r> {
     shown: Option<FileSyntax>,
     /// A key file that a path in the record names (`"filePath": "…/.pgpass"`).
     shows: Option<FileSyntax>,
+    /// The transcript's tool calls whose commands named a secret, when the record holds
+    /// a result of one.
+    links: Option<&'r Links>,
+    /// What the call whose result the record holds said of its output: the context of
+    /// `toolUseResult.stdout` and of a result block whose id comes after its content.
+    record_output: Option<Named>,
+    /// Inside a call's result whose command named a secret: its text is that command's
+    /// output.
+    output: Option<Named>,
 }
 
 impl<'a> Walker<'a, '_> {
@@ -207,6 +241,9 @@ impl<'a> Walker<'a, '_> {
         let mut named = None;
         // This object's `"type"`, as written, when it came first (as the API writes it).
         let mut block_type: &[u8] = b"";
+        // A tool result's `"tool_use_id"`, when this object has one: what its call's
+        // command said of the output.
+        let mut result_of: Option<Option<Named>> = None;
         loop {
             self.ws();
             if self.b.get(self.pos) != Some(&b'"') {
@@ -239,8 +276,22 @@ impl<'a> Walker<'a, '_> {
             let start = self.pos;
             if !block_type.is_empty() && self.b.get(start) == Some(&b'"') && opaque(block_type, &name) {
                 self.literal()?;
+            } else if self.links.is_some()
+                && let Some(output) = self.output_under(&name, block_type, &result_of)
+            {
+                let outer = self.output.replace(output);
+                let walked = self.value(depth, Some((&name, class)));
+                self.output = outer;
+                walked?;
             } else {
                 self.value(depth, Some((&name, class)))?;
+            }
+            if let Some(links) = self.links
+                && name == "tool_use_id"
+            {
+                let id = &self.b[start..self.pos];
+                let id = id.strip_prefix(b"\"").and_then(|i| i.strip_suffix(b"\"")).unwrap_or_default();
+                result_of = Some(std::str::from_utf8(id).ok().and_then(|id| links.get(id)).cloned());
             }
             if name == "type" {
                 block_type = &self.b[start..self.pos];
@@ -257,6 +308,18 @@ impl<'a> Walker<'a, '_> {
                 }
                 _ => return Err(NotJson),
             }
+        }
+    }
+
+    /// What the value under `key` of an object is the output of, in a record that holds
+    /// a result of a known call: a result block's `content` (its id before it, as the API
+    /// writes it, else the record's one call), and `toolUseResult.stdout`.
+    fn output_under(&self, key: &str, block_type: &[u8], result_of: &Option<Option<Named>>) -> Option<Named> {
+        match (key, result_of) {
+            ("content", Some(named)) => named.clone(),
+            ("content", None) if block_type == b"\"tool_result\"" => self.record_output.clone(),
+            ("stdout", _) => self.record_output.clone(),
+            _ => None,
         }
     }
 
@@ -458,7 +521,33 @@ impl<'a> Walker<'a, '_> {
                 return Ok(());
             }
         }
+        // A command's output: the result's own text, or a text block's in it.
+        if let Some(named) = self.output.clone()
+            && let Some((name, _)) = key
+            && matches!(name, "content" | "text" | "stdout")
+        {
+            return self.output_text(lit, named);
+        }
         self.text(lit)
+    }
+
+    /// A literal that holds what a command printed, whose words named a secret: its lines
+    /// are read as the lines below that command at a prompt are, each a value position
+    /// besides every other reading. Output that is JSON is read as JSON instead. Not
+    /// remembered: the same bytes elsewhere are read without the command.
+    fn output_text(&mut self, lit: &Literal, named: Named) -> Result<(), NotJson> {
+        let text = self.decode(lit)?;
+        if text.trim_ascii_start().starts_with(['{', '[']) {
+            return self.text(lit);
+        }
+        let mut counts = Report::default();
+        if let Some(new) = super::redact_output(text.as_bytes(), named, &mut counts) {
+            let new = String::from_utf8(new).map_err(|_| NotJson)?;
+            let quoted = serde_json::to_string(&new).map_err(|_| NotJson)?;
+            self.replace(lit, quoted.as_bytes());
+            self.report.merge(&counts);
+        }
+        Ok(())
     }
 
     /// Redacts a literal's text as any other text.
@@ -551,7 +640,7 @@ impl<'a> Walker<'a, '_> {
         // A walk that fails has counted what it found before failing: counts are kept
         // only from the reading that stands.
         let mut found = Report::default();
-        let walked = match redact_nested(text, &mut found, self.nesting + 1) {
+        let walked = match redact_nested(text, &mut found, self.nesting + 1, None) {
             Ok(walked) => walked,
             Err(NotJson) => {
                 found = Report::default();
@@ -583,7 +672,7 @@ fn json_lines(text: &str, report: &mut Report, nesting: u8) -> Option<String> {
         let body = line.trim_end_matches(['\n', '\r']);
         let record = body.trim_start().starts_with(['{', '[']);
         let mut found = Report::default();
-        match record.then(|| redact_nested(body, &mut found, nesting)) {
+        match record.then(|| redact_nested(body, &mut found, nesting, None)) {
             Some(Ok(Some(new))) => {
                 out.push_str(&new);
                 out.push_str(&line[body.len()..]);

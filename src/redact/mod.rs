@@ -19,8 +19,9 @@
 //! - `web.rs` URLs with credentials, HTTP headers, cookies;
 //! - `pem.rs` private-key blocks; `formats.rs` files with their own syntax (`.netrc`,
 //!   PHP `define()`, the AWS prompt); `prose.rs` secrets given in words;
-//! - `json.rs` JSON text (transcripts), string by string; `view.rs` the prefixes a tool
-//!   puts before a file's lines (`N→`, `cat -n`, `grep -n`, diffs);
+//! - `json.rs` JSON text (transcripts), string by string; `link.rs` a transcript's tool
+//!   call and its result, whose output the call's command names; `view.rs` the prefixes a
+//!   tool puts before a file's lines (`N→`, `cat -n`, `grep -n`, diffs);
 //! - `value.rs` what a name says of its value, and the values that are never secrets;
 //!   `quoting.rs` what replacing a value does to the quotes around it;
 //! - `mnemonic.rs` a wallet's recovery phrase, judged by its words alone;
@@ -41,6 +42,7 @@ mod heredoc;
 mod json;
 mod keywords;
 mod lex;
+mod link;
 mod literal;
 mod memo;
 mod mnemonic;
@@ -65,6 +67,7 @@ use std::io;
 
 pub use crate::lok::REDACTED;
 pub use echo::{Echoes, collecting, redact_document};
+pub use link::Links;
 pub use rules::{Engine, Gate, Matcher, RULES, Rule};
 
 /// What a redaction pass did, by rule. Holds counts only, never secret text, so it can be
@@ -158,6 +161,15 @@ pub(crate) fn redact_shown(text: &[u8], syntax: heredoc::FileSyntax, report: &mu
     redact_with(text, scan::LineScanner::showing(syntax), &hits, report)
 }
 
+/// [`redact_bytes`] for what a command printed whose words named a secret as `named`
+/// says (a transcript's tool result, `link.rs`): its lines are read as the lines below
+/// that command at a prompt.
+pub(crate) fn redact_output(text: &[u8], named: below::Named, report: &mut Report) -> Option<Vec<u8>> {
+    let mut hits = Vec::new();
+    scan::keyword_lines(text, &mut hits);
+    redact_with(text, scan::LineScanner::below(named), &hits, report)
+}
+
 fn redact_with(
     text: &[u8],
     mut sc: scan::LineScanner,
@@ -208,18 +220,29 @@ pub fn redact_env<'a>(name: &str, value: &'a str, report: &mut Report) -> Cow<'a
 /// another of its strings would pass); its bytes stay as they are unless that reading
 /// finds a secret, and then each bad byte is U+FFFD in what comes back.
 pub fn redact_line_bytes<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) -> Cow<'a, [u8]> {
-    fn read<'t>(text: &'t str, jsonl: bool, report: &mut Report) -> Cow<'t, str> {
-        if jsonl { redact_json_line(text, report) } else { redact_report(text, report) }
+    redact_line_bytes_linked(body, jsonl, None, report)
+}
+
+/// [`redact_line_bytes`] for a record of a transcript whose earlier tool calls are
+/// `links` ([`Links::learn`]).
+pub fn redact_line_bytes_linked<'a>(
+    body: &'a [u8],
+    jsonl: bool,
+    links: Option<&Links>,
+    report: &mut Report,
+) -> Cow<'a, [u8]> {
+    fn read<'t>(text: &'t str, jsonl: bool, links: Option<&Links>, report: &mut Report) -> Cow<'t, str> {
+        if jsonl { redact_json_line_linked(text, links, report) } else { redact_report(text, report) }
     }
     match simdutf8::basic::from_utf8(body) {
-        Ok(text) => match read(text, jsonl, report) {
+        Ok(text) => match read(text, jsonl, links, report) {
             Cow::Borrowed(_) => Cow::Borrowed(body),
             Cow::Owned(s) => Cow::Owned(s.into_bytes()),
         },
         Err(_) => {
             let lossy = String::from_utf8_lossy(body);
             let mut found = Report::default();
-            let red = read(&lossy, jsonl, &mut found);
+            let red = read(&lossy, jsonl, links, &mut found);
             if found.values == 0 {
                 Cow::Borrowed(body)
             } else {
@@ -238,8 +261,22 @@ pub fn redact_line_bytes<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) -
 /// kept. A line that is not JSON is redacted as plain text, so a malformed record cannot
 /// smuggle a secret past. A changed record counts as one line in `report`.
 pub fn redact_json_line<'a>(line: &'a str, report: &mut Report) -> Cow<'a, str> {
+    redact_json_line_linked(line, None, report)
+}
+
+/// [`redact_json_line`] for a record of a transcript whose earlier tool calls are
+/// `links`: a result of a call whose command named a secret is read as its output.
+pub fn redact_json_line_linked<'a>(
+    line: &'a str,
+    links: Option<&Links>,
+    report: &mut Report,
+) -> Cow<'a, str> {
     let mut local = Report::default();
-    match json::redact_strings(line, &mut local) {
+    let walked = match links {
+        Some(links) => json::redact_strings_linked(line, links, &mut local),
+        None => json::redact_strings(line, &mut local),
+    };
+    match walked {
         Ok(None) => Cow::Borrowed(line),
         Ok(Some(new)) => {
             local.lines = 1;

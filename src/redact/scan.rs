@@ -496,6 +496,12 @@ impl LineScanner {
         LineScanner { shown: Some((syntax, 0)), shows_whole_text: true, ..LineScanner::default() }
     }
 
+    /// A scanner for what a command printed whose words named a secret (`named`): its
+    /// lines are the lines below that command.
+    pub fn below(named: super::below::Named) -> LineScanner {
+        LineScanner { named_above: Some(named), ..LineScanner::default() }
+    }
+
     /// A scanner for text of a known kind.
     pub fn reading(reading: Reading) -> LineScanner {
         LineScanner { reading, ..LineScanner::default() }
