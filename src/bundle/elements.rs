@@ -42,8 +42,14 @@ pub fn redact_file(rel: &str, data: &[u8], report: &mut Report) -> Vec<u8> {
     // Line by line, as a bundle's transcripts are read: one bad byte touches only its
     // own line, and only if that line had something to redact.
     let jsonl = rel.ends_with(".jsonl");
+    // The file is in memory: its tool calls whose commands named a secret are learned
+    // before its lines are read, so each call's result is read as its output.
+    let mut links = redact::Links::default();
+    if jsonl {
+        links.learn(data);
+    }
     redact::redact_document(data, jsonl, report, |body, report| {
-        redact::redact_line_bytes(body, jsonl, report)
+        redact::redact_line_bytes_linked(body, jsonl, Some(&links), report)
     })
     .into_owned()
 }

@@ -3,6 +3,7 @@
 //! redacted chunk by chunk on every core, so the tar entry's declared size is exact.
 
 use super::*;
+use crate::redact::Links;
 
 /// How much of a file to take: its size when opened, and for JSONL cut after the last
 /// complete line (a last line without a newline counts when it parses as JSON), so a
@@ -115,11 +116,16 @@ type Planned = (Edits, u64, Report, Vec<Vec<u8>>);
 pub(super) struct FilePlan {
     chunks: Vec<ChunkPlan>,
     echoes: Echoes,
+    /// The transcript's tool calls whose commands named a secret, all of them: a chunk
+    /// read afresh has its results read as their output whichever chunk the call was in.
+    links: Arc<Links>,
 }
 
 struct PlanJob {
     raw: Vec<u8>,
     jsonl: bool,
+    /// The calls of the file up to the end of this chunk (`Links`).
+    links: Arc<Links>,
     reply: SyncSender<Planned>,
 }
 
@@ -149,7 +155,7 @@ impl Redactors {
                     let Ok(job) = job else { return };
                     let mut report = Report::default();
                     let ((edits, len), found) =
-                        redact::collecting(|| plan_chunk(&job.raw, job.jsonl, &mut report));
+                        redact::collecting(|| plan_chunk(&job.raw, job.jsonl, &job.links, &mut report));
                     let _ = job.reply.send((edits, len, report, found));
                 }
             });
@@ -170,10 +176,10 @@ pub(super) fn plan_file(
     carried: &mut Echoes,
 ) -> io::Result<(u64, FilePlan)> {
     let mut echoes = carried.clone();
-    let (size, chunks, plans) = plan_chunks(chunks, jsonl, redactors, report, &mut echoes)?;
+    let (size, chunks, plans, links) = plan_chunks(chunks, jsonl, redactors, report, &mut echoes)?;
     carried.clone_from(&echoes);
     if echoes.is_empty() {
-        return Ok((size, FilePlan { chunks: plans, echoes }));
+        return Ok((size, FilePlan { chunks: plans, echoes, links }));
     }
     let mut chunks = chunks.again()?;
     let mut size = 0u64;
@@ -186,24 +192,39 @@ pub(super) fn plan_file(
         let edits = match planned.next() {
             Some(p) if p.len == raw.len() && p.crc == crc32fast::hash(raw) => p.edits,
             // Rewritten since the first pass: read afresh (the second read checks again).
-            _ => plan_chunk(raw, jsonl, report).0,
+            _ => plan_chunk(raw, jsonl, &with_calls(&links, raw, jsonl), report).0,
         };
         let (edits, len) = with_echoes(raw, edits, &echoes, jsonl, report);
         size += len;
         with.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
     }
-    Ok((size, FilePlan { chunks: with, echoes }))
+    Ok((size, FilePlan { chunks: with, echoes, links }))
+}
+
+/// `links` with the calls of `raw` learned too: a chunk rewritten since they were learned
+/// may hold calls of its own.
+fn with_calls(links: &Arc<Links>, raw: &[u8], jsonl: bool) -> Arc<Links> {
+    let mut more = Links::clone(links);
+    if jsonl && more.learn(raw) { Arc::new(more) } else { Arc::clone(links) }
 }
 
 /// The first pass of [`plan_file`]: the chunks' edits and redacted size, with the secrets
-/// found learned into `echoes`.
+/// found learned into `echoes`, and the file's tool calls whose commands named a secret.
+///
+/// Chunks are redacted in parallel, so no redactor knows what the chunks before its own
+/// held; a transcript's tool call and its result may be in two of them. The calls are
+/// learned here, in order, before each chunk is handed out: a chunk goes with every call
+/// up to its end (ids are unique, so the later calls it may see do no harm). Learning
+/// them looks for `"Bash"` in the chunk and parses only the records that hold it.
 fn plan_chunks(
     mut chunks: Chunker,
     jsonl: bool,
     redactors: &Redactors,
     report: &mut Report,
     echoes: &mut Echoes,
-) -> io::Result<(u64, Chunker, Vec<ChunkPlan>)> {
+) -> io::Result<(u64, Chunker, Vec<ChunkPlan>, Arc<Links>)> {
+    let mut links = Links::default();
+    let mut shared = Arc::new(Links::default());
     let mut plans = Vec::new();
     let mut size = 0u64;
     let mut pending: VecDeque<(usize, u32, Receiver<Planned>)> = VecDeque::new();
@@ -214,9 +235,12 @@ fn plan_chunks(
         }
         let raw = chunks.next()?;
         if let Some(raw) = raw {
+            if jsonl && links.learn(raw) {
+                shared = Arc::new(links.clone());
+            }
             let (reply, rx) = sync_channel(1);
             pending.push_back((raw.len(), crc32fast::hash(raw), rx));
-            let job = PlanJob { raw: raw.to_vec(), jsonl, reply };
+            let job = PlanJob { raw: raw.to_vec(), jsonl, links: Arc::clone(&shared), reply };
             redactors.jobs.send(job).map_err(|_| stopped())?;
         }
         while pending.len() >= redactors.workers || (raw.is_none() && !pending.is_empty()) {
@@ -228,7 +252,7 @@ fn plan_chunks(
             size += out_len;
         }
         if raw.is_none() {
-            return Ok((size, chunks, plans));
+            return Ok((size, chunks, plans, shared));
         }
     }
 }
@@ -251,15 +275,16 @@ pub(super) fn lines(buf: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// Redacts every line of `chunk`, returning the edits and the output length.
-pub(super) fn plan_chunk(chunk: &[u8], jsonl: bool, report: &mut Report) -> (Edits, u64) {
+/// Redacts every line of `chunk`, returning the edits and the output length. `links`: the
+/// file's tool calls up to the chunk's end whose commands named a secret.
+pub(super) fn plan_chunk(chunk: &[u8], jsonl: bool, links: &Links, report: &mut Report) -> (Edits, u64) {
     let mut edits = Vec::new();
     let mut out_len = 0u64;
     let mut at = 0;
     for line in lines(chunk) {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
         // A clean line (nearly all of them) is not copied at all.
-        let red = redact::redact_line_bytes(body, jsonl, report);
+        let red = redact::redact_line_bytes_linked(body, jsonl, Some(links), report);
         out_len += (red.len() + line.len() - body.len()) as u64;
         if let Cow::Owned(new) = red
             && new != body
@@ -376,7 +401,8 @@ impl<'a> Exact<'a> {
                 }
                 _ => {
                     self.changed = true;
-                    let (edits, _) = plan_chunk(raw, self.jsonl, self.report);
+                    let links = with_calls(&plans.links, raw, self.jsonl);
+                    let (edits, _) = plan_chunk(raw, self.jsonl, &links, self.report);
                     let (edits, _) = with_echoes(raw, edits, &plans.echoes, self.jsonl, self.report);
                     apply(raw, &edits, &mut self.out);
                 }
@@ -455,6 +481,83 @@ mod tests {
         assert!(matches!(redact::redact_line_bytes(clean, true, &mut Report::default()), Cow::Borrowed(_)));
     }
 
+    /// A transcript's tool call in one chunk and its result chunks later: the chunks are
+    /// redacted in parallel, and the result is still read as the call's output. The
+    /// result of a call whose command names nothing is left, and so is a rewritten
+    /// chunk's, read afresh with the calls the file holds.
+    #[test]
+    fn a_result_chunks_after_its_call_is_read_as_its_output() {
+        let call = |id: &str, command: &str| {
+            serde_json::json!({"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}]}})
+            .to_string()
+        };
+        let result = |id: &str, out: &str| {
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": [
+                {"tool_use_id": id, "type": "tool_result", "content": out}]},
+                "toolUseResult": {"stdout": out, "stderr": ""}})
+            .to_string()
+        };
+        let filler =
+            serde_json::json!({"type": "user", "message": {"content": "x".repeat(1000)}}).to_string();
+        let mut text = String::new();
+        for line in [call("toolu_01Vault", "cat ~/.vault_pass"), call("toolu_01Pkg", "cat package.json")] {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        // Past the third chunk.
+        while text.len() < 3 * CHUNK {
+            text.push_str(&filler);
+            text.push('\n');
+        }
+        for line in
+            [result("toolu_01Vault", "Ember!Orbit7537\n"), result("toolu_01Pkg", "Kx9vQ2mZp4Lw8Rt7Yb3N\n")]
+        {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        fs::write(&path, &text).unwrap();
+        let len = text.len() as u64;
+        let mut report = Report::default();
+        let (size, plans) = std::thread::scope(|s| {
+            let redactors = Redactors::start(s, 3);
+            let chunks = Chunker::new(File::open(&path).unwrap(), len);
+            plan_file(chunks, true, &redactors, &mut report, &mut Echoes::default()).unwrap()
+        });
+        assert!(plans.chunks.len() > 3, "{}", plans.chunks.len());
+        let read = |plans: FilePlan, report: &mut Report| {
+            let mut reader = Exact::new(
+                Chunker::new(File::open(&path).unwrap(), len),
+                Some(plans),
+                true,
+                size,
+                report,
+                None,
+            );
+            let mut out = String::new();
+            reader.read_to_string(&mut out).unwrap();
+            out
+        };
+        let out = read(plans, &mut report);
+        assert!(!out.contains("Ember!Orbit7537"), "the secret passed");
+        assert_eq!(out.matches("Kx9vQ2mZp4Lw8Rt7Yb3N").count(), 2);
+        assert_eq!(report.by_rule.get("command-output"), Some(&2));
+        // A plan that no chunk matches any more: each chunk is read afresh.
+        let stale = FilePlan {
+            chunks: Vec::new(),
+            echoes: Echoes::default(),
+            links: Arc::new({
+                let mut links = Links::default();
+                links.learn(text.as_bytes());
+                links
+            }),
+        };
+        let out = read(stale, &mut Report::default());
+        assert!(!out.contains("Ember!Orbit7537") && out.contains("Kx9vQ2mZp4Lw8Rt7Yb3N"));
+    }
+
     #[test]
     fn a_file_rewritten_between_the_reads_is_redacted_afresh() {
         let dir = tempfile::tempdir().unwrap();
@@ -466,7 +569,7 @@ mod tests {
         let mut plans = Vec::new();
         let mut size = 0;
         while let Some(raw) = chunks.next().unwrap() {
-            let (edits, n) = plan_chunk(raw, true, &mut report);
+            let (edits, n) = plan_chunk(raw, true, &Links::default(), &mut report);
             plans.push(ChunkPlan { len: raw.len(), crc: crc32fast::hash(raw), edits });
             size += n;
         }
@@ -476,7 +579,7 @@ mod tests {
         fs::write(&path, dirty).unwrap();
         let mut reader = Exact::new(
             Chunker::new(File::open(&path).unwrap(), clean.len() as u64),
-            Some(FilePlan { chunks: plans, echoes: Echoes::default() }),
+            Some(FilePlan { chunks: plans, echoes: Echoes::default(), links: Arc::default() }),
             true,
             size,
             &mut report,
