@@ -274,6 +274,12 @@ pub(crate) fn names_its_output(command: &str) -> bool {
 fn word_names_a_secret(word: &str) -> bool {
     let word = word.trim_start_matches('-');
     let word = word.split(['?', '#']).next().unwrap_or_default();
+    // A URL's host is a server's name, no folder of what it holds
+    // (`https://token.actions.githubusercontent.com/.well-known/jwks`): its path is read.
+    let word = match word.split_once("://") {
+        Some((_, rest)) => rest.split_once('/').map_or("", |(_, path)| path),
+        None => word,
+    };
     let path = word.contains('/') || word.starts_with('.') || word.starts_with('~');
     let parts: Vec<&str> = if path {
         // A folder named for what it holds says so of its files (`/run/secrets/db`,
@@ -480,6 +486,8 @@ mod tests {
             "dev@box:~$ vault token --help\nUsage2Token!x\n",
             "dev@box:~$ cat src/tokenizer.py\nTokenizerBase2x\n",
             "dev@box:~$ tmux attach-session -t key\nKx9vQ2mZp4Lw8Rt7Yb3N\n",
+            // A host named for a token serves more than tokens; the path says what.
+            "dev@box:~$ curl -s https://token.actions.githubusercontent.com/.well-known/openid-configuration | jq -r .jwks_uri | head -c 40\nsPfKy4F3Hg1TqxvG7ZVbYd2o5nW8aJ1uRcL0mXeA\n",
             // A certificate's body; and `buypass` ends with what the name judge reads as
             // a password.
             "dev@box:~$ cat Buypass_Class_3_Root_CA.crt\n-----BEGIN CERTIFICATE-----\nMIIFWTCCA0GgAwIBAgIBAjANBgkqhkiG9w0BAQsFADBOMQswCQYDVQQGEwJOTzEd\n-----END CERTIFICATE-----\n",

@@ -98,6 +98,7 @@ const BENIGN_LAST: &[&str] = &[
     "arn",
     "alias",
     "fingerprint",
+    "fingerprints",
     "location",
     "prompt",
     "stdin",
