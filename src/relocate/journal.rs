@@ -245,8 +245,9 @@ impl Journal {
         })
     }
 
-    /// Ends a committed move: each old copy still aside is deleted, or with `--keep-old`
-    /// put back where nothing took its place. A folder laid again where it was (an agent
+    /// Ends a committed move: each old copy still aside goes into the backup folder (or,
+    /// with a backup file written instead, is deleted), or with `--keep-old` is put back
+    /// where nothing took its place. A folder laid again where it was (an agent
     /// that keeps conversations by id) first gets back what the bundle does not carry
     /// (locks, caches). How many were put back, and how many kept by id moved instead.
     pub fn finish_committed(&self) -> Finished {
@@ -264,6 +265,11 @@ impl Journal {
                 moved += 1;
             }
             if let (Some(_), Some(kept)) = (&self.backup, self.kept_as.get(i).map(|k| &k.path)) {
+                // A folder laid again where it was first gets back what the bundle does
+                // not carry; what remains aside is the old copy of what was laid.
+                if to.is_dir() && fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) {
+                    give_back(to, from);
+                }
                 // Into the backup, never deleted: one that cannot go stays aside, where
                 // `doctor` finds it.
                 let _ = kept.parent().map(crate::fsutil::create_private_dir);
