@@ -541,11 +541,18 @@ impl<'a> Walker<'a, '_> {
             return self.text(lit);
         }
         let mut counts = Report::default();
-        if let Some(new) = super::redact_output(text.as_bytes(), named, &mut counts) {
+        let new = super::redact_output(text.as_bytes(), named, &mut counts);
+        self.replace_text(lit, new, &counts)
+    }
+
+    /// Puts `new`, a literal's text as a reading redacted it, in its place as a JSON
+    /// string, with what that reading counted; nothing when it changed nothing.
+    fn replace_text(&mut self, lit: &Literal, new: Option<Vec<u8>>, counts: &Report) -> Result<(), NotJson> {
+        if let Some(new) = new {
             let new = String::from_utf8(new).map_err(|_| NotJson)?;
             let quoted = serde_json::to_string(&new).map_err(|_| NotJson)?;
             self.replace(lit, quoted.as_bytes());
-            self.report.merge(&counts);
+            self.report.merge(counts);
         }
         Ok(())
     }
@@ -556,13 +563,8 @@ impl<'a> Walker<'a, '_> {
         if let Some(syntax) = self.shown {
             let text = self.decode(lit)?;
             let mut counts = Report::default();
-            if let Some(new) = super::redact_shown(text.as_bytes(), syntax, &mut counts) {
-                let new = String::from_utf8(new).map_err(|_| NotJson)?;
-                let quoted = serde_json::to_string(&new).map_err(|_| NotJson)?;
-                self.replace(lit, quoted.as_bytes());
-                self.report.merge(&counts);
-            }
-            return Ok(());
+            let new = super::redact_shown(text.as_bytes(), syntax, &mut counts);
+            return self.replace_text(lit, new, &counts);
         }
         let raw = &self.b[lit.start..lit.end];
         // A short string seen clean before is clean again: its redaction depends on its
