@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::io::Write as _;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -102,6 +103,9 @@ pub struct Options {
     pub agents: agent::Chosen,
     /// Compress for speed: a move's backup, read back at once.
     pub quick: bool,
+    /// Describe the shell too (its environment, history, git, tmux), as an archive does;
+    /// a move needs only the conversations and the directory.
+    pub describe_shell: bool,
 }
 
 impl Options {
@@ -114,6 +118,7 @@ impl Options {
             captured_via: CAPTURED_VIA,
             agents: agent::Chosen::All,
             quick: false,
+            describe_shell: true,
         }
     }
 }
@@ -175,12 +180,16 @@ pub fn prepare(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<P
     let folder = project_folder(probe, &project).context("set HOME or XDG_STATE_HOME")?;
     let mut probe = probe.clone();
     probe.set_cwd(dir.to_path_buf());
-    let opts = snapshot::Options {
-        cwd: Some(dir.to_path_buf()),
-        captured_via: options.captured_via.into(),
-        ..snapshot::Options::default()
+    let mut snap = if options.describe_shell {
+        let opts = snapshot::Options {
+            cwd: Some(dir.to_path_buf()),
+            captured_via: options.captured_via.into(),
+            ..snapshot::Options::default()
+        };
+        snapshot::take(&probe, &opts)
+    } else {
+        snapshot::of_directory(&probe, dir, options.captured_via)
     };
-    let mut snap = snapshot::take(&probe, &opts);
     let plan = match crate::capture::claude::config_dir(&probe)
         .filter(|_| options.agents.has(agent::claude::NAME))
     {
@@ -254,11 +263,8 @@ pub fn write(probe: &Probe, prepared: Prepared, options: &Options) -> anyhow::Re
         fingerprint,
     };
     let manifest_path = manifest_of(&path);
-    fsutil::write_private_atomic(&manifest_path, |f| {
-        serde_json::to_writer_pretty(&mut *f, &manifest)?;
-        Ok(())
-    })
-    .with_context(|| format!("could not write {}", manifest_path.display()))?;
+    write_manifest(&manifest_path, &manifest)
+        .with_context(|| format!("could not write {}", manifest_path.display()))?;
     Ok(Outcome::Written { path, manifest, warnings })
 }
 
@@ -340,11 +346,7 @@ pub fn begin_moved(dir: &Path, prepared: &Prepared, bytes: u64) -> anyhow::Resul
         fingerprint: prepared.fingerprint.clone(),
     };
     let path = manifest_of(dir);
-    fsutil::write_private_atomic(&path, |f| {
-        serde_json::to_writer_pretty(&mut *f, &manifest)?;
-        Ok(())
-    })
-    .with_context(|| format!("could not write {}", path.display()))?;
+    write_manifest(&path, &manifest).with_context(|| format!("could not write {}", path.display()))?;
     Ok(())
 }
 
@@ -393,10 +395,13 @@ pub fn settle_moved(dir: &Path, held: &[(String, String)]) {
     manifest.conversations.sort();
     manifest.conversations.dedup();
     manifest.bytes = size_of(dir);
-    let _ = fsutil::write_private_atomic(&path, |f| {
-        serde_json::to_writer_pretty(&mut *f, &manifest)?;
-        Ok(())
-    });
+    let _ = write_manifest(&path, &manifest);
+}
+
+/// A manifest written whole or not at all, in one write (serde writes a token a call).
+fn write_manifest(path: &Path, manifest: &Manifest) -> std::io::Result<()> {
+    let text = serde_json::to_vec_pretty(manifest)?;
+    fsutil::write_private_atomic(path, |f| f.write_all(&text))
 }
 
 /// The manifest of the move's backup folder `dir`, when it is that folder's (a `.lok` of

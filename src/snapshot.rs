@@ -165,14 +165,7 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         Err(_) => None,
     };
 
-    let user = whoami::username().unwrap_or_else(|_| probe.var("USER").unwrap_or("unknown").to_string());
-    let hostname = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
-    let created_by = probe.var("USER").map(str::to_string).unwrap_or_else(|| user.clone());
     let mut state = ShellState {
-        cwd: cwd.to_string_lossy().into_owned(),
-        hostname,
-        user,
-        shell,
         env: env.env,
         env_dropped_count: env.dropped,
         history_tail: history.tail,
@@ -181,9 +174,44 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         multiplexer,
         git,
         claude_code,
-        ..ShellState::default()
+        ..named(probe, &cwd, shell)
     };
     keep_cwd_bytes(&cwd, &mut state, &mut warnings);
+    let lok = document(probe, state, &opts.captured_via);
+    Snapshot { lok, cwd, warnings, redactions, history_source, timings }
+}
+
+/// A snapshot that only names the directory, the host and the user, nothing of the shell
+/// read: for a move, whose document is read back at once on this machine to lay the
+/// conversations again (the git, tmux and history capturers would be most of its time).
+pub fn of_directory(probe: &Probe, cwd: &Path, captured_via: &str) -> Snapshot {
+    let mut warnings = Vec::new();
+    let mut state = named(probe, cwd, shell_name(probe));
+    keep_cwd_bytes(cwd, &mut state, &mut warnings);
+    Snapshot {
+        lok: document(probe, state, captured_via),
+        cwd: cwd.to_path_buf(),
+        warnings,
+        redactions: Redactions::default(),
+        history_source: None,
+        timings: Vec::new(),
+    }
+}
+
+/// The fields that say where a snapshot was taken, by whom, in which shell.
+fn named(probe: &Probe, cwd: &Path, shell: String) -> ShellState {
+    ShellState {
+        cwd: cwd.to_string_lossy().into_owned(),
+        hostname: hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
+        user: whoami::username().unwrap_or_else(|_| probe.var("USER").unwrap_or("unknown").to_string()),
+        shell,
+        ..ShellState::default()
+    }
+}
+
+/// A shell snapshot's document around `state`, made now.
+fn document(probe: &Probe, state: ShellState, captured_via: &str) -> ShellLok {
+    let created_by = probe.var("USER").map(str::to_string).unwrap_or_else(|| state.user.clone());
     let lok = ShellLok {
         format_version: crate::lok::FORMAT_VERSION,
         session: ShellSessionMeta {
@@ -196,11 +224,11 @@ pub fn take(probe: &Probe, opts: &Options) -> Snapshot {
         shell: state,
         bundle: None,
         created_by,
-        captured_via: opts.captured_via.clone(),
+        captured_via: captured_via.to_string(),
         extra: Default::default(),
     };
     debug_assert_eq!(serde_json::to_value(lok.session.kind).ok(), Some(SHELL_KIND.into()));
-    Snapshot { lok, cwd, warnings, redactions, history_source, timings }
+    lok
 }
 
 /// The git capture running on its own thread: its result and how long it took.
@@ -343,4 +371,25 @@ fn sealed(
         out.finish()?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_only_snapshot_names_the_directory_and_reads_nothing_of_the_shell() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(".zsh_history"), ": 1700000000:0;make deploy\n").unwrap();
+        let home_str = home.path().to_str().unwrap();
+        let probe = Probe::fake([("HOME", home_str), ("SHELL", "/bin/zsh"), ("EDITOR", "vi")], home.path());
+        let whole = take(&probe, &Options { cwd: Some(home.path().to_path_buf()), ..Options::default() });
+        assert!(!whole.lok.shell.history_tail.is_empty(), "the full snapshot reads the history");
+        let bare = of_directory(&probe, home.path(), "lokust-move");
+        assert_eq!(bare.lok.shell.cwd, home_str);
+        assert_eq!(bare.lok.shell.shell, "zsh");
+        assert_eq!(bare.lok.captured_via, "lokust-move");
+        assert!(bare.lok.shell.history_tail.is_empty() && bare.lok.shell.env.is_empty());
+        assert!(bare.lok.shell.git.is_none() && bare.lok.shell.multiplexer.is_none());
+    }
 }

@@ -377,6 +377,7 @@ fn archive_options(held: &[(Known, usize)]) -> archive::Options {
         agents: Chosen::Only(held.iter().map(|(k, _)| k.id().to_string()).collect()),
         // A backup file is written only across filesystems, for the user alone.
         quick: true,
+        describe_shell: false,
     }
 }
 
