@@ -282,11 +282,11 @@ pub static RULES: &[Rule] = &[
     ),
     token!(
         "google-oauth",
-        "Google OAuth client secrets and access tokens",
-        ["GOCSPX-", "ya29."],
-        r"\bGOCSPX-[A-Za-z0-9_\-]{28}|\bya29\.[0-9A-Za-z_\-]{20,}",
-        ["GOCSPX-‹u28›", "ya29.‹u120›"],
-        ["ya29.", "GOCSPX-"]
+        "Google OAuth client secrets, access and refresh tokens (`1//0…`, as `firebase login:ci` prints)",
+        ["GOCSPX-", "ya29.", "1//0"],
+        r"\bGOCSPX-[A-Za-z0-9_\-]{28}|\bya29\.[0-9A-Za-z_\-]{20,}|\b1//0[0-9A-Za-z_\-]{40,}",
+        ["GOCSPX-‹u28›", "ya29.‹u120›", "1//0‹u100›"],
+        ["ya29.", "GOCSPX-", "1//0", "see a/1//0/b.txt", "http://host:8080/1//0"]
     ),
     token!(
         "digitalocean-token",

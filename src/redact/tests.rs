@@ -1777,6 +1777,20 @@ fn real_code_is_left_alone() {
     assert!(changed.is_empty(), "{} lines of code changed:\n{}", changed.len(), changed.join("\n"));
 }
 
+/// A Google refresh token is known by its shape alone: `firebase login:ci` prints it on a
+/// line of its own, with no name beside it; a path or URL with `1//0` in it is no token.
+#[test]
+fn a_google_refresh_token_is_caught_by_its_shape_and_paths_are_not() {
+    let token = "1//0gLq3xZ8mN2vB7cK1pR9sT4wY6uE0aH5jD3fG8kL2zX7cV1bN4mQ9rT6yU3iO0pA5sD8fG2hJ7kL";
+    for line in [token.to_string(), format!("firebase deploy --token {token}")] {
+        let out = redact(&line);
+        assert!(!out.contains(&token[4..]), "{line}\n  → {out}");
+    }
+    for kept in ["see a/1//0/b.txt", "curl http://host:8080/1//0/status", "x = 1//0 // integer division"] {
+        assert_eq!(redact(kept), kept);
+    }
+}
+
 /// What the code rules must not let go of: the same shapes holding a secret.
 #[test]
 fn secrets_in_code_and_config_shapes_are_still_caught() {
