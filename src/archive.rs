@@ -101,11 +101,9 @@ pub struct Options {
     pub seal: bool,
     pub captured_via: &'static str,
     pub agents: agent::Chosen,
-    /// Compress for speed: a move's backup, read back at once.
-    pub quick: bool,
-    /// Describe the shell too (its environment, history, git, tmux), as an archive does;
-    /// a move needs only the conversations and the directory.
-    pub describe_shell: bool,
+    /// A move's backup, read back at once on this machine: compressed for speed, and
+    /// describing only the directory, not the shell (its environment, history, git, tmux).
+    pub for_move: bool,
 }
 
 impl Options {
@@ -117,8 +115,7 @@ impl Options {
             seal: true,
             captured_via: CAPTURED_VIA,
             agents: agent::Chosen::All,
-            quick: false,
-            describe_shell: true,
+            for_move: false,
         }
     }
 }
@@ -180,7 +177,7 @@ pub fn prepare(probe: &Probe, dir: &Path, options: &Options) -> anyhow::Result<P
     let folder = project_folder(probe, &project).context("set HOME or XDG_STATE_HOME")?;
     let mut probe = probe.clone();
     probe.set_cwd(dir.to_path_buf());
-    let mut snap = if options.describe_shell {
+    let mut snap = if !options.for_move {
         let opts = snapshot::Options {
             cwd: Some(dir.to_path_buf()),
             captured_via: options.captured_via.into(),
@@ -243,7 +240,7 @@ pub fn write(probe: &Probe, prepared: Prepared, options: &Options) -> anyhow::Re
         .expect("a free name");
     let bundle_opts = bundle::BundleOptions {
         redact: options.redact,
-        level: if options.quick { bundle::Level::Quick } else { bundle::Level::Kept },
+        level: if options.for_move { bundle::Level::Quick } else { bundle::Level::Kept },
         elements: carried.iter().map(|c| c.element.clone()).collect(),
         streamed: work.into_iter().map(|w| Box::new(w) as Box<dyn bundle::StreamedElement>).collect(),
         ..bundle::BundleOptions::default()

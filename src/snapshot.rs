@@ -385,6 +385,7 @@ mod tests {
         let probe = Probe::fake([("HOME", home_str), ("SHELL", "/bin/zsh"), ("EDITOR", "vi")], home.path());
         let whole = take(&probe, &Options { cwd: Some(home.path().to_path_buf()), ..Options::default() });
         assert!(!whole.lok.shell.history_tail.is_empty(), "the full snapshot reads the history");
+        assert!(!whole.lok.shell.env.is_empty(), "and the environment");
         let bare = of_directory(&probe, home.path(), "lokust-move");
         assert_eq!(bare.lok.shell.cwd, home_str);
         assert_eq!(bare.lok.shell.shell, "zsh");

@@ -282,7 +282,7 @@ pub static RULES: &[Rule] = &[
     ),
     token!(
         "google-oauth",
-        "Google OAuth client secrets, access and refresh tokens (`1//0…`, as `firebase login:ci` prints)",
+        "Google OAuth client secrets, access and refresh tokens",
         ["GOCSPX-", "ya29.", "1//0"],
         r"\bGOCSPX-[A-Za-z0-9_\-]{28}|\bya29\.[0-9A-Za-z_\-]{20,}|\b1//0[0-9A-Za-z_\-]{40,}",
         ["GOCSPX-‹u28›", "ya29.‹u120›", "1//0‹u100›"],

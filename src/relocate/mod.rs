@@ -376,8 +376,7 @@ fn archive_options(held: &[(Known, usize)]) -> archive::Options {
         captured_via: "lokust-move",
         agents: Chosen::Only(held.iter().map(|(k, _)| k.id().to_string()).collect()),
         // A backup file is written only across filesystems, for the user alone.
-        quick: true,
-        describe_shell: false,
+        for_move: true,
     }
 }
 
