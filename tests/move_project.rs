@@ -367,6 +367,32 @@ fn big_project(env: &TestEnv) -> (PathBuf, PathBuf) {
     (a, b)
 }
 
+/// The transcripts after the first are laid on several threads: each comes out whole, as
+/// the one pass of the map makes it, whichever thread wrote it.
+#[test]
+fn every_transcript_of_a_moved_project_is_laid_whole_whichever_thread_lays_it() {
+    let env = TestEnv::new();
+    let (a, b) = big_project(&env);
+    let (old_slot, new_slot) = (slot_dir(&env, a.to_str().unwrap()), slot_dir(&env, b.to_str().unwrap()));
+    let mut expected: Vec<(String, String)> = fs::read_dir(&old_slot)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .map(|p| {
+            let text = fs::read_to_string(&p).unwrap().replace(a.to_str().unwrap(), b.to_str().unwrap());
+            (p.file_name().unwrap().to_string_lossy().into_owned(), text)
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(expected.len(), 24);
+    env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
+    for (name, text) in &expected {
+        let laid = fs::read_to_string(new_slot.join(name)).unwrap();
+        assert!(laid == *text, "{name} was laid as {} bytes, not {}", laid.len(), text.len());
+    }
+    assert!(!old_slot.exists());
+}
+
 /// SIGKILL at points spread over a whole move, from a fixed seed: whatever the point, the
 /// next `move` rolls back what the journal names and then moves, and the stores end
 /// exactly as after a move never killed: nothing lost, nothing twice, nothing aside.

@@ -154,6 +154,7 @@ impl Plan {
                     size: 0,
                     mtime: *mtime,
                     reader: &mut io::empty(),
+                    local: None,
                 })?,
                 Item::Data { bytes, mtime, .. } => visit(unpack::Entry {
                     rel,
@@ -161,6 +162,7 @@ impl Plan {
                     size: bytes.len() as u64,
                     mtime: *mtime,
                     reader: &mut &bytes[..],
+                    local: None,
                 })?,
                 Item::File { src, mtime, .. } => {
                     let src = match src.strip_prefix(&self.slot_dir) {
@@ -181,7 +183,8 @@ impl Plan {
                         is_dir: false,
                         size,
                         mtime: *mtime,
-                        reader: &mut file.take(size),
+                        reader: &mut (&file).take(size),
+                        local: Some(&file),
                     })?
                 }
             }

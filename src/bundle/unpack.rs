@@ -23,6 +23,9 @@ pub struct Entry<'a> {
     pub size: u64,
     pub mtime: u64,
     pub reader: &'a mut dyn Read,
+    /// The file on this machine `reader` reads from its start, when it is one: such an
+    /// entry can be laid on another thread.
+    pub local: Option<&'a std::fs::File>,
 }
 
 /// What `unpack` learned.
@@ -294,7 +297,7 @@ fn entries(
         if is_dir && size != 0 {
             return Err(refuse(format!("the bundle's directory {shown} has content")));
         }
-        visit(Entry { rel, is_dir, size, mtime, reader: &mut entry })?;
+        visit(Entry { rel, is_dir, size, mtime, reader: &mut entry, local: None })?;
         // Whatever the visitor left unread is read here, so sizes are always checked.
         io::copy(&mut entry, &mut io::sink()).map_err(tar_error)?;
     }

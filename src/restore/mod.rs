@@ -14,6 +14,7 @@ pub mod claude_config;
 pub mod elements;
 mod error;
 mod history;
+mod lay;
 mod paths;
 pub mod shell_env;
 mod times;
@@ -598,6 +599,10 @@ struct Job<'a> {
     /// is (or the bundle ends), so their fingerprints are what the restore would write.
     held_back: Vec<(PathBuf, Vec<u8>)>,
     held_back_bytes: u64,
+    /// While a project on this machine is staged: the threads laying its transcripts,
+    /// and the map they rewrite by (complete once the recorded cwd is read).
+    layers: Option<lay::Layers>,
+    final_map: Option<std::sync::Arc<PathMap>>,
 }
 
 /// What a dry run holds back in memory waiting for the recorded cwd; past it, a file's
@@ -634,6 +639,8 @@ impl<'a> Job<'a> {
             without_cwd: 0,
             held_back: Vec::new(),
             held_back_bytes: 0,
+            layers: None,
+            final_map: None,
         })
     }
 
@@ -716,7 +723,12 @@ impl<'a> Job<'a> {
     fn stage_local(&mut self, local: &Local) -> anyhow::Result<()> {
         let Some(plan) = &local.plan else { return Ok(()) };
         let tree = if self.opts.dry_run { None } else { Some(self.staging()?.join("tree")) };
-        let result = plan.visit_local(&local.at, &mut |entry| self.stage(entry, tree.as_deref()));
+        self.layers = tree.is_some().then(lay::Layers::new);
+        let visited = plan.visit_local(&local.at, &mut |entry| self.stage(entry, tree.as_deref()));
+        // Every thread is done with the staging dir before it is kept or removed.
+        let laid = self.layers.take().map_or(Ok(()), lay::Layers::finish);
+        self.final_map = None;
+        let result = visited.and(laid);
         if result.is_err() {
             self.abort();
         }
@@ -797,6 +809,16 @@ impl<'a> Job<'a> {
                 if self.map.is_empty() {
                     self.unmapped.push(entry.rel.clone());
                     write_new(&dest, entry.reader)?;
+                } else if let (true, Some(file), Some(layers)) =
+                    (self.recorded_cwd_read, entry.local, &self.layers)
+                {
+                    let map = self.final_map.get_or_insert_with(|| std::sync::Arc::new(self.map.clone()));
+                    layers.lay(lay::Lay {
+                        file: file.try_clone()?,
+                        size: entry.size,
+                        dest,
+                        map: std::sync::Arc::clone(map),
+                    })?;
                 } else {
                     let map = &self.map;
                     write_new_with(&dest, |out| map.rewrite_stream(entry.reader, out))?;
