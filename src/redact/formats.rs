@@ -441,6 +441,29 @@ pub(crate) fn database(line: &[u8], out: &mut Vec<Span>) {
             take(c.get(1), "mongodb-password", false);
         }
     }
+    redis_acl(line, out);
+}
+
+lazy_re!(REDIS_ACL_USER, r#"(?:(?:^|[\s;:"'(])user|\bACL[ \t]+SETUSER)[ \t]+[^ \t]+[ \t]"#);
+
+/// A Redis ACL user, as `users.acl` and `ACL SETUSER` write it: each `>password` (and
+/// `<password`, which removes one) is a password, each `#` and 64 hex digits its SHA-256.
+fn redis_acl(line: &[u8], out: &mut Vec<Span>) {
+    let Some(user) = REDIS_ACL_USER.find(line) else { return };
+    let mut at = user.end();
+    for word in line[user.end()..].split(|b| matches!(b, b' ' | b'\t')) {
+        let (start, end) = (at + 1, at + word.len());
+        at += word.len() + 1;
+        match word {
+            [b'>' | b'<', pw @ ..] if !pw.is_empty() && should_redact(Class::Password, pw) => {
+                out.push(Span { start, end, rule: "redis-acl" });
+            }
+            [b'#', hash @ ..] if hash.len() == 64 && hash.iter().all(u8::is_ascii_hexdigit) => {
+                out.push(Span { start, end, rule: "redis-acl" });
+            }
+            _ => {}
+        }
+    }
 }
 
 lazy_re!(
@@ -460,6 +483,13 @@ pub(crate) fn xml(line: &[u8], out: &mut Vec<Span>) {
         // An element named by its `name` or `key` attribute takes that name (Android's
         // `<string name="api_secret">`, Hibernate's `<property name="…password">`).
         let named = XML_NAME_ATTR.captures(attrs.as_bytes()).and_then(|a| a.get(1)).map(|m| m.as_bytes());
+        // A `<Value>` takes the name of the element just around it (`<Password><Value>`).
+        let named = named.or_else(|| {
+            open.as_bytes()
+                .eq_ignore_ascii_case(b"value")
+                .then(|| opened_before(&line[..open.start() - 1]))
+                .flatten()
+        });
         if let Some(class) = name_class(named.unwrap_or(open.as_bytes()), Form::Colon)
             && should_redact(class, value.as_bytes())
         {
@@ -467,6 +497,16 @@ pub(crate) fn xml(line: &[u8], out: &mut Vec<Span>) {
             out.push(Span { start: value.start(), end: value.end(), rule });
         }
     }
+}
+
+/// The tag of the element whose opening tag `text` ends with: `<Password>` then `Password`.
+fn opened_before(text: &[u8]) -> Option<&[u8]> {
+    let text = text.trim_ascii_end().strip_suffix(b">")?;
+    let lt = memchr::memrchr(b'<', text)?;
+    let inner = &text[lt + 1..];
+    let tag =
+        inner.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':')).count();
+    (tag > 0 && !inner.ends_with(b"/")).then_some(&inner[..tag])
 }
 
 #[cfg(test)]

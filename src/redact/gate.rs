@@ -292,6 +292,8 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
         Some(b'=') => judge(false),
         Some(b':') => judge(true),
         Some(b',') if closed > 0 => judge(true),
+        // An XML element's tag (`<AdministratorPassword>`): its value is an element inside.
+        Some(b'>') if closed == 0 && from > 0 && line[from - 1] == b'<' => judge(true),
         // HCL's labelled block (`output "db_password" {`): its value is a key inside.
         Some(b'{') if closed > 0 => judge(true),
         // A Markdown table's header cell (`| Service | API key |`): its column holds the

@@ -86,6 +86,29 @@ const MAX_PATH: usize = 64;
 /// naming element's tag, and the value element's.
 const XML_PAIRS: &[(&[u8], &[u8])] = &[(b"name", b"value"), (b"key", b"string"), (b"Key", b"Value")];
 
+/// Elements that hold the value of the element around them, when that one is named by a
+/// secret's name: Windows' answer file (`<AdministratorPassword>` then `<Value>…</Value>`)
+/// and Spring's beans (`<property name="password">` then `<value>…</value>`).
+const XML_VALUES: &[&[u8]] = &[b"Value", b"value"];
+
+/// An element opened alone on its line and named by a secret's name, by its tag or by a
+/// `name` or `key` attribute: `<AdministratorPassword>`, `<property name="db.password">`.
+fn element_named(text: &[u8], at: usize) -> Option<Named> {
+    let rest = text.get(at..)?.strip_prefix(b"<")?;
+    let tag = rest.iter().take_while(|b| is_name_byte(**b) || **b == b':').count();
+    let gt = memchr::memchr(b'>', rest)?;
+    if tag == 0 || gt < tag || rest[..gt].ends_with(b"/") || !rest[gt + 1..].trim_ascii().is_empty() {
+        return None;
+    }
+    let attrs = &rest[tag..gt];
+    let named = [&b" name=\""[..], b" key=\""].iter().find_map(|key| {
+        let from = memchr::memmem::find(attrs, key)? + key.len();
+        let len = memchr::memchr(b'"', &attrs[from..])?;
+        Some(&attrs[from..from + len])
+    });
+    named_by(named.unwrap_or(&rest[..tag]))
+}
+
 /// The rule's id, as the catalogue lists it.
 const RULE: &str = "env-pair";
 
@@ -551,6 +574,9 @@ impl Pair {
         if let Some(class) = object_named(text, i) {
             return Some(Pair { before, class, xml: None, nested: true, lines: 0 });
         }
+        if let Some(class) = element_named(text, i) {
+            return Some(Pair { before, class, xml: Some(b"Value"), nested: true, lines: 0 });
+        }
         let naming = key_at(text, i, NAMING)?;
         let (name, end, _) = name_at(text, naming.value)?;
         let rest = &text[end..];
@@ -611,6 +637,10 @@ impl Pair {
             };
             return match () {
                 _ if at == column => Step::Ended,
+                _ if self.xml.is_some() => match XML_VALUES.iter().any(|v| starts_element(&text[at..], v)) {
+                    true => Step::Value(start + at, self.class),
+                    false => Step::Within,
+                },
                 _ if key_at(text, at, NESTED_VALUE).is_some() => Step::Value(start + at, self.class),
                 _ => Step::Within,
             };
@@ -1013,6 +1043,36 @@ mod tests {
 
 #[cfg(test)]
 mod xml_tests {
+    /// An element named by a secret holds its value in a `<Value>` inside, over several
+    /// lines (Windows' answer file, Spring's beans) or on one; a placeholder, an empty
+    /// value and an element that names no secret stay.
+    #[test]
+    fn a_value_element_inside_an_element_named_by_a_secret_is_its_value() {
+        let unattend = "<UserAccounts>\n  <AdministratorPassword>\n    <Value>kestrel-harbor-orbit-otter60</Value>\n    <PlainText>true</PlainText>\n  </AdministratorPassword>\n  <Name>labadmin</Name>\n  <DisplayName>\n    <Value>Lab admin account</Value>\n  </DisplayName>\n</UserAccounts>\n";
+        let spring = "<bean id=\"ds\">\n  <property name=\"password\">\n    <value>Hx4pZ7qLm2Wc</value>\n  </property>\n  <property name=\"url\">\n    <value>jdbc:h2:mem:test</value>\n  </property>\n</bean>\n";
+        let one_line = "<Password><Value>Kestrel.Orbit6344</Value><PlainText>true</PlainText></Password>\n";
+        for (text, secret, kept) in [
+            (unattend, "kestrel-harbor-orbit-otter60", "<Value>Lab admin account</Value>"),
+            (spring, "Hx4pZ7qLm2Wc", "<value>jdbc:h2:mem:test</value>"),
+            (one_line, "Kestrel.Orbit6344", "<PlainText>true</PlainText>"),
+        ] {
+            let numbered: String =
+                text.lines().enumerate().map(|(n, l)| format!("{:>6}\t{l}\n", n + 1)).collect();
+            for t in [text.to_string(), numbered] {
+                let out = crate::redact::redact(&t);
+                assert!(!out.contains(secret) && out.contains(kept), "{out}");
+            }
+        }
+        for kept in [
+            "<AdministratorPassword>\n  <Value>*SENSITIVE*DATA*DELETED*</Value>\n</AdministratorPassword>\n",
+            "<Password>\n  <Value></Value>\n</Password>\n",
+            "<PasswordPolicy>\n  <Value>MinimumLength12</Value>\n</PasswordPolicy>\n",
+            "<Password><Value>${ADMIN_PASSWORD}</Value></Password>\n",
+        ] {
+            assert_eq!(crate::redact::redact(kept), kept);
+        }
+    }
+
     /// A property list's `<key>`/`<string>` and a KeePass export's `<Key>`/`<Value>` (with
     /// attributes) name a secret and give it as Hadoop's `<name>`/`<value>` do, on one line
     /// or over several, in a view too.

@@ -1379,6 +1379,20 @@ pub static RULES: &[Rule] = &[
         negatives: &["AUTH failed: WRONGPASS invalid username-password pair", "# requirepass foobared"],
     },
     Rule {
+        id: "redis-acl",
+        what: "a Redis ACL user's passwords and their hashes: user app on >x (users.acl, ACL SETUSER)",
+        // An ACL line without a key pattern or a command rule grants nothing.
+        keywords: &["SETUSER", "setuser", " +@", " ~*", " &*", "allkeys", "allcommands"],
+        matcher: Matcher::Context(Engine::Database),
+        gate: Gate::Any,
+        positives: &[
+            "user app on >⟦aS‹a16›⟧ ~app:* &* +@read",
+            "127.0.0.1:6379> ACL SETUSER ci on >⟦Rd‹a12›⟧ +@all ~*",
+            "user metrics on #⟦‹h64›⟧ ~* +info",
+        ],
+        negatives: &["user default on nopass ~* &* +@all", "user app off resetpass ~app:* +@read"],
+    },
+    Rule {
         id: "mongodb-password",
         what: "a MongoDB password: db.createUser({user: …, pwd: \"x\"}), db.auth(\"u\", \"x\")",
         keywords: &["createUser", "updateUser", "db.auth", "changeUserPassword"],

@@ -599,6 +599,9 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
         || is_printf_placeholder(l)
         || (l.starts_with('<') && l.ends_with('>') && slot_name(&t[1..t.len() - 1]))
         || (l.starts_with('[') && l.ends_with(']') && slot_name(&t[1..t.len() - 1]))
+        // A tool's mark where it removed a value (sysprep's `*SENSITIVE*DATA*DELETED*`).
+        || (t.len() > 2 && t.starts_with(b"*") && t.ends_with(b"*")
+            && t.iter().all(|b| b.is_ascii_uppercase() || matches!(b, b'*' | b'_')))
         || (l.starts_with('{') && l.ends_with('}') && !l.contains(':') && slot_name(&t[1..t.len() - 1]))
         || ((l.starts_with("your") || l.starts_with("my-") || l.starts_with("my_")) && slot_name(t))
         || l.contains("example")
