@@ -393,9 +393,20 @@ fn every_transcript_of_a_moved_project_is_laid_whole_whichever_thread_lays_it() 
     assert!(!old_slot.exists());
 }
 
+/// The journals a move keeps under HOME.
+fn journals(env: &TestEnv) -> Vec<PathBuf> {
+    let moving = env.home.join(".local/state/lokust/moving");
+    (if moving.exists() { crate::util::files_below(&moving) } else { Vec::new() })
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect()
+}
+
 /// SIGKILL at points spread over a whole move, from a fixed seed: whatever the point, the
 /// next `move` rolls back what the journal names and then moves, and the stores end
 /// exactly as after a move never killed: nothing lost, nothing twice, nothing aside.
+/// Every other kill waits for the journal first, so that some land inside the journaled
+/// part however fast the move is on this machine.
 #[test]
 fn a_move_killed_at_any_point_ends_as_a_whole_move_after_the_next() {
     let reference = {
@@ -408,9 +419,10 @@ fn a_move_killed_at_any_point_ends_as_a_whole_move_after_the_next() {
     let (expected, took) = reference;
     let mut seed: u64 = 0x5eed_1234;
     let mut rolled_back = 0;
-    for _ in 0..10 {
+    for round in 0..10 {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let delay = took.mul_f64((seed >> 33) as f64 / (1u64 << 31) as f64);
+        let after_journal = round % 2 == 1;
         let env = TestEnv::new();
         let (a, b) = big_project(&env);
         let before = normalized(&env);
@@ -423,15 +435,21 @@ fn a_move_killed_at_any_point_ends_as_a_whole_move_after_the_next() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(delay);
+        if after_journal {
+            let waited = std::time::Instant::now();
+            while journals(&env).is_empty()
+                && child.try_wait().unwrap().is_none()
+                && waited.elapsed() < std::time::Duration::from_secs(10)
+            {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            std::thread::sleep(delay / 8);
+        } else {
+            std::thread::sleep(delay);
+        }
         let _ = child.kill();
         let finished = child.wait().unwrap().success();
-        let moving = env.home.join(".local/state/lokust/moving");
-        let journals: Vec<PathBuf> =
-            (if moving.exists() { crate::util::files_below(&moving) } else { Vec::new() })
-                .into_iter()
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect();
+        let journals = journals(&env);
         if finished || (journals.is_empty() && b.exists()) {
             let now = normalized(&env);
             assert!(now == expected, "a finished move differs ({delay:?}): {}", differences(&now, &expected));
