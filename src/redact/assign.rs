@@ -117,6 +117,23 @@ pub(crate) fn setter_call(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
+lazy_re!(LISP_FORM, r#"\(([A-Za-z][A-Za-z0-9_*+-]*)[ \t]+"((?:[^"\\]|\\.)*)"[ \t]*\)"#);
+
+/// A Lisp form that gives a secret's name its one string (an Emacs `sql-connection-alist`
+/// entry's `(sql-password "…")`): the form's head is the name, as a call's is in a setter.
+pub(crate) fn lisp_form(line: &[u8], out: &mut Vec<Span>) {
+    for c in LISP_FORM.captures_iter(line) {
+        let (name, val) = (c.get(1).unwrap().as_bytes(), c.get(2).unwrap());
+        let v = val.as_bytes();
+        if let Some(class) = name_class_strict(name, Form::Env)
+            && !v.iter().any(u8::is_ascii_whitespace)
+            && should_redact(class, v)
+        {
+            out.push(Span { start: val.start(), end: val.end(), rule: "assign" });
+        }
+    }
+}
+
 /// Whether a call of this name is a setter of a secret ([`setter_call`] reads it);
 /// `method` when it is called on a receiver (`x.password(…)`).
 pub(crate) fn names_a_setter(name: &[u8], method: bool) -> bool {
@@ -1202,6 +1219,31 @@ mod tests {
             "token = hashlib.sha256",
         ] {
             assert_eq!(redact(line), line);
+        }
+    }
+
+    /// A Lisp form headed by a secret's name gives it its one string; a form headed by
+    /// anything else, a string of words or a reference keeps its string.
+    #[test]
+    fn a_lisp_form_headed_by_a_secret_gives_its_string() {
+        for (line, secret) in [
+            ("              (sql-password \"Mango^Piston9909\")", "Mango^Piston9909"),
+            (
+                "(prod (sql-user \"report\") (sql-password \"lotus-cactus-maple-tundra62\"))",
+                "lotus-cactus-maple-tundra62",
+            ),
+        ] {
+            let out = crate::redact::redact(line);
+            assert!(!out.contains(secret) && out.contains("sql-password"), "{out}");
+        }
+        for line in [
+            "(sql-user \"report\")",
+            "(message \"Mango^Piston9909\")",
+            "(sql-password \"\")",
+            "(read-passwd \"Password: \")",
+            "(password-cache-expiry \"3600\")",
+        ] {
+            assert_eq!(crate::redact::redact(line), line);
         }
     }
 

@@ -135,9 +135,34 @@ fn anonymous_address(line: &[u8], v: &[u8]) -> bool {
     address && anonymous
 }
 
+// strongSwan's `ipsec.secrets`: `[selectors] : TYPE secret`, the secret quoted, in hex
+// after `0x` or in base64 after `0s`; a private key's file is followed by its passphrase.
+lazy_re!(
+    IPSEC_SECRET,
+    r#"(?:^|[ \t;]):[ \t]*(?:(?:PSK|EAP|NTLM|XAUTH)|(?:RSA|ECDSA|BLISS|P12|PKCS8|PKCS12)[ \t]+[^ \t"']+)[ \t]+("[^"]*"|'[^']*'|[^ \t#]+)[ \t]*(?:#.*)?$"#
+);
+
+fn ipsec_secret(line: &[u8], out: &mut Vec<Span>) {
+    for c in IPSEC_SECRET.captures_iter(line) {
+        let m = c.get(1).unwrap();
+        let (mut start, mut end) = (m.start(), m.end());
+        if matches!(line[start], b'"' | b'\'') {
+            (start, end) = (start + 1, end - 1);
+        } else if line[start..end].starts_with(b"0s") || line[start..end].starts_with(b"0x") {
+            start += 2;
+        }
+        let v = &line[start..end];
+        // `%prompt`: the passphrase is asked for.
+        if !v.starts_with(b"%") && should_redact(Class::Password, v) {
+            out.push(Span { start, end, rule: "ipsec-secret" });
+        }
+    }
+}
+
 pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
     debconf(line, out);
     snmpd(line, out);
+    ipsec_secret(line, out);
     // A directive's name says what its value is: a password's, or any secret's.
     if let Some(c) = NETRC_LINE.captures(line) {
         let name = c.get(1).unwrap().as_bytes();

@@ -292,6 +292,8 @@ fn named(line: &[u8], start: usize, end: usize) -> bool {
         Some(b'=') => judge(false),
         Some(b':') => judge(true),
         Some(b',') if closed > 0 => judge(true),
+        // A Lisp form's head (`(sql-password "…")`): its string is the name's value.
+        Some(b'"') if closed == 0 && from > 0 && line[from - 1] == b'(' => judge(true),
         // An XML element's tag (`<AdministratorPassword>`): its value is an element inside.
         Some(b'>') if closed == 0 && from > 0 && line[from - 1] == b'<' => judge(true),
         // HCL's labelled block (`output "db_password" {`): its value is a key inside.

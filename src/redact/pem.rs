@@ -6,7 +6,36 @@ use regex::bytes::Regex;
 
 use super::scan::{Span, ascii_regex, lazy_re};
 
-lazy_re!(PEM_BEGIN, r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----");
+lazy_re!(PEM_BEGIN, r"-----BEGIN ([A-Z0-9][A-Z0-9 .]{0,40})-----");
+
+/// Words of the labels of blocks that hold nothing secret: RFC 7468's certificates, CRLs,
+/// requests, public keys and parameters, signatures, and messages or files encrypted to
+/// someone (OpenPGP's `MESSAGE`, age's `ENCRYPTED FILE`). Every other block is taken for a
+/// secret: private keys of every kind, and what else a tool armors (cloudflared's
+/// `ARGO TUNNEL TOKEN`, a NATS `USER JWT` or `NKEY SEED`).
+const PUBLIC_LABEL_WORDS: &[&[u8]] = &[
+    b"PUBLIC",
+    b"CERTIFICATE",
+    b"CRL",
+    b"PARAMETERS",
+    b"SIGNATURE",
+    b"SIGNED",
+    b"PKCS7",
+    b"CMS",
+    b"MESSAGE",
+];
+
+/// Whether a block with this label holds a secret.
+fn is_secret_label(label: &[u8]) -> bool {
+    let words: Vec<&[u8]> = label.split(|b| *b == b' ').collect();
+    let has = |word: &[u8]| words.contains(&word);
+    has(b"PRIVATE") || !(has(b"ENCRYPTED") || PUBLIC_LABEL_WORDS.iter().any(|w| has(w)))
+}
+
+/// The headers in `line` that open a secret's block.
+fn secret_begins(line: &[u8]) -> impl Iterator<Item = regex::bytes::Match<'_>> {
+    PEM_BEGIN.captures_iter(line).filter(|c| is_secret_label(&c[1])).filter_map(|c| c.get(0))
+}
 
 fn is_b64_body(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
@@ -18,7 +47,7 @@ pub(crate) fn pem_opens_block(line: &[u8]) -> bool {
     if putty_private_lines(line) {
         return true;
     }
-    let Some(m) = PEM_BEGIN.find_iter(line).last() else {
+    let Some(m) = secret_begins(line).last() else {
         return false;
     };
     let rest = line[m.end()..].trim_ascii();
@@ -57,7 +86,7 @@ pub(crate) fn pem_body_line(line: &[u8]) -> bool {
 pub(crate) fn pem_inline(line: &[u8], out: &mut Vec<Span>) {
     // Each header's body ends at the next END or the next header, found once for the whole
     // line: a line of nothing but headers must not be read once per header.
-    let begins: Vec<(usize, usize)> = PEM_BEGIN.find_iter(line).map(|m| (m.start(), m.end())).collect();
+    let begins: Vec<(usize, usize)> = secret_begins(line).map(|m| (m.start(), m.end())).collect();
     if begins.is_empty() {
         return;
     }
@@ -100,6 +129,47 @@ pub(crate) fn pem_inline(line: &[u8], out: &mut Vec<Span>) {
         }
         if b64 >= 16 && e > s {
             out.push(Span { start: s, end: e, rule: "private-key" });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Whatever its label, an armored block is a secret's unless the label says it is
+    /// public (a certificate, a public key, parameters, a signature) or encrypted to
+    /// someone; over lines and on one line with `\n` escapes.
+    #[test]
+    fn a_block_is_judged_by_what_its_label_says_it_holds() {
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nq3x9ZkR2pLmW8sYtV4nJcH6eD1fG0aB5iK7oP3uT9wXyZ2rQ";
+        for label in
+            ["PRIVATE KEY", "ARGO TUNNEL TOKEN", "NATS USER JWT", "USER NKEY SEED", "ENCRYPTED PRIVATE KEY"]
+        {
+            let block = format!("-----BEGIN {label}-----\n{body}\n-----END {label}-----\n");
+            let out = crate::redact::redact(&block);
+            assert!(
+                !out.contains("q3x9ZkR2pLmW8s") && out.contains(&format!("-----END {label}-----")),
+                "{out}"
+            );
+            let inline = block.replace('\n', "\\n");
+            let json = format!("{{\"pem\": \"{inline}\"}}\n");
+            let out = crate::redact::redact(&json);
+            assert!(!out.contains("q3x9ZkR2pLmW8s"), "{out}");
+        }
+        for label in [
+            "CERTIFICATE",
+            "CERTIFICATE REQUEST",
+            "X509 CRL",
+            "PUBLIC KEY",
+            "PGP PUBLIC KEY BLOCK",
+            "PGP MESSAGE",
+            "PGP SIGNATURE",
+            "SSH SIGNATURE",
+            "DH PARAMETERS",
+            "AGE ENCRYPTED FILE",
+            "PKCS7",
+        ] {
+            let block = format!("-----BEGIN {label}-----\n{body}\n-----END {label}-----\n");
+            assert_eq!(crate::redact::redact(&block), block);
         }
     }
 }

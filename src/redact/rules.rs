@@ -603,8 +603,8 @@ pub static RULES: &[Rule] = &[
     ),
     Rule {
         id: "private-key",
-        what: "PEM, OpenPGP and PuTTY private keys: the body is replaced, the BEGIN/END lines kept",
-        keywords: &["PRIVATE KEY", "Private-Lines:"],
+        what: "PEM, OpenPGP and PuTTY private keys, and any armored block but a public one: the body is replaced, the BEGIN/END lines kept",
+        keywords: &["-----BEGIN ", "Private-Lines:"],
         matcher: Matcher::Context(Engine::Pem),
         gate: Gate::Any,
         positives: &[
@@ -612,10 +612,13 @@ pub static RULES: &[Rule] = &[
             "Public-Lines: 1\nAAAAC3‹b58›\nPrivate-Lines: 1\n⟦AAAAIL‹b42›⟧\nPrivate-MAC: ‹h64›",
             r#"{"key": "-----BEGIN PRIVATE KEY-----\n⟦MIIE‹b60›\n‹b30›⟧\n-----END PRIVATE KEY-----\n"}"#,
             "-----BEGIN OPENSSH PRIVATE KEY----- ⟦b3BlbnNzaC1rZXktdjEAAAAA‹b60›⟧ -----END OPENSSH PRIVATE KEY-----",
+            r"-----BEGIN ARGO TUNNEL TOKEN-----\n⟦eyJ‹b60›\n‹b40›⟧\n-----END ARGO TUNNEL TOKEN-----",
         ],
         negatives: &[
             "grep -rl -- '-----BEGIN RSA PRIVATE KEY-----' .",
             "-----BEGIN PUBLIC KEY-----",
+            r"-----BEGIN CERTIFICATE-----\nMIIB‹b60›\n-----END CERTIFICATE-----",
+            r"-----BEGIN PGP MESSAGE-----\nhQEM‹b60›\n-----END PGP MESSAGE-----",
             "openssl genpkey -algorithm ed25519 -out private key.pem",
         ],
     },
@@ -633,6 +636,7 @@ pub static RULES: &[Rule] = &[
             "docker run -e API_TOKEN=⟦‹a32›⟧ app:latest",
             "kubectl create secret generic db --from-literal=password=⟦S3cure!pw⟧",
             "terraform apply -var 'db_password=⟦Tr0ub4dor&3⟧'",
+            "              (sql-password \"⟦Mango^Piston‹d4›⟧\")",
             "export TWILIO_AUTH_TOKEN=\"⟦‹h32›⟧\"",
             "HEROKU_API_KEY=⟦‹h8›-‹h4›-‹h4›-‹h4›-‹h12›⟧ heroku apps",
             "Server=db;Database=app;User Id=sa;Password=⟦P@ssw0rd!⟧;",
@@ -1295,6 +1299,20 @@ pub static RULES: &[Rule] = &[
         gate: Gate::Any,
         positives: &["rocommunity ⟦muSB.‹a12›⟧ 10.0.0.0/8", "com2sec readonly default ⟦Kq‹a12›⟧"],
         negatives: &["rocommunity public 10.0.0.0/8", "# rocommunity: see the community docs"],
+    },
+    Rule {
+        id: "ipsec-secret",
+        what: "strongSwan's ipsec.secrets: : PSK x, user : EAP x, : RSA key.pem passphrase",
+        keywords: &[": PSK", ": EAP", ": XAUTH", ": NTLM", ": RSA", ": ECDSA", ": P12", ": PKCS8", ": BLISS"],
+        matcher: Matcher::Context(Engine::Netrc),
+        gate: Gate::Any,
+        positives: &[
+            "moon carol@example.org : PSK \"⟦Rv@‹a12›⟧\"",
+            "carol : EAP \"⟦u%w‹a14›⟧\"",
+            ": PSK 0s⟦‹b40›=⟧",
+            ": RSA moon.key \"⟦Kq‹a12›⟧\"",
+        ],
+        negatives: &[": RSA moon.key", ": RSA moon.key %prompt", "see the : PSK line below"],
     },
     Rule {
         id: "php-define",

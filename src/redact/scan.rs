@@ -296,6 +296,7 @@ fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
         equals(line, &mut out, reading);
         code_assign(line, &mut out);
         super::assign::setter_call(line, &mut out);
+        super::assign::lisp_form(line, &mut out);
         super::declare::declarations(line, &mut out);
     }
     for (woken_by, read) in READERS {
