@@ -368,9 +368,10 @@ fn big_project(env: &TestEnv) -> (PathBuf, PathBuf) {
 }
 
 /// The transcripts after the first are laid on several threads: each comes out whole, as
-/// the one pass of the map makes it, whichever thread wrote it.
+/// the one pass of the map makes it, whichever thread wrote it, and keeps its time (a
+/// time moved to now would also make a roll back take the laid copies for new work).
 #[test]
-fn every_transcript_of_a_moved_project_is_laid_whole_whichever_thread_lays_it() {
+fn every_transcript_of_a_moved_project_is_laid_whole_with_its_time_whichever_thread_lays_it() {
     let env = TestEnv::new();
     let (a, b) = big_project(&env);
     let (old_slot, new_slot) = (slot_dir(&env, a.to_str().unwrap()), slot_dir(&env, b.to_str().unwrap()));
@@ -385,10 +386,18 @@ fn every_transcript_of_a_moved_project_is_laid_whole_whichever_thread_lays_it() 
         .collect();
     expected.sort();
     assert_eq!(expected.len(), 24);
+    // Days old, as a project's conversations are: a move keeps their times, as `mv` does.
+    let old_time = filetime::FileTime::from_unix_time(1_700_000_000, 0);
+    for (name, _) in &expected {
+        filetime::set_file_mtime(old_slot.join(name), old_time).unwrap();
+    }
     env.cmd("lokust-shell").args(["move", "--move-dir"]).arg(&a).arg(&b).assert().success();
     for (name, text) in &expected {
         let laid = fs::read_to_string(new_slot.join(name)).unwrap();
         assert!(laid == *text, "{name} was laid as {} bytes, not {}", laid.len(), text.len());
+        let mtime =
+            filetime::FileTime::from_last_modification_time(&fs::metadata(new_slot.join(name)).unwrap());
+        assert_eq!(mtime.unix_seconds(), old_time.unix_seconds(), "{name}");
     }
     assert!(!old_slot.exists());
 }
@@ -516,6 +525,32 @@ fn droid_session(env: &TestEnv, dir: &Path, id: &str) -> PathBuf {
     let path = slot.join(format!("{id}.jsonl"));
     fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
     path
+}
+
+/// A link or a special file among the conversations refuses the move, and its dry run
+/// says so as well, from the same reading of the slot.
+#[test]
+fn a_dry_run_refuses_what_the_move_would_refuse() {
+    let env = TestEnv::new();
+    let (_, a, b) = project_paths(&env);
+    fs::create_dir_all(&a).unwrap();
+    transcript(&env, &a, A);
+    let slot = slot_dir(&env, a.to_str().unwrap());
+    std::os::unix::fs::symlink("/etc/passwd", slot.join("22222222-1111-4111-8111-111111111111.jsonl"))
+        .unwrap();
+    let before = stores(&env);
+    for dry in [true, false] {
+        let mut cmd = env.cmd("lokust-shell");
+        cmd.args(["move", "--move-dir"]);
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        let out = cmd.arg(&a).arg(&b).assert().failure();
+        assert_eq!(out.get_output().status.code(), Some(2), "dry {dry}: {}", stderr(&out));
+        assert!(stderr(&out).contains("is a link or a special file"), "dry {dry}: {}", stderr(&out));
+        assert_eq!(stores(&env), before);
+        assert!(a.is_dir() && !b.exists());
+    }
 }
 
 /// What the attack on move found, each the class it belongs to:

@@ -178,12 +178,13 @@ impl Plan {
                     let meta = file.metadata()?;
                     anyhow::ensure!(meta.is_file(), "{} is not a regular file", src.display());
                     let size = meta.len();
+                    let mut whole = WholeFile::new(file.try_clone()?, size, &rel);
                     visit(unpack::Entry {
                         rel,
                         is_dir: false,
                         size,
                         mtime: *mtime,
-                        reader: &mut (&file).take(size),
+                        reader: &mut whole,
                         local: Some(&file),
                     })?
                 }
@@ -196,6 +197,43 @@ impl Plan {
     /// the projects of several parent directories.
     pub fn newest_conversation(&self) -> u64 {
         self.sessions.iter().map(|id| mtime_of(&self.slot_dir.join(format!("{id}.jsonl")))).max().unwrap_or(0)
+    }
+}
+
+/// A planned file read whole as it was when opened: cut short (truncated meanwhile) or
+/// grown past its size by the end, it is an error naming it, not a shorter copy.
+pub struct WholeFile {
+    file: fs::File,
+    size: u64,
+    left: u64,
+    rel: PathBuf,
+}
+
+impl WholeFile {
+    pub fn new(file: fs::File, size: u64, rel: &Path) -> WholeFile {
+        WholeFile { file, size, left: size, rel: rel.to_path_buf() }
+    }
+
+    fn changed(&self) -> io::Error {
+        io::Error::other(format!(
+            "{} changed while it was read (is something still writing it?)",
+            self.rel.display()
+        ))
+    }
+}
+
+impl io::Read for WholeFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            return if self.file.metadata()?.len() == self.size { Ok(0) } else { Err(self.changed()) };
+        }
+        let max = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.file.read(&mut buf[..max])?;
+        if n == 0 && max > 0 {
+            return Err(self.changed());
+        }
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
@@ -446,4 +484,41 @@ fn mtime_meta(meta: &fs::Metadata) -> u64 {
 
 fn mtime_of(path: &Path) -> u64 {
     fs::metadata(path).map(|m| mtime_meta(&m)).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::WholeFile;
+
+    /// A file cut or grown after it was opened (its size taken) is an error naming it; one
+    /// left alone reads whole.
+    #[test]
+    fn a_file_cut_or_grown_while_read_is_an_error_not_a_shorter_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.jsonl");
+        std::fs::write(&path, vec![b'x'; 300_000]).unwrap();
+        let read = |change: &dyn Fn(&std::fs::File)| {
+            let file = std::fs::File::open(&path).unwrap();
+            let size = file.metadata().unwrap().len();
+            let writer = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            let mut whole = WholeFile::new(file, size, std::path::Path::new("s/a.jsonl"));
+            let mut first = vec![0; 1000];
+            whole.read_exact(&mut first).unwrap();
+            change(&writer);
+            let mut rest = Vec::new();
+            whole.read_to_end(&mut rest).map(|_| 1000 + rest.len())
+        };
+        assert_eq!(read(&|_| {}).unwrap(), 300_000);
+        let cut = read(&|w| w.set_len(100_000).unwrap()).unwrap_err();
+        assert!(cut.to_string().contains("s/a.jsonl changed while it was read"), "{cut}");
+        std::fs::write(&path, vec![b'x'; 300_000]).unwrap();
+        let grown = read(&|mut w| {
+            use std::io::Seek;
+            w.seek(std::io::SeekFrom::End(0)).unwrap();
+            w.write_all(b"more\n").unwrap();
+        });
+        assert!(grown.unwrap_err().to_string().contains("changed while it was read"));
+    }
 }

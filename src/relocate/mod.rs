@@ -168,12 +168,13 @@ fn move_one(probe: &Probe, old: &Path, new: &Path, opts: &MoveOptions) -> anyhow
     if held.is_empty() && !opts.move_dir {
         bail!("no agent has conversations of {}; nothing to move", safe(old_str));
     }
+    // Everything of OLD as a bundle would carry it, read before anything is set aside:
+    // what it cannot carry refuses a dry run as it refuses the move.
+    let prepared = if held.is_empty() { None } else { Some(prepare(probe, &paths, &held)?) };
     if opts.dry_run {
         return Ok(Moved { new: paths.new_real, backup: None, lines });
     }
     let in_place = in_place(probe, old_str, &held)?;
-    // Everything of OLD as a bundle would carry it, read before anything is set aside.
-    let prepared = if held.is_empty() { None } else { Some(prepare(probe, &paths, &held)?) };
     let backup = match &prepared {
         Some(p) => Some(backup(probe, &paths, p, &held)?),
         None => None,

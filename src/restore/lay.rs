@@ -3,28 +3,33 @@
 //! move's time (docs/performance.md).
 
 use std::fs::File;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use anyhow::Context;
+
 use super::paths::PathMap;
+use crate::bundle::WholeFile;
 use crate::interrupt::{Interrupted, interrupted};
 
-/// One transcript to lay: read `size` bytes of `file`, rewrite them by `map`, create `dest`.
+/// One transcript to lay: read `size` bytes of `file` (`rel` in the slot), rewrite them by
+/// `map`, create `dest`.
 pub(super) struct Lay {
     pub file: File,
     pub size: u64,
+    pub rel: PathBuf,
     pub dest: PathBuf,
     pub map: Arc<PathMap>,
 }
 
 impl Lay {
     pub fn run(self) -> anyhow::Result<()> {
-        let Lay { file, size, dest, map } = self;
-        let mut src = file.take(size);
+        let Lay { file, size, rel, dest, map } = self;
+        let mut src = WholeFile::new(file, size, &rel);
         super::write_new_with(&dest, |out| map.rewrite_stream(&mut src, out))
+            .with_context(|| format!("could not lay {}", rel.display()))
     }
 }
 

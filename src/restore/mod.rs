@@ -603,6 +603,8 @@ struct Job<'a> {
     /// and the map they rewrite by (complete once the recorded cwd is read).
     layers: Option<lay::Layers>,
     final_map: Option<std::sync::Arc<PathMap>>,
+    /// A project read where it is on this machine (a move), not from a bundle.
+    read_in_place: bool,
 }
 
 /// What a dry run holds back in memory waiting for the recorded cwd; past it, a file's
@@ -641,6 +643,7 @@ impl<'a> Job<'a> {
             held_back_bytes: 0,
             layers: None,
             final_map: None,
+            read_in_place: false,
         })
     }
 
@@ -722,6 +725,7 @@ impl<'a> Job<'a> {
     /// A project on this machine, read where `local` says it is now.
     fn stage_local(&mut self, local: &Local) -> anyhow::Result<()> {
         let Some(plan) = &local.plan else { return Ok(()) };
+        self.read_in_place = true;
         let tree = if self.opts.dry_run { None } else { Some(self.staging()?.join("tree")) };
         self.layers = tree.is_some().then(lay::Layers::new);
         let visited = plan.visit_local(&local.at, &mut |entry| self.stage(entry, tree.as_deref()));
@@ -816,12 +820,14 @@ impl<'a> Job<'a> {
                     layers.lay(lay::Lay {
                         file: file.try_clone()?,
                         size: entry.size,
+                        rel: entry.rel.clone(),
                         dest,
                         map: std::sync::Arc::clone(map),
                     })?;
                 } else {
                     let map = &self.map;
-                    write_new_with(&dest, |out| map.rewrite_stream(entry.reader, out))?;
+                    write_new_with(&dest, |out| map.rewrite_stream(entry.reader, out))
+                        .with_context(|| format!("could not lay {}", entry.rel.display()))?;
                     // Read as soon as one is staged, so the files after it are written once.
                     if !self.recorded_cwd_read && top_level_transcript(&entry.rel).is_some() {
                         self.cover_recorded_cwd()?;
@@ -1021,11 +1027,15 @@ impl<'a> Job<'a> {
         let slot = slot_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(slot);
 
         let now = crate::clock::now().as_secs();
-        let times = times::Retimer::new(
-            transcripts.iter().map(|(m, _)| *m),
-            now,
-            times::cleanup_days(&self.opts.claude_dir, Some(&self.new_dir)),
-        );
+        let times = if self.read_in_place {
+            times::Retimer::same_clock(now)
+        } else {
+            times::Retimer::new(
+                transcripts.iter().map(|(m, _)| *m),
+                now,
+                times::cleanup_days(&self.opts.claude_dir, Some(&self.new_dir)),
+            )
+        };
 
         let mut outcome = RestoreOutcome {
             claude_bundle: true,

@@ -36,6 +36,12 @@ impl Retimer {
         Retimer { newest, now, scale }
     }
 
+    /// The times of files read on this machine (a move): kept as they are, as `mv` keeps
+    /// them; they are inside this machine's window already.
+    pub fn same_clock(now: u64) -> Retimer {
+        Retimer { newest: now, now, scale: (1, 1) }
+    }
+
     /// The restored time of a file whose time in the bundle was `t`: never in the
     /// future, never before the window, in the same order as before.
     pub fn map(&self, t: u64) -> u64 {
@@ -53,6 +59,13 @@ mod tests {
     use super::*;
 
     const DAY: u64 = 86_400;
+
+    #[test]
+    fn on_the_same_clock_times_stay() {
+        let r = Retimer::same_clock(1_000 * DAY);
+        assert_eq!(r.map(10 * DAY), 10 * DAY);
+        assert_eq!(r.map(1_000 * DAY), 1_000 * DAY);
+    }
 
     #[test]
     fn a_short_span_is_only_shifted() {
