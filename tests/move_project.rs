@@ -771,10 +771,17 @@ fn a_move_killed_while_deleting_its_old_copies_is_finished_not_undone() {
         serde_json::json!({"committed": true, "laid": [["claude", A], ["claude", C]]}),
     );
     // C's copy aside was deleted before the kill: the journal is still the move's own.
+    // The kill also came as the journal was being rewritten: its temp file is left.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let temp = moving.join(format!(".lokust-{dead}-Xq3Z.tmp"));
+    fs::write(&temp, "{\"committed\": tr").unwrap();
     let elsewhere = base.join("empty");
     fs::create_dir_all(&elsewhere).unwrap();
     let out = env.cmd("lokust-shell").arg("move").arg(&elsewhere).arg(base.join("e2")).assert().failure();
     assert!(stderr(&out).contains("was finished"), "{}", stderr(&out));
+    assert!(!temp.exists(), "a dead move's journal temp file stayed");
     assert!(laid.is_file(), "the conversation at NEW was taken away");
     assert!(b.is_dir() && !a.exists(), "the folder was renamed back");
     assert!(!aside.exists() && !old_slot.exists());

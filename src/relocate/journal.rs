@@ -580,6 +580,10 @@ pub fn recover(probe: &Probe) -> Vec<String> {
     if let Some(config) = crate::capture::claude::config_dir(probe) {
         crate::restore::clean_stale(&config.join("projects"));
     }
+    // A journal killed as it was rewritten left its temp file beside it.
+    if let Some(folder) = folder(probe) {
+        crate::fsutil::sweep_dead_temps(&folder);
+    }
     for path in journals(probe) {
         let lock = path.with_extension("lock");
         // A move still running holds its lock; one that ended deleted its journal first.
