@@ -712,8 +712,9 @@ pub(crate) fn looks_like_code(v: &[u8]) -> bool {
     {
         return true;
     }
-    // A password of words is a literal, not a chain (`Walrus.Granite3933`).
-    if super::value::is_password_of_words(v) {
+    // A password of words is a literal, not a chain (`Walrus.Granite3933`), and so is what
+    // a generator made (`A9ZhaLAWQZ.RPLf0`): no member is named so.
+    if super::value::is_password_of_words(v) || super::value::is_generated(v) {
         return false;
     }
     // `a?.b` (optional chaining) and `this.#field` (a private field) are chains too.
@@ -1207,6 +1208,14 @@ mod tests {
             ("$this->db_password = \"Xq7#pL9!mZ2@\";", "Xq7#pL9!mZ2@"),
             ("password = Walrus.Granite3933", "Walrus.Granite3933"),
             ("  password: Walrus.Granite3933", "Walrus.Granite3933"),
+            // Base64 of `user:token` under a name that says nothing of it.
+            (
+                "MATCH_GIT_BASIC_AUTHORIZATION=Y2ktYm90OmdocF9BMkZ5M0xhcXNRb0Rnb3pZYTdmT2JnWjRSWnRDcUQxVzIxUGU=",
+                "Y2ktYm90OmdocF9BMkZ5M0xhcXNRb0Rnb3pZYTdmT2JnWjRSWnRDcUQxVzIxUGU=",
+            ),
+            // A generated password with a dot is no member chain.
+            ("FASTLANE_PASSWORD=A9ZhaLAWQZ.RPLf0", "A9ZhaLAWQZ.RPLf0"),
+            ("     2\tFASTLANE_PASSWORD=A9ZhaLAWQZ.RPLf0", "A9ZhaLAWQZ.RPLf0"),
         ] {
             let out = redact(line);
             assert!(!out.contains(secret) && out.contains("[REDACTED]"), "{line} -> {out}");
@@ -1217,6 +1226,12 @@ mod tests {
             "      $pass = '-anonymous@'",
             "[ \"$password\" = \"$other\" ]",
             "token = hashlib.sha256",
+            "password = this.s3Client.config2",
+            // Base64 of a word, of JSON, of a URL: no credential inside.
+            "EXAMPLE_BLOB=aGVsbG8gd29ybGQgZnJvbSBiYXNlNjQ=",
+            "JWT_HEADER=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+            "ENDPOINT=aHR0cHM6Ly9leGFtcGxlLm9yZy9hcGkvdjE=",
+            "api_key = settings.OPENAI_API_KEY2",
         ] {
             assert_eq!(redact(line), line);
         }

@@ -158,6 +158,9 @@ const SECRET_SEG: &[&str] = &[
     "secrets",
     "apikey",
     "auth",
+    // A Basic or Bearer credential kept under the header's name (fastlane's
+    // `MATCH_GIT_BASIC_AUTHORIZATION`).
+    "authorization",
     "authtoken",
     // SSSD's and PAM's authentication token (`ldap_default_authtok`).
     "authtok",
