@@ -19,6 +19,10 @@ pub(crate) enum Class {
     /// qualifies: a sort key, a cache key, a translation key): only a value made by a
     /// generator, never a word, a path, a hash or an identifier, is one.
     Generated,
+    /// A secret's id (`SecretID`, `secret_id`): the secret itself when it is a UUID, as
+    /// Consul's ACL tokens and Vault's AppRole secret ids are; a name or an address there
+    /// (AWS's `SecretId`, a key vault's URL) names where a secret is kept.
+    SecretId,
 }
 
 /// Where a name was found; bare `key` is only a secret's name in some places.
@@ -340,6 +344,9 @@ pub(crate) fn name_class(name: &[u8], form: Form) -> Option<Class> {
 
 fn classify(name: &[u8], segs: &[&str], form: Form) -> Option<Class> {
     let last = segs.last()?;
+    if let [.., "secret", "id"] = segs {
+        return Some(Class::SecretId);
+    }
     if BENIGN_NAMES.iter().any(|b| name.eq_ignore_ascii_case(b.as_bytes())) || BENIGN_LAST.contains(last) {
         return None;
     }
@@ -505,11 +512,22 @@ pub(crate) fn name_class_strict(name: &[u8], form: Form) -> Option<Class> {
 /// ([`Class::Generated`]).
 fn strict_class(name: &[u8], segs: &[&str], form: Form) -> Option<Class> {
     let class = classify(name, segs, form)?;
-    if ends_with_secret(name, segs, form) {
+    if class == Class::SecretId || ends_with_secret(name, segs, form) {
         return Some(class);
+    }
+    // A password's hash (RabbitMQ's `password_hash`, Rails' `password_digest`) is cracked
+    // offline: a value a hash function made under it is as secret as the password.
+    if let [.., password, last] = segs
+        && is_password_segment(password)
+        && PASSWORD_HASH_LAST.contains(last)
+    {
+        return Some(Class::Generated);
     }
     segs.last().is_some_and(|l| *l == "key" || *l == "keys").then_some(Class::Generated)
 }
+
+/// What ends the name of a password's hash.
+const PASSWORD_HASH_LAST: &[&str] = &["hash", "hashed", "digest"];
 
 /// Whether [`name_class`] (or, `strict`, [`name_class_strict`]) has a class for `name`,
 /// for a name known to hold one of the fragments above: without screening it again.
@@ -897,6 +915,7 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
     match class {
         // No entropy gate: `falcon-nebula-meadow1` and `hunter2` are real passwords.
         Class::Password => true,
+        Class::SecretId => std::str::from_utf8(v).is_ok_and(crate::agent::disk::is_uuid),
         // A hex key (`routing_key`, `validationKey`, `--certificate-key`) is as long as a
         // digest, and a name that says key makes it one.
         Class::Generated => should_redact(Class::Secret, v) && (is_generated(v) || is_hex_key(v)),
@@ -1284,6 +1303,54 @@ pub(crate) fn trim_ascii(v: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
+    /// A secret's id that is a UUID is the secret (Consul's `SecretID`, Vault's AppRole
+    /// `secret_id`); a name or an address under such a name stays, as does an accessor.
+    #[test]
+    fn a_secret_id_that_is_a_uuid_is_the_secret() {
+        for line in [
+            "SecretID:         e6e30b29-cf0c-47da-8639-2dcd42a295b7",
+            "secret_id         3f3e5a56-8d6a-4f5b-9c2e-1a2b3c4d5e6f",
+            "{\"SecretID\": \"e6e30b29-cf0c-47da-8639-2dcd42a295b7\"}",
+            "VAULT_SECRET_ID=3f3e5a56-8d6a-4f5b-9c2e-1a2b3c4d5e6f",
+        ] {
+            let out = crate::redact::redact(line);
+            assert!(!out.contains("-8d6a-") && !out.contains("-cf0c-"), "{line} -> {out}");
+        }
+        for line in [
+            "AccessorID:       52ed2305-0a57-4473-a074-fa203411514d",
+            "aws secretsmanager get-secret-value --secret-id prod/db/password",
+            "{\"SecretId\": \"arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf\"}",
+            "secret_id = \"https://vault1.vault.azure.net/secrets/db/0123456789abcdef\"",
+        ] {
+            assert_eq!(crate::redact::redact(line), line);
+        }
+    }
+
+    /// A password's hash is as secret as the password when a hash function made it; a
+    /// scheme's name, a template and an algorithm's field stay.
+    #[test]
+    fn a_password_hash_a_function_made_is_secret() {
+        for (line, secret) in [
+            ("      \"password_hash\": \"c12j0ScvsM47lhqPV8zHBfY6Z3MqaStG2OG8HeGBk3HtUXlp\",", "c12j0Scvs"),
+            (
+                "  password_digest: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                "9f86d08",
+            ),
+        ] {
+            let out = crate::redact::redact(line);
+            assert!(!out.contains(secret), "{out}");
+        }
+        for line in [
+            "      \"password_hash\": \"rabbit_password_hashing_sha256\",",
+            "      \"hashing_algorithm\": \"rabbit_password_hashing_sha256\",",
+            "  password_hash: argon2id",
+            "  password_digest: <%= BCrypt::Password.create('secret') %>",
+            "  t.string \"password_digest\"",
+        ] {
+            assert_eq!(crate::redact::redact(line), line);
+        }
+    }
+
     /// Words that mean "password" joined together say what goes there (a docstring's
     /// `passwd='geheim$parole'`); a digit, a capital or another word make a password.
     #[test]
@@ -1308,7 +1375,8 @@ mod tests {
         assert_eq!(c("api-key", Form::Flag), Some(Class::Secret));
         assert_eq!(c("TOKENIZERS_PARALLELISM", Form::Env), None);
         assert_eq!(c("SSH_AUTH_SOCK", Form::Env), None);
-        assert_eq!(c("secret-id", Form::Flag), None);
+        // AWS's `--secret-id NAME` names where a secret is kept; only a UUID there is one.
+        assert_eq!(c("secret-id", Form::Flag), Some(Class::SecretId));
         // A key nothing qualifies holds a secret only when its value was generated.
         assert_eq!(c("key", Form::Flag), Some(Class::Generated));
         assert_eq!(c("key", Form::Colon), Some(Class::Generated));
