@@ -143,6 +143,22 @@ pub static RULES: &[Rule] = &[
         ["xoxb-", "the xoxb- prefix"]
     ),
     token!(
+        "fernet-token",
+        "Fernet tokens (version 0x80 and a timestamp: gAAAAAB…), as OpenStack Keystone issues them",
+        ["gAAAAAB"],
+        r"\bgAAAAAB[A-Za-z0-9_-]{60,}={0,2}",
+        ["gAAAAAB‹u120›", "gAAAAAB‹u180›=="],
+        ["gAAAAAB", "the gAAAAAB prefix of a Fernet token"]
+    ),
+    token!(
+        "backblaze-key",
+        "Backblaze B2 application keys (K00 and a version digit, 27 more characters)",
+        ["K00"],
+        r"\bK00[1-9][A-Za-z0-9+/]{27}\b",
+        ["K005‹a27›", "K001‹a27›"],
+        ["K00", "K0012", "the K005 prefix of an application key"]
+    ),
+    token!(
         "k3s-token",
         "k3s cluster join tokens (K10, the CA's hash, then a user and its password)",
         ["K10"],
