@@ -122,12 +122,18 @@ lazy_re!(LISP_FORM, r#"\(([A-Za-z][A-Za-z0-9_*+-]*)[ \t]+"((?:[^"\\]|\\.)*)"[ \t
 /// A Lisp form that gives a secret's name its one string (an Emacs `sql-connection-alist`
 /// entry's `(sql-password "…")`): the form's head is the name, as a call's is in a setter.
 pub(crate) fn lisp_form(line: &[u8], out: &mut Vec<Span>) {
+    // Most lines the name rules wake are no Lisp: a form's string ends before its `)`.
+    if memchr::memmem::find(line, b"\")").is_none() {
+        return;
+    }
     for c in LISP_FORM.captures_iter(line) {
         let (name, val) = (c.get(1).unwrap().as_bytes(), c.get(2).unwrap());
         let v = val.as_bytes();
-        if let Some(class) = name_class_strict(name, Form::Env)
+        // A function's argument looks like a form's value too (`(get-password "github.com")`
+        // asks for one): the value must look like a secret, whatever the name says.
+        if name_class_strict(name, Form::Env).is_some()
             && !v.iter().any(u8::is_ascii_whitespace)
-            && should_redact(class, v)
+            && should_redact(super::value::Class::Secret, v)
         {
             out.push(Span { start: val.start(), end: val.end(), rule: "assign" });
         }
@@ -1257,6 +1263,9 @@ mod tests {
             "(sql-password \"\")",
             "(read-passwd \"Password: \")",
             "(password-cache-expiry \"3600\")",
+            "(get-password \"github.com\")",
+            "(set-password \"db-prod\")",
+            "(hash-password \"plaintext\")",
         ] {
             assert_eq!(crate::redact::redact(line), line);
         }

@@ -136,13 +136,14 @@ fn anonymous_address(line: &[u8], v: &[u8]) -> bool {
 }
 
 // strongSwan's `ipsec.secrets`: `[selectors] : TYPE secret`, the secret quoted, in hex
-// after `0x` or in base64 after `0s`; a private key's file is followed by its passphrase.
+// after `0x` or in base64 after `0s`; a private key's file (or a smartcard's `%slot`) is
+// followed by its passphrase or PIN. Unquoted, `Key type : RSA 2048 bits` is a report.
 lazy_re!(
     IPSEC_SECRET,
-    r#"(?:^|[ \t;]):[ \t]*(?:(?:PSK|EAP|NTLM|XAUTH)|(?:RSA|ECDSA|BLISS|P12|PKCS8|PKCS12)[ \t]+[^ \t"']+)[ \t]+("[^"]*"|'[^']*'|[^ \t#]+)[ \t]*(?:#.*)?$"#
+    r#"(?:^|[ \t;]):[ \t]*(?:(?:PSK|EAP|NTLM|XAUTH)|(?:RSA|ECDSA|ED25519|ED448|BLISS|P12|PKCS8|PKCS12|PIN)[ \t]+[^ \t"']*[./%][^ \t"']*)[ \t]+("[^"]*"|'[^']*'|0[sx][^ \t#]+)[ \t]*(?:#.*)?$"#
 );
 
-fn ipsec_secret(line: &[u8], out: &mut Vec<Span>) {
+pub(crate) fn ipsec_secret(line: &[u8], out: &mut Vec<Span>) {
     for c in IPSEC_SECRET.captures_iter(line) {
         let m = c.get(1).unwrap();
         let (mut start, mut end) = (m.start(), m.end());
@@ -162,7 +163,6 @@ fn ipsec_secret(line: &[u8], out: &mut Vec<Span>) {
 pub(crate) fn netrc(line: &[u8], out: &mut Vec<Span>) {
     debconf(line, out);
     snmpd(line, out);
-    ipsec_secret(line, out);
     // A directive's name says what its value is: a password's, or any secret's.
     if let Some(c) = NETRC_LINE.captures(line) {
         let name = c.get(1).unwrap().as_bytes();
@@ -466,27 +466,67 @@ pub(crate) fn database(line: &[u8], out: &mut Vec<Span>) {
             take(c.get(1), "mongodb-password", false);
         }
     }
-    redis_acl(line, out);
 }
 
-lazy_re!(REDIS_ACL_USER, r#"(?:(?:^|[\s;:"'(])user|\bACL[ \t]+SETUSER)[ \t]+[^ \t]+[ \t]"#);
+lazy_re!(REDIS_ACL_USER, r#"(?:(?:^|[\s;:"'(])user|(?i:\bacl[ \t]+setuser))[ \t]+[^ \t]+"#);
 
-/// A Redis ACL user, as `users.acl` and `ACL SETUSER` write it: each `>password` (and
-/// `<password`, which removes one) is a password, each `#` and 64 hex digits its SHA-256.
-fn redis_acl(line: &[u8], out: &mut Vec<Span>) {
+/// A word of Redis's ACL grammar (`ACL SETUSER`'s documentation): a switch, or a rule
+/// that starts with its operator (`~keys`, `%R~keys`, `&channels`, `+cmd`, `-@cat`,
+/// `>password`, `<password`, `#hash`, `!hash`, `(selector)`).
+fn is_acl_rule(w: &[u8]) -> bool {
+    const SWITCHES: &[&[u8]] = &[
+        b"on",
+        b"off",
+        b"nopass",
+        b"resetpass",
+        b"reset",
+        b"allkeys",
+        b"resetkeys",
+        b"allchannels",
+        b"resetchannels",
+        b"allcommands",
+        b"nocommands",
+        b"clearselectors",
+        b"sanitize-payload",
+        b"skip-sanitize-payload",
+    ];
+    SWITCHES.contains(&w) || w.len() > 1 && b"~%&+-><#!(".contains(&w[0])
+}
+
+/// A Redis ACL user, as `users.acl` and `ACL SETUSER` write it (each rule quoted or not):
+/// each `>password` (and `<password`, which removes one) is a password, each `#` and 64
+/// hex digits its SHA-256. Only a line of ACL rules after the user's name is one.
+pub(crate) fn redis_acl(line: &[u8], out: &mut Vec<Span>) {
     let Some(user) = REDIS_ACL_USER.find(line) else { return };
+    let mut rules = Vec::new();
     let mut at = user.end();
     for word in line[user.end()..].split(|b| matches!(b, b' ' | b'\t')) {
-        let (start, end) = (at + 1, at + word.len());
+        let start = at;
         at += word.len() + 1;
-        match word {
-            [b'>' | b'<', pw @ ..] if !pw.is_empty() && should_redact(Class::Password, pw) => {
-                out.push(Span { start, end, rule: "redis-acl" });
-            }
-            [b'#', hash @ ..] if hash.len() == 64 && hash.iter().all(u8::is_ascii_hexdigit) => {
-                out.push(Span { start, end, rule: "redis-acl" });
-            }
-            _ => {}
+        if word.is_empty() {
+            continue;
+        }
+        // `'>pw'`, `">pw"` and `\>pw`, as a shell needs them.
+        let lead = match word {
+            [q @ (b'\'' | b'"'), .., e] if q == e && word.len() > 2 => 1,
+            [b'\\', _, ..] => 1,
+            _ => 0,
+        };
+        let trail = usize::from(lead == 1 && word[0] != b'\\');
+        let inner = &word[lead..word.len() - trail];
+        if !is_acl_rule(inner) {
+            return;
+        }
+        rules.push((start + lead, inner));
+    }
+    for (start, rule) in rules {
+        let secret = match rule {
+            [b'>' | b'<', pw @ ..] => should_redact(Class::Password, pw),
+            [b'#', hash @ ..] => hash.len() == 64 && hash.iter().all(u8::is_ascii_hexdigit),
+            _ => false,
+        };
+        if secret {
+            out.push(Span { start: start + 1, end: start + rule.len(), rule: "redis-acl" });
         }
     }
 }
@@ -524,14 +564,19 @@ pub(crate) fn xml(line: &[u8], out: &mut Vec<Span>) {
     }
 }
 
-/// The tag of the element whose opening tag `text` ends with: `<Password>` then `Password`.
+/// The name of the element whose opening tag `text` ends with: its `name` or `key`
+/// attribute (`<property name="password">`), else its tag (`<Password>`).
 fn opened_before(text: &[u8]) -> Option<&[u8]> {
     let text = text.trim_ascii_end().strip_suffix(b">")?;
     let lt = memchr::memrchr(b'<', text)?;
     let inner = &text[lt + 1..];
     let tag =
         inner.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':')).count();
-    (tag > 0 && !inner.ends_with(b"/")).then_some(&inner[..tag])
+    if tag == 0 || inner.ends_with(b"/") {
+        return None;
+    }
+    let attr = XML_NAME_ATTR.captures(&inner[tag..]).and_then(|a| a.get(1)).map(|m| m.as_bytes());
+    Some(attr.unwrap_or(&inner[..tag]))
 }
 
 #[cfg(test)]

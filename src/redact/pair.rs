@@ -1051,10 +1051,12 @@ mod xml_tests {
         let unattend = "<UserAccounts>\n  <AdministratorPassword>\n    <Value>kestrel-harbor-orbit-otter60</Value>\n    <PlainText>true</PlainText>\n  </AdministratorPassword>\n  <Name>labadmin</Name>\n  <DisplayName>\n    <Value>Lab admin account</Value>\n  </DisplayName>\n</UserAccounts>\n";
         let spring = "<bean id=\"ds\">\n  <property name=\"password\">\n    <value>Hx4pZ7qLm2Wc</value>\n  </property>\n  <property name=\"url\">\n    <value>jdbc:h2:mem:test</value>\n  </property>\n</bean>\n";
         let one_line = "<Password><Value>Kestrel.Orbit6344</Value><PlainText>true</PlainText></Password>\n";
+        let attribute = "<property name=\"password\"><value>hivepw123</value></property><property name=\"url\"><value>jdbc:h2</value></property>\n";
         for (text, secret, kept) in [
             (unattend, "kestrel-harbor-orbit-otter60", "<Value>Lab admin account</Value>"),
             (spring, "Hx4pZ7qLm2Wc", "<value>jdbc:h2:mem:test</value>"),
             (one_line, "Kestrel.Orbit6344", "<PlainText>true</PlainText>"),
+            (attribute, "hivepw123", "<value>jdbc:h2</value>"),
         ] {
             let numbered: String =
                 text.lines().enumerate().map(|(n, l)| format!("{:>6}\t{l}\n", n + 1)).collect();

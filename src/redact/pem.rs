@@ -6,7 +6,7 @@ use regex::bytes::Regex;
 
 use super::scan::{Span, ascii_regex, lazy_re};
 
-lazy_re!(PEM_BEGIN, r"-----BEGIN ([A-Z0-9][A-Z0-9 .]{0,40})-----");
+lazy_re!(PEM_BEGIN, r"-----BEGIN ([A-Z0-9][A-Z0-9 ._-]{0,40})-----");
 
 /// Words of the labels of blocks that hold nothing secret: RFC 7468's certificates, CRLs,
 /// requests, public keys and parameters, signatures, and messages or files encrypted to
@@ -23,13 +23,17 @@ const PUBLIC_LABEL_WORDS: &[&[u8]] = &[
     b"PKCS7",
     b"CMS",
     b"MESSAGE",
+    b"OCSP",
+    // `gpg --enarmor`'s output: any file, armored.
+    b"ARMORED",
 ];
 
 /// Whether a block with this label holds a secret.
 fn is_secret_label(label: &[u8]) -> bool {
     let words: Vec<&[u8]> = label.split(|b| *b == b' ').collect();
     let has = |word: &[u8]| words.contains(&word);
-    has(b"PRIVATE") || !(has(b"ENCRYPTED") || PUBLIC_LABEL_WORDS.iter().any(|w| has(w)))
+    // A TLS session's parameters hold its master key.
+    has(b"PRIVATE") || has(b"SESSION") || !(has(b"ENCRYPTED") || PUBLIC_LABEL_WORDS.iter().any(|w| has(w)))
 }
 
 /// The headers in `line` that open a secret's block.
@@ -141,9 +145,15 @@ mod tests {
     #[test]
     fn a_block_is_judged_by_what_its_label_says_it_holds() {
         let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nq3x9ZkR2pLmW8sYtV4nJcH6eD1fG0aB5iK7oP3uT9wXyZ2rQ";
-        for label in
-            ["PRIVATE KEY", "ARGO TUNNEL TOKEN", "NATS USER JWT", "USER NKEY SEED", "ENCRYPTED PRIVATE KEY"]
-        {
+        for label in [
+            "PRIVATE KEY",
+            "ARGO TUNNEL TOKEN",
+            "NATS USER JWT",
+            "USER NKEY SEED",
+            "ENCRYPTED PRIVATE KEY",
+            "ML-DSA-65 PRIVATE KEY",
+            "SSL SESSION PARAMETERS",
+        ] {
             let block = format!("-----BEGIN {label}-----\n{body}\n-----END {label}-----\n");
             let out = crate::redact::redact(&block);
             assert!(
@@ -167,6 +177,8 @@ mod tests {
             "DH PARAMETERS",
             "AGE ENCRYPTED FILE",
             "PKCS7",
+            "OCSP RESPONSE",
+            "PGP ARMORED FILE",
         ] {
             let block = format!("-----BEGIN {label}-----\n{body}\n-----END {label}-----\n");
             assert_eq!(crate::redact::redact(&block), block);

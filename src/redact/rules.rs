@@ -60,6 +60,10 @@ pub enum Engine {
     Generated,
     /// A wallet's recovery phrase: BIP-39 words standing as a whole value.
     Mnemonic,
+    /// strongSwan's `ipsec.secrets`: `[selectors] : PSK "x"`.
+    Ipsec,
+    /// A Redis ACL user: `user app on >x ~* +@all`.
+    RedisAcl,
 }
 
 /// One rule of the catalogue.
@@ -1319,8 +1323,21 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "ipsec-secret",
         what: "strongSwan's ipsec.secrets: : PSK x, user : EAP x, : RSA key.pem passphrase",
-        keywords: &[": PSK", ": EAP", ": XAUTH", ": NTLM", ": RSA", ": ECDSA", ": P12", ": PKCS8", ": BLISS"],
-        matcher: Matcher::Context(Engine::Netrc),
+        keywords: &[
+            ": PSK",
+            ": EAP",
+            ": XAUTH",
+            ": NTLM",
+            ": RSA",
+            ": ECDSA",
+            ": ED25519",
+            ": ED448",
+            ": P12",
+            ": PKCS8",
+            ": BLISS",
+            ": PIN",
+        ],
+        matcher: Matcher::Context(Engine::Ipsec),
         gate: Gate::Any,
         positives: &[
             "moon carol@example.org : PSK \"⟦Rv@‹a12›⟧\"",
@@ -1328,7 +1345,13 @@ pub static RULES: &[Rule] = &[
             ": PSK 0s⟦‹b40›=⟧",
             ": RSA moon.key \"⟦Kq‹a12›⟧\"",
         ],
-        negatives: &[": RSA moon.key", ": RSA moon.key %prompt", "see the : PSK line below"],
+        negatives: &[
+            ": RSA moon.key",
+            ": RSA moon.key %prompt",
+            "see the : PSK line below",
+            "Key type : RSA 2048 bits",
+            "Authentication : EAP MSCHAPv2",
+        ],
     },
     Rule {
         id: "php-define",
@@ -1416,15 +1439,21 @@ pub static RULES: &[Rule] = &[
         id: "redis-acl",
         what: "a Redis ACL user's passwords and their hashes: user app on >x (users.acl, ACL SETUSER)",
         // An ACL line without a key pattern or a command rule grants nothing.
-        keywords: &["SETUSER", "setuser", " +@", " ~*", " &*", "allkeys", "allcommands"],
-        matcher: Matcher::Context(Engine::Database),
+        keywords: &["SETUSER", "setuser", " +@", " ~*", " &*", "allkeys", "allcommands", " on >", " on #"],
+        matcher: Matcher::Context(Engine::RedisAcl),
         gate: Gate::Any,
         positives: &[
             "user app on >⟦aS‹a16›⟧ ~app:* &* +@read",
             "127.0.0.1:6379> ACL SETUSER ci on >⟦Rd‹a12›⟧ +@all ~*",
             "user metrics on #⟦‹h64›⟧ ~* +info",
+            "redis-cli acl setuser bob on '>⟦s3‹a12›⟧' ~* +@all",
+            "user worker on >⟦pa‹a10›⟧",
         ],
-        negatives: &["user default on nopass ~* &* +@all", "user app off resetpass ~app:* +@read"],
+        negatives: &[
+            "user default on nopass ~* &* +@all",
+            "user app off resetpass ~app:* +@read",
+            "The user and password fields are sent as <form> data +@",
+        ],
     },
     Rule {
         id: "mongodb-password",

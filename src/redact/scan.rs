@@ -333,7 +333,7 @@ type Reader = fn(&[u8], &mut Vec<Span>);
 
 /// The context engines that read a line on their own, each woken by its rules' keywords:
 /// a reader runs once when any of its engines woke.
-const READERS: [(&[Engine], Reader); 17] = [
+const READERS: [(&[Engine], Reader); 19] = [
     (&[Engine::Colon], colon),
     (&[Engine::Colon], super::expansion::spans),
     // Guzzle's `['Authorization' => 'Bearer …']` wakes the header's rule alone.
@@ -352,6 +352,8 @@ const READERS: [(&[Engine], Reader); 17] = [
     (&[Engine::Database], database),
     (&[Engine::Generated], super::literal::spans),
     (&[Engine::Mnemonic], super::mnemonic::spans),
+    (&[Engine::Ipsec], super::formats::ipsec_secret),
+    (&[Engine::RedisAcl], super::formats::redis_acl),
 ];
 
 /// A rule's regex, compiled once on first use.

@@ -162,9 +162,6 @@ const SECRET_SEG: &[&str] = &[
     "secrets",
     "apikey",
     "auth",
-    // A Basic or Bearer credential kept under the header's name (fastlane's
-    // `MATCH_GIT_BASIC_AUTHORIZATION`).
-    "authorization",
     "authtoken",
     // SSSD's and PAM's authentication token (`ldap_default_authtok`).
     "authtok",
@@ -346,6 +343,12 @@ fn classify(name: &[u8], segs: &[&str], form: Form) -> Option<Class> {
     let last = segs.last()?;
     if let [.., "secret", "id"] = segs {
         return Some(Class::SecretId);
+    }
+    // A Basic or Bearer credential kept under the header's name (fastlane's
+    // `MATCH_GIT_BASIC_AUTHORIZATION`); before another word it names something else
+    // (`--cidr-authorization-context`, `authorization_endpoint`).
+    if *last == "authorization" && segs.len() > 1 {
+        return Some(Class::Secret);
     }
     if BENIGN_NAMES.iter().any(|b| name.eq_ignore_ascii_case(b.as_bytes())) || BENIGN_LAST.contains(last) {
         return None;
@@ -1375,6 +1378,10 @@ mod tests {
         assert_eq!(c("api-key", Form::Flag), Some(Class::Secret));
         assert_eq!(c("TOKENIZERS_PARALLELISM", Form::Env), None);
         assert_eq!(c("SSH_AUTH_SOCK", Form::Env), None);
+        // A credential under the header's name; the word before another names something else.
+        assert_eq!(c("MATCH_GIT_BASIC_AUTHORIZATION", Form::Env), Some(Class::Secret));
+        assert_eq!(c("cidr-authorization-context", Form::Flag), None);
+        assert_eq!(c("authorization_endpoint", Form::Colon), None);
         // AWS's `--secret-id NAME` names where a secret is kept; only a UUID there is one.
         assert_eq!(c("secret-id", Form::Flag), Some(Class::SecretId));
         // A key nothing qualifies holds a secret only when its value was generated.
