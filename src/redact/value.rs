@@ -567,6 +567,30 @@ fn names_a_file(l: &str) -> bool {
         })
 }
 
+/// A UUID, in either case: 8-4-4-4-12 hexadecimal digits.
+fn is_uuid(v: &[u8]) -> bool {
+    v.len() == 36
+        && v.iter()
+            .enumerate()
+            .all(|(i, b)| if matches!(i, 8 | 13 | 18 | 23) { *b == b'-' } else { b.is_ascii_hexdigit() })
+}
+
+/// A password hash as crypt(3) and the PHC string format write it: `$id$`, then at least
+/// two more `$`-separated fields (`$2b$12$…`, `$6$salt$hash`, `$argon2id$v=19$m=…$salt$hash`).
+/// The scheme's id is lower case and the hash, last, is long: `$USER$HOST$N` is three
+/// variables.
+fn is_crypt_hash(v: &[u8]) -> bool {
+    let fields: Vec<&[u8]> = v.split(|b| *b == b'$').collect();
+    let [first, id, rest @ ..] = fields.as_slice() else { return false };
+    first.is_empty()
+        && !id.is_empty()
+        && id.len() <= 16
+        && id.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && rest.len() >= 2
+        && rest.iter().all(|f| !f.is_empty() && f.iter().all(u8::is_ascii_graphic))
+        && rest.last().is_some_and(|hash| hash.len() >= 16)
+}
+
 /// What a template's slot or a placeholder names (`password`, `API_KEY`, `your db
 /// password`, `0`): words, or only digits. A value with a digit among letters, or a
 /// symbol, is typed, not named: `{Hunter2xyz}`, `Yourstruly#1984`.
@@ -604,8 +628,9 @@ pub(crate) fn is_reference_or_placeholder(v: &[u8]) -> bool {
     }
     let lower = String::from_utf8_lossy(t).to_ascii_lowercase();
     let l = lower.as_str();
-    // `$'…'` and `$"…"` are quoted literals to bash and zsh, not expansions.
-    if (l.starts_with('$') && !l.starts_with("$'") && !l.starts_with("$\""))
+    // `$'…'` and `$"…"` are quoted literals to bash and zsh, not expansions; nor is a
+    // password hash in crypt's or PHC's format (`$argon2id$v=19$…`, `$6$salt$…`).
+    if (l.starts_with('$') && !l.starts_with("$'") && !l.starts_with("$\"") && !is_crypt_hash(t))
         || l.starts_with('`')
         || l.starts_with("{{")
         || l.starts_with("op://")
@@ -918,7 +943,7 @@ pub(crate) fn should_redact(class: Class, v: &[u8]) -> bool {
     match class {
         // No entropy gate: `falcon-nebula-meadow1` and `hunter2` are real passwords.
         Class::Password => true,
-        Class::SecretId => std::str::from_utf8(v).is_ok_and(crate::agent::disk::is_uuid),
+        Class::SecretId => is_uuid(v),
         // A hex key (`routing_key`, `validationKey`, `--certificate-key`) is as long as a
         // digest, and a name that says key makes it one.
         Class::Generated => should_redact(Class::Secret, v) && (is_generated(v) || is_hex_key(v)),
@@ -1339,6 +1364,11 @@ mod tests {
                 "  password_digest: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                 "9f86d08",
             ),
+            (
+                "password_hash=$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+                "RdescudvJCsgt3ub",
+            ),
+            ("\"password_hash\": \"$6$rounds=5000$saltsalt$Hx9Qm2LpZ7vKt4WcYb8NdRf3\"", "Hx9Qm2LpZ7vK"),
         ] {
             let out = crate::redact::redact(line);
             assert!(!out.contains(secret), "{out}");
@@ -1347,6 +1377,10 @@ mod tests {
             "      \"password_hash\": \"rabbit_password_hashing_sha256\",",
             "      \"hashing_algorithm\": \"rabbit_password_hashing_sha256\",",
             "  password_hash: argon2id",
+            "  password_hash: $PASSWORD_HASH",
+            "  password_hash: ${HASH}",
+            "  password=$USER$HOST$N",
+            "  password=$prefix$suffix$n",
             "  password_digest: <%= BCrypt::Password.create('secret') %>",
             "  t.string \"password_digest\"",
         ] {
