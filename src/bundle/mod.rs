@@ -214,6 +214,11 @@ impl WholeFile {
         WholeFile { file, size, left: size, rel: rel.to_path_buf() }
     }
 
+    /// The file's path in the slot.
+    pub fn rel(&self) -> &Path {
+        &self.rel
+    }
+
     fn changed(&self) -> io::Error {
         io::Error::other(format!(
             "{} changed while it was read (is something still writing it?)",

@@ -127,8 +127,8 @@ pub(crate) fn lisp_form(line: &[u8], out: &mut Vec<Span>) {
         return;
     }
     for c in LISP_FORM.captures_iter(line) {
-        let (name, val) = (c.get(1).unwrap().as_bytes(), c.get(2).unwrap());
-        let v = val.as_bytes();
+        let (Some(name), Some(val)) = (c.get(1), c.get(2)) else { continue };
+        let (name, v) = (name.as_bytes(), val.as_bytes());
         // A function's argument looks like a form's value too (`(get-password "github.com")`
         // asks for one): the value must look like a secret, whatever the name says.
         if name_class_strict(name, Form::Env).is_some()
@@ -1214,7 +1214,7 @@ mod tests {
             ("$this->db_password = \"Xq7#pL9!mZ2@\";", "Xq7#pL9!mZ2@"),
             ("password = Walrus.Granite3933", "Walrus.Granite3933"),
             ("  password: Walrus.Granite3933", "Walrus.Granite3933"),
-            // Base64 of `user:token` under a name that says nothing of it.
+            // Base64 of `user:token` under a name that ends as the header's.
             (
                 "MATCH_GIT_BASIC_AUTHORIZATION=Y2ktYm90OmdocF9BMkZ5M0xhcXNRb0Rnb3pZYTdmT2JnWjRSWnRDcUQxVzIxUGU=",
                 "Y2ktYm90OmdocF9BMkZ5M0xhcXNRb0Rnb3pZYTdmT2JnWjRSWnRDcUQxVzIxUGU=",
@@ -1233,7 +1233,7 @@ mod tests {
             "[ \"$password\" = \"$other\" ]",
             "token = hashlib.sha256",
             "password = this.s3Client.config2",
-            // Base64 of a word, of JSON, of a URL: no credential inside.
+            // Base64 of a word, of JSON, of a URL under names that hold no credential.
             "EXAMPLE_BLOB=aGVsbG8gd29ybGQgZnJvbSBiYXNlNjQ=",
             "JWT_HEADER=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
             "ENDPOINT=aHR0cHM6Ly9leGFtcGxlLm9yZy9hcGkvdjE=",

@@ -144,8 +144,7 @@ lazy_re!(
 );
 
 pub(crate) fn ipsec_secret(line: &[u8], out: &mut Vec<Span>) {
-    for c in IPSEC_SECRET.captures_iter(line) {
-        let m = c.get(1).unwrap();
+    for m in IPSEC_SECRET.captures_iter(line).filter_map(|c| c.get(1)) {
         let (mut start, mut end) = (m.start(), m.end());
         if matches!(line[start], b'"' | b'\'') {
             (start, end) = (start + 1, end - 1);

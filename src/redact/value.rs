@@ -567,7 +567,8 @@ fn names_a_file(l: &str) -> bool {
         })
 }
 
-/// A UUID, in either case: 8-4-4-4-12 hexadecimal digits.
+/// A UUID, in either case: 8-4-4-4-12 hexadecimal digits. (`agent::disk::is_uuid` is the
+/// stores' own test, lower case only, and above the redactor.)
 fn is_uuid(v: &[u8]) -> bool {
     v.len() == 36
         && v.iter()

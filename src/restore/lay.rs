@@ -2,7 +2,6 @@
 //! the writes of two files do not wait on each other, and laying the slot is most of a
 //! move's time (docs/performance.md).
 
-use std::fs::File;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -14,22 +13,18 @@ use super::paths::PathMap;
 use crate::bundle::WholeFile;
 use crate::interrupt::{Interrupted, interrupted};
 
-/// One transcript to lay: read `size` bytes of `file` (`rel` in the slot), rewrite them by
-/// `map`, create `dest`.
+/// One transcript to lay: read `src` whole, rewrite it by `map`, create `dest`.
 pub(super) struct Lay {
-    pub file: File,
-    pub size: u64,
-    pub rel: PathBuf,
+    pub src: WholeFile,
     pub dest: PathBuf,
     pub map: Arc<PathMap>,
 }
 
 impl Lay {
     pub fn run(self) -> anyhow::Result<()> {
-        let Lay { file, size, rel, dest, map } = self;
-        let mut src = WholeFile::new(file, size, &rel);
+        let Lay { mut src, dest, map } = self;
         super::write_new_with(&dest, |out| map.rewrite_stream(&mut src, out))
-            .with_context(|| format!("could not lay {}", rel.display()))
+            .with_context(|| format!("could not lay {}", src.rel().display()))
     }
 }
 

@@ -818,9 +818,7 @@ impl<'a> Job<'a> {
                 {
                     let map = self.final_map.get_or_insert_with(|| std::sync::Arc::new(self.map.clone()));
                     layers.lay(lay::Lay {
-                        file: file.try_clone()?,
-                        size: entry.size,
-                        rel: entry.rel.clone(),
+                        src: bundle::WholeFile::new(file.try_clone()?, entry.size, &entry.rel),
                         dest,
                         map: std::sync::Arc::clone(map),
                     })?;

@@ -5,7 +5,8 @@
 //! the restored times keep the original order and all land inside the receiver's
 //! window: they are shifted so the newest is now, and when the conversations span more
 //! than half the window they are also drawn closer together, in proportion, so even
-//! the oldest has half the window left before cleanup.
+//! the oldest has half the window left before cleanup. A move reads the files on this
+//! machine, inside its window already: their times stay ([`Retimer::same_clock`]).
 
 pub use crate::agent::claude::cleanup_days;
 
