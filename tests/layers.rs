@@ -37,10 +37,6 @@ const LAYERS: &[&[&str]] = &[
     &["cli", "cmd"],
 ];
 
-fn layer_of(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|l| l.contains(&module))
-}
-
 /// The top-level modules a source text names through `crate::`.
 fn named_modules(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -102,13 +98,14 @@ fn edges() -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
-#[test]
-fn every_dependency_points_down_and_no_layer_has_a_cycle() {
-    let graph = edges();
+/// What is wrong with `graph` under `layers`: a module with no layer, an edge that points
+/// up, a cycle.
+fn problems(graph: &BTreeMap<String, BTreeSet<String>>, layers: &[&[&str]], place: &str) -> Vec<String> {
+    let layer_of = |module: &str| layers.iter().position(|l| l.contains(&module));
     let mut problems = Vec::new();
-    for (from, tos) in &graph {
+    for (from, tos) in graph {
         let Some(lf) = layer_of(from) else {
-            problems.push(format!("src/{from} has no layer in tests/layers.rs"));
+            problems.push(format!("{place}{from} has no layer in tests/layers.rs"));
             continue;
         };
         for to in tos {
@@ -144,9 +141,153 @@ fn every_dependency_points_down_and_no_layer_has_a_cycle() {
     }
     let mut done = BTreeSet::new();
     for node in graph.keys() {
-        visit(node, &graph, &mut Vec::new(), &mut done, &mut problems);
+        visit(node, graph, &mut Vec::new(), &mut done, &mut problems);
     }
+    problems
+}
+
+#[test]
+fn every_dependency_points_down_and_no_layer_has_a_cycle() {
+    let problems = problems(&edges(), LAYERS, "src/");
     assert!(problems.is_empty(), "the dependency graph is off:\n  {}", problems.join("\n  "));
+}
+
+/// The redactor's own modules, lower layers first, by the same rule: readings find
+/// candidates and share what they need from below; the pipeline that runs them sits
+/// above them, and the entry points above the pipeline. `mod` is the module's root, the
+/// public face: no module inside names it.
+const REDACT_LAYERS: &[&[&str]] = &[
+    // What every reading shares: spans and counts, the judge of names and values, the
+    // keyword finder, and small pieces of syntax.
+    &["span", "report", "value", "lex", "memo", "view", "keywords", "find", "yaml_syntax", "quoting"],
+    // What a value is when it is no literal; a secret found once, found again.
+    &["shape", "echo"],
+    // The readings, each of one form of text.
+    &[
+        "arrow",
+        "assign",
+        "declare",
+        "expansion",
+        "formats",
+        "heredoc",
+        "literal",
+        "mnemonic",
+        "pair",
+        "pem",
+        "prose",
+        "table",
+        "web",
+        "yaml",
+        "shell",
+        "below",
+    ],
+    // Which rules a line wakes.
+    &["gate", "rules"],
+    // The pipeline for a line, and for a text line by line.
+    &["scan"],
+    &["text"],
+    // JSON and a transcript's tool calls, whose strings are texts.
+    &["json", "link"],
+    // Streams.
+    &["filter"],
+    &["mod"],
+];
+
+/// The modules each module of `src/redact` names (`super::x`, `crate::redact::x`), its
+/// tests left out: a test may drive the whole pipeline. Naming an item of the root counts
+/// as naming `mod`.
+fn redact_edges() -> BTreeMap<String, BTreeSet<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/redact");
+    let mut modules = BTreeSet::new();
+    for entry in fs::read_dir(&dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(module) = name.strip_suffix(".rs")
+            && module != "tests"
+        {
+            modules.insert(module.to_string());
+        }
+    }
+    let root_items = root_items(&fs::read_to_string(dir.join("mod.rs")).unwrap());
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for module in &modules {
+        let text = fs::read_to_string(dir.join(format!("{module}.rs"))).unwrap();
+        // Test modules close every file (`#[cfg(test)] mod tests`).
+        let code = text
+            .match_indices("#[cfg(test)]\n")
+            .find(|(at, m)| text[at + m.len()..].lines().next().is_some_and(|l| l.contains("mod ")))
+            .map_or(&text[..], |(at, _)| &text[..at]);
+        let mut named = BTreeSet::new();
+        for prefix in ["super::", "crate::redact::"] {
+            for name in names_after(code, prefix) {
+                if name != *module && modules.contains(&name) {
+                    named.insert(name);
+                } else if root_items.contains(&name) {
+                    named.insert("mod".to_string());
+                }
+            }
+        }
+        if module != "mod" {
+            graph.insert(module.clone(), named);
+        }
+    }
+    graph.insert("mod".to_string(), BTreeSet::new());
+    graph
+}
+
+/// The names a source text gives after `prefix`, in `prefix::a` and `prefix::{a, b::c}`.
+fn names_after(text: &str, prefix: &str) -> BTreeSet<String> {
+    let ident =
+        |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
+    let mut out = BTreeSet::new();
+    for (at, _) in text.match_indices(prefix) {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+            continue; // `super::super::x`, `lokust_crate::x`
+        }
+        let rest = &text[at + prefix.len()..];
+        if let Some(list) = rest.strip_prefix('{') {
+            let list = &list[..list.find('}').unwrap_or(list.len())];
+            out.extend(list.split(',').map(|part| ident(part.trim())).filter(|n| !n.is_empty()));
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() && name != "super" {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// What the root of `src/redact` defines or re-exports.
+fn root_items(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let line = line.trim_start();
+        let rest = line.strip_prefix("pub ").or_else(|| line.strip_prefix("pub(crate) ")).unwrap_or(line);
+        for kind in ["fn ", "struct ", "enum ", "const ", "static ", "type "] {
+            if let Some(name) = rest.strip_prefix(kind) {
+                out.insert(name.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect());
+            }
+        }
+        if let Some(used) = rest.strip_prefix("use ") {
+            let last = used.trim_end_matches(';').rsplit(['{', ',', ':', ' ']).next().unwrap_or("");
+            out.insert(last.trim_end_matches('}').to_string());
+            if let Some(list) = used.split_once('{').map(|(_, l)| l) {
+                out.extend(
+                    list.split(',')
+                        .map(|p| p.trim().trim_end_matches("};").trim_end_matches('}').to_string()),
+                );
+            }
+        }
+    }
+    out.remove("");
+    out
+}
+
+#[test]
+fn the_redactor_has_layers_too_and_no_cycle() {
+    let problems = problems(&redact_edges(), REDACT_LAYERS, "src/redact/");
+    assert!(problems.is_empty(), "the redactor's dependency graph is off:\n  {}", problems.join("\n  "));
 }
 
 #[test]
@@ -154,4 +295,14 @@ fn the_check_sees_names_in_every_form() {
     let text = "use crate::{a, b::c};\nuse crate::d::e;\nlet x = crate::f::g(); // lokust_crate::h";
     let names: Vec<String> = named_modules(text).into_iter().collect();
     assert_eq!(names, ["a", "b", "d", "f"]);
+}
+
+#[test]
+fn the_redactor_check_sees_names_in_every_form() {
+    let text = "use super::{a, b::c};\nuse super::d::e;\nlet x = super::super::f(); crate::redact::g::h();";
+    let names: Vec<String> = names_after(text, "super::").into_iter().collect();
+    assert_eq!(names, ["a", "b", "d"]);
+    assert_eq!(names_after(text, "crate::redact::").into_iter().collect::<Vec<_>>(), ["g"]);
+    let root = root_items("pub use echo::{Echoes, collecting};\npub fn redact() {}\npub use report::Report;");
+    assert_eq!(root.into_iter().collect::<Vec<_>>(), ["Echoes", "Report", "collecting", "redact"]);
 }

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::scan::{Span, ascii_regex, lazy_re};
+use super::span::{Span, ascii_regex, lazy_re};
 use super::value::{Class, Form, name_class_strict, should_redact};
 
 /// A quoted literal with its escapes: PHP's, Ruby's and Perl's single quotes take `\'`
@@ -176,7 +176,7 @@ fn is_literal_secret(class: Class, name: &[u8], v: &[u8], double: bool, after: &
     !(interpolates(v, double)
         || joined
         || super::value::is_schema_word(v)
-        || super::assign::is_sentence(v)
+        || super::shape::is_sentence(v)
         || v.eq_ignore_ascii_case(name)
         || is_bind_variable(v)
         || is_option_word(v)

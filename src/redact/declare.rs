@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::scan::{Span, ascii_regex, lazy_re};
+use super::span::{Span, ascii_regex, lazy_re};
 use super::value::{Class, Form, is_pattern, name_class_strict, should_redact};
 
 lazy_re!(

@@ -13,7 +13,9 @@ use std::cell::RefCell;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::{REDACTED, Report, value};
+use super::report::Report;
+use super::value;
+use crate::lok::REDACTED;
 
 thread_local! {
     /// The values replaced on this thread while a caller collects, else `None`.

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::scan::{Span, ascii_regex, lazy_re};
+use super::span::{Span, ascii_regex, lazy_re};
 use super::value::{Form, name_class_strict, should_redact};
 
 // A word with an expansion, a quote, an escape or a blank in it is left: it is made at

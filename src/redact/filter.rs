@@ -13,8 +13,11 @@
 use std::io::{self, BufRead, Write};
 
 use super::echo::Echoes;
-use super::scan::{LineScanner, Reading, keyword_lines};
-use super::{Links, Report};
+use super::link::Links;
+use super::report::Report;
+use super::scan::{LineScanner, keyword_lines};
+use super::span::Reading;
+use super::text::{block, line};
 
 /// What a stream holds, which decides how it is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +92,7 @@ fn transcript<R: BufRead, W: Write>(mut input: R, mut output: W) -> io::Result<R
         let (body, eol) = line.split_at(body_len);
         links.learn(body);
         let (red, found) = super::echo::collecting(|| {
-            super::redact_line_bytes_linked(body, true, Some(&links), &mut report)
+            super::json::redact_line_bytes_linked(body, true, Some(&links), &mut report)
         });
         echoes.learn(found);
         output.write_all(&echoes.redact(&red, true, &mut report))?;
@@ -179,112 +182,4 @@ fn echoed<W: Write>(
     w.write_all(&echoes.redact(held, false, report))?;
     held.clear();
     Ok(())
-}
-
-/// Complete lines: copy the stretches without keywords, hand the rest to the engine.
-/// `hits` are `chunk`'s keyword lines ([`keyword_lines`]), found by the caller: a text
-/// that must be scanned to know whether to read it at all is not scanned twice.
-pub(crate) fn block<W: Write>(
-    sc: &mut LineScanner,
-    chunk: &[u8],
-    hits: &[(usize, usize, u128)],
-    out: &mut Vec<u8>,
-    report: &mut Report,
-    w: &mut W,
-) -> io::Result<()> {
-    // Everything before `done` has been written.
-    let mut done = 0;
-    // A block (PEM, a continued command) the previous chunk's last line opened.
-    block_lines(sc, chunk, &mut done, out, report, w)?;
-    for &(start, end, mask) in hits {
-        continued_lines(sc, chunk, start, &mut done, out, report, w)?;
-        if start < done {
-            // A line already handled inside a block.
-            continue;
-        }
-        w.write_all(&chunk[done..start])?;
-        out.clear();
-        let changed = sc.line_masked(&chunk[start..end], Some(mask), out, report);
-        w.write_all(if changed { out } else { &chunk[start..end] })?;
-        done = end;
-        block_lines(sc, chunk, &mut done, out, report, w)?;
-    }
-    continued_lines(sc, chunk, chunk.len(), &mut done, out, report, w)?;
-    w.write_all(&chunk[done..])
-}
-
-/// Inside a PEM block or a continued command every line matters, keywords or not.
-fn block_lines<W: Write>(
-    sc: &mut LineScanner,
-    chunk: &[u8],
-    done: &mut usize,
-    out: &mut Vec<u8>,
-    report: &mut Report,
-    w: &mut W,
-) -> io::Result<()> {
-    while sc.in_block() && *done < chunk.len() {
-        let at = *done;
-        let e = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i + 1);
-        line(sc, &chunk[at..e], out, report, w)?;
-        *done = e;
-    }
-    Ok(())
-}
-
-/// The lines of `chunk[*done..upto]` that end with a continuation `\` go to the engine
-/// whatever they hold, with the lines they continue into: the command goes on below,
-/// where a keyword may say what it was (`echo X | \` / `  sudo -S …`). Only the bytes
-/// after each backslash are looked at, so text without one costs a `memchr` pass.
-fn continued_lines<W: Write>(
-    sc: &mut LineScanner,
-    chunk: &[u8],
-    upto: usize,
-    done: &mut usize,
-    out: &mut Vec<u8>,
-    report: &mut Report,
-    w: &mut W,
-) -> io::Result<()> {
-    if !sc.carries() {
-        return Ok(());
-    }
-    let mut from = *done;
-    while from < upto {
-        let Some(i) = memchr::memchr(b'\\', &chunk[from..upto]) else { break };
-        let at = from + i;
-        from = at + 1;
-        let Some(eol) = continuation_at(chunk, at) else { continue };
-        let start = memchr::memrchr(b'\n', &chunk[*done..at]).map_or(*done, |j| *done + j + 1);
-        let end = at + 1 + eol;
-        w.write_all(&chunk[*done..start])?;
-        line(sc, &chunk[start..end], out, report, w)?;
-        *done = end;
-        block_lines(sc, chunk, done, out, report, w)?;
-        from = *done;
-    }
-    Ok(())
-}
-
-/// Whether the backslash at `at` ends its line, and the length of the line's ending.
-fn continuation_at(text: &[u8], at: usize) -> Option<usize> {
-    match text.get(at + 1..)? {
-        [b'\n', ..] => Some(1),
-        [b'\r', b'\n', ..] => Some(2),
-        _ => None,
-    }
-}
-
-/// Whether a line of `text` ends with a continuation `\`.
-pub(crate) fn has_continuation(text: &[u8]) -> bool {
-    memchr::memchr_iter(b'\\', text).any(|at| continuation_at(text, at).is_some())
-}
-
-fn line<W: Write>(
-    sc: &mut LineScanner,
-    l: &[u8],
-    out: &mut Vec<u8>,
-    report: &mut Report,
-    w: &mut W,
-) -> io::Result<()> {
-    out.clear();
-    if sc.line(l, out, report) { w.write_all(out) } else { w.write_all(l) }
 }

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use regex::bytes::Regex;
 
 use super::prose::looks_typed;
-use super::scan::{Span, ascii_regex, lazy_re};
+use super::span::{Span, ascii_regex, lazy_re};
 use super::value::{Class, Form, name_class, name_class_strict, should_redact};
 
 lazy_re!(AWS_PROMPT, r"Secret Access Key(?: \[[^\]]*\])?:[ \t]*([A-Za-z0-9/+=]{40})");

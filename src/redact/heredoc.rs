@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::scan::Span;
+use super::span::Span;
 use super::value::{Class, should_redact};
 
 /// What a here-document's body is to the command that reads it.
@@ -302,7 +302,7 @@ pub(crate) fn whole(text: &[u8]) -> Option<Span> {
     let (mut start, end) = content(text);
     let v = &text[start..end];
     // Redacted already, by the rules or a first pass: what is left of it is not the secret.
-    if memchr::memmem::find(v, super::REDACTED.as_bytes()).is_some()
+    if memchr::memmem::find(v, crate::lok::REDACTED.as_bytes()).is_some()
         || v.starts_with(b"#")
         || is_armour(v)
         || (v.starts_with(b"[") && v.ends_with(b"]") && !v.contains(&b' '))

@@ -17,17 +17,15 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
 use super::below::Named;
+use super::find::{NotJson, decode_to_quote};
 use super::heredoc::FileSyntax;
 use super::link::Links;
 use super::memo::Memo;
 use super::pair;
+use super::report::Report;
 use super::scan::{self, LineScanner};
 use super::value::{self, Class, Form};
-use super::{REDACTED, Report};
-
-/// The text is not JSON; the caller redacts it as plain text instead.
-#[derive(Debug)]
-pub(crate) struct NotJson;
+use crate::lok::REDACTED;
 
 /// Nesting deeper than this is refused, as serde_json refuses it.
 const MAX_DEPTH: usize = 128;
@@ -392,8 +390,8 @@ impl<'a> Walker<'a, '_> {
         let joined = texts.join("\n");
         let mut counts = Report::default();
         let redacted = match self.shown {
-            Some(syntax) => super::redact_shown(joined.as_bytes(), syntax, &mut counts),
-            None => super::redact_bytes(joined.as_bytes(), &mut counts),
+            Some(syntax) => super::text::redact_shown(joined.as_bytes(), syntax, &mut counts),
+            None => super::text::redact_bytes(joined.as_bytes(), &mut counts),
         };
         let Some(redacted) = redacted else { return Ok(()) };
         let redacted = String::from_utf8(redacted).map_err(|_| NotJson)?;
@@ -500,7 +498,7 @@ impl<'a> Walker<'a, '_> {
             let text = self.decode(lit)?;
             let line = format!("Authorization: {text}");
             let mut counts = Report::default();
-            if let Cow::Owned(red) = super::redact_report(&line, &mut counts)
+            if let Cow::Owned(red) = super::text::redact_report(&line, &mut counts)
                 && let Some(value) = red.strip_prefix("Authorization: ")
             {
                 let quoted = serde_json::to_string(value).map_err(|_| NotJson)?;
@@ -541,7 +539,7 @@ impl<'a> Walker<'a, '_> {
             return self.text(lit);
         }
         let mut counts = Report::default();
-        let new = super::redact_output(text.as_bytes(), named, &mut counts);
+        let new = super::text::redact_output(text.as_bytes(), named, &mut counts);
         self.replace_text(lit, new, &counts)
     }
 
@@ -563,7 +561,7 @@ impl<'a> Walker<'a, '_> {
         if let Some(syntax) = self.shown {
             let text = self.decode(lit)?;
             let mut counts = Report::default();
-            let new = super::redact_shown(text.as_bytes(), syntax, &mut counts);
+            let new = super::text::redact_shown(text.as_bytes(), syntax, &mut counts);
             return self.replace_text(lit, new, &counts);
         }
         let raw = &self.b[lit.start..lit.end];
@@ -619,7 +617,7 @@ impl<'a> Walker<'a, '_> {
         // `lit` was the last literal read: its text is in `decoded`.
         let walked = self.nested_json(counts);
         let text = walked.as_ref().map_or(&self.decoded[..], |w| w.as_bytes());
-        let new = match (super::redact_bytes(text, counts), walked) {
+        let new = match (super::text::redact_bytes(text, counts), walked) {
             (None, None) => return Ok(None),
             (Some(new), _) => String::from_utf8(new).map_err(|_| NotJson)?,
             (None, Some(walked)) => walked,
@@ -695,100 +693,6 @@ thread_local! {
     static CLEAN_SHORT: RefCell<Memo<()>> = RefCell::new(Memo::new(128));
 }
 
-/// Appends the text of a string literal from `b[from..]` (inside the literal) up to its
-/// closing quote to `out`, and returns where that quote is. A lone surrogate stands for
-/// U+FFFD (see [`unicode_escape`]); an escape no reader takes, or no closing quote, is
-/// not JSON.
-fn decode_to_quote(b: &[u8], from: usize, out: &mut Vec<u8>) -> Result<usize, NotJson> {
-    #[cfg(target_arch = "x86_64")]
-    if super::keywords::simd::available() {
-        // SAFETY: the processor has AVX2.
-        return unsafe { super::find::decode_to_quote_avx2(b, from, out) };
-    }
-    decode_to_quote_portable(b, from, out)
-}
-
-fn decode_to_quote_portable(b: &[u8], from: usize, out: &mut Vec<u8>) -> Result<usize, NotJson> {
-    let mut at = from;
-    loop {
-        let stop = at + memchr::memchr2(b'"', b'\\', &b[at..]).ok_or(NotJson)?;
-        out.extend_from_slice(&b[at..stop]);
-        if b[stop] == b'"' {
-            return Ok(stop);
-        }
-        let (bytes, len, used) = escape(&b[stop..])?;
-        out.extend_from_slice(&bytes[..len]);
-        at = stop + used;
-    }
-}
-
-/// What each one-letter escape stands for (`\\n` → newline); 0 for none. A table, not a
-/// `match`: code is full of `\\n` and `\\t`, and the jump a `match` compiles to was
-/// mispredicted often enough to show.
-pub(super) const SIMPLE_ESCAPE: [u8; 256] = {
-    let mut table = [0; 256];
-    table[b'"' as usize] = b'"';
-    table[b'\\' as usize] = b'\\';
-    table[b'/' as usize] = b'/';
-    table[b'b' as usize] = 0x08;
-    table[b'f' as usize] = 0x0c;
-    table[b'n' as usize] = b'\n';
-    table[b'r' as usize] = b'\r';
-    table[b't' as usize] = b'\t';
-    table
-};
-
-/// The escape at the start of `s` (which starts with `\\`): the UTF-8 it stands for (up
-/// to four bytes, and how many), and how many bytes of `s` it took.
-#[inline]
-pub(super) fn escape(s: &[u8]) -> Result<([u8; 4], usize, usize), NotJson> {
-    let letter = *s.get(1).ok_or(NotJson)?;
-    match SIMPLE_ESCAPE[usize::from(letter)] {
-        0 if letter == b'u' => {
-            let (c, used) = unicode_escape(s)?;
-            let mut utf8 = [0u8; 4];
-            let len = c.encode_utf8(&mut utf8).len();
-            Ok((utf8, len, used))
-        }
-        0 => Err(NotJson),
-        byte => Ok(([byte, 0, 0, 0], 1, 2)),
-    }
-}
-
-/// The character of a `\uXXXX` escape (or a surrogate pair of two) at the start of `s`,
-/// and how many bytes it took.
-///
-/// A lone surrogate (broken UTF-16: a tool output cut in the middle of an emoji, once
-/// serialised) stands for U+FFFD, as JavaScript's and the WHATWG decoders read it. The
-/// record is still JSON to Claude Code and to every reader but serde_json; refusing it
-/// sent the whole record to the plain-text reading, where a secret spelled with escapes
-/// in any other string of it passed. A string kept as it was keeps its escape; one that
-/// has a secret redacted is written back with U+FFFD in its place.
-fn unicode_escape(s: &[u8]) -> Result<(char, usize), NotJson> {
-    let hex = |at: usize| -> Result<u32, NotJson> {
-        let digits = s.get(at..at + 4).ok_or(NotJson)?;
-        if !digits.iter().all(u8::is_ascii_hexdigit) {
-            return Err(NotJson);
-        }
-        Ok(digits.iter().fold(0, |n, d| n * 16 + (*d as char).to_digit(16).unwrap_or(0)))
-    };
-    let first = hex(2)?;
-    if !(0xD800..0xE000).contains(&first) {
-        return char::from_u32(first).map(|c| (c, 6)).ok_or(NotJson);
-    }
-    let low = |n: u32| (0xDC00..0xE000).contains(&n);
-    // A high surrogate and a low one after it make one character; anything else is
-    // U+FFFD for this escape, and the next escape is read on its own.
-    if !low(first) && s.get(6..8) == Some(b"\\u") {
-        let second = hex(8)?;
-        if low(second) {
-            let c = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
-            return char::from_u32(c).map(|c| (c, 12)).ok_or(NotJson);
-        }
-    }
-    Ok((char::REPLACEMENT_CHARACTER, 6))
-}
-
 /// What is known of a key: how its name classifies a value, and whether its own text is
 /// clean.
 #[derive(Clone, Copy)]
@@ -829,7 +733,7 @@ fn known_key(key: &str) -> Option<KnownKey> {
 fn judge_key(key: &str) -> KnownKey {
     KnownKey {
         class: value::name_class(key.as_bytes(), Form::Colon),
-        clean: matches!(super::redact_report(key, &mut Report::default()), Cow::Borrowed(_)),
+        clean: matches!(super::text::redact_report(key, &mut Report::default()), Cow::Borrowed(_)),
     }
 }
 
@@ -911,9 +815,87 @@ fn keep(crc: u32, raw: &[u8], with: &Option<Vec<u8>>, counts: &Report) {
     });
 }
 
+/// One line given as bytes: a JSON Lines record when `jsonl`, else text. A line that is
+/// not UTF-8 is read as it would be with each bad byte as U+FFFD, so that one bad byte
+/// does not turn the reading of a record's JSON strings off (an escaped secret in
+/// another of its strings would pass); its bytes stay as they are unless that reading
+/// finds a secret, and then each bad byte is U+FFFD in what comes back.
+pub fn redact_line_bytes<'a>(body: &'a [u8], jsonl: bool, report: &mut Report) -> Cow<'a, [u8]> {
+    redact_line_bytes_linked(body, jsonl, None, report)
+}
+
+/// [`redact_line_bytes`] for a record of a transcript whose earlier tool calls are
+/// `links` ([`Links::learn`]).
+pub fn redact_line_bytes_linked<'a>(
+    body: &'a [u8],
+    jsonl: bool,
+    links: Option<&Links>,
+    report: &mut Report,
+) -> Cow<'a, [u8]> {
+    fn read<'t>(text: &'t str, jsonl: bool, links: Option<&Links>, report: &mut Report) -> Cow<'t, str> {
+        if jsonl {
+            redact_json_line_linked(text, links, report)
+        } else {
+            super::text::redact_report(text, report)
+        }
+    }
+    match simdutf8::basic::from_utf8(body) {
+        Ok(text) => match read(text, jsonl, links, report) {
+            Cow::Borrowed(_) => Cow::Borrowed(body),
+            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+        },
+        Err(_) => {
+            let lossy = String::from_utf8_lossy(body);
+            let mut found = Report::default();
+            let red = read(&lossy, jsonl, links, &mut found);
+            if found.values == 0 {
+                Cow::Borrowed(body)
+            } else {
+                report.merge(&found);
+                Cow::Owned(red.into_owned().into_bytes())
+            }
+        }
+    }
+}
+
+/// Redacts every string of one JSON Lines record: keys and values as text, and a value
+/// also with its key as context (`{"password": "hunter2"}`).
+///
+/// Only the strings that change are rewritten, so an untouched record comes back
+/// borrowed and byte-identical and a changed one stays valid JSON with every other byte
+/// kept. A line that is not JSON is redacted as plain text, so a malformed record cannot
+/// smuggle a secret past. A changed record counts as one line in `report`.
+pub fn redact_json_line<'a>(line: &'a str, report: &mut Report) -> Cow<'a, str> {
+    redact_json_line_linked(line, None, report)
+}
+
+/// [`redact_json_line`] for a record of a transcript whose earlier tool calls are
+/// `links`: a result of a call whose command named a secret is read as its output.
+pub fn redact_json_line_linked<'a>(
+    line: &'a str,
+    links: Option<&Links>,
+    report: &mut Report,
+) -> Cow<'a, str> {
+    let mut local = Report::default();
+    let walked = match links {
+        Some(links) => redact_strings_linked(line, links, &mut local),
+        None => redact_strings(line, &mut local),
+    };
+    match walked {
+        Ok(None) => Cow::Borrowed(line),
+        Ok(Some(new)) => {
+            local.lines = 1;
+            report.merge(&local);
+            Cow::Owned(new)
+        }
+        Err(NotJson) => super::text::redact_report(line, report),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::redact::find::decode_to_quote_portable;
     use crate::redact::tests::Rng;
 
     /// Every character escaped as Python's `json.dumps` does by default (`ensure_ascii`).

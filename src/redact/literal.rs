@@ -4,7 +4,7 @@
 //! value a generator plainly made is taken ([`strongly_generated`]): long, of one token's
 //! alphabet, upper and lower case and digits mixed, without words, dense in information.
 
-use super::scan::Span;
+use super::span::Span;
 use super::value::{Class, bits_per_byte, should_redact};
 
 /// The shortest value judged here: shorter generated strings are as often ids and salts.

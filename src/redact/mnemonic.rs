@@ -9,7 +9,7 @@
 
 use std::sync::LazyLock;
 
-use super::scan::Span;
+use super::span::Span;
 
 /// The English list, one word a line, as the BIP-39 repository gives it (sorted).
 static WORDS: LazyLock<Vec<&'static str>> =

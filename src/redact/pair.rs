@@ -16,10 +16,9 @@
 //!
 //! Only a value after its name is read: every format above writes the name first.
 
-use super::assign::Tag;
-use super::scan::Span;
+use super::span::Span;
 use super::value::{Class, Form, name_class_strict, should_redact};
-use super::yaml::blanks;
+use super::yaml_syntax::{Tag, blanks};
 
 /// Keys whose value names the entry.
 /// Longest first: a key that ends another (`Key`, `ParameterKey`) must not be found in it.
@@ -268,7 +267,7 @@ fn values_at(text: &[u8], key: &Key, context: Context, name_quoted: bool) -> Vec
     // or `!Sub` the value follows (`assign.rs` reads tags the same way).
     if text.get(at) == Some(&b'!') {
         let word = text[at..].iter().take_while(|b| !is_blank(**b)).count();
-        match super::assign::yaml_tag(&text[at..at + word]) {
+        match super::yaml_syntax::yaml_tag(&text[at..at + word]) {
             Tag::Reference => return out,
             Tag::Core | Tag::Literal => {
                 at += word;
@@ -677,7 +676,7 @@ pub(crate) fn opens_block(text: &[u8]) -> bool {
     key_at(text, 0, VALUE).is_some_and(|key| {
         let v = &text[key.value..];
         let v = v.iter().position(|b| *b == b'#').map_or(v, |c| &v[..c]).trim_ascii();
-        key.sep == b':' && super::yaml::is_style(v)
+        key.sep == b':' && super::yaml_syntax::is_style(v)
     })
 }
 
@@ -688,7 +687,7 @@ pub(crate) fn opens_below(text: &[u8]) -> Option<Vec<u8>> {
     let key = key_at(text, 0, VALUE).filter(|key| key.sep == b':')?;
     let colon = text[..key.value].iter().rposition(|b| *b == b':')?;
     let mut read_as = text[..=colon].to_vec();
-    read_as.extend(super::yaml::properties(text[colon + 1..].trim_ascii_end())?);
+    read_as.extend(super::yaml_syntax::properties(text[colon + 1..].trim_ascii_end())?);
     Some(read_as)
 }
 

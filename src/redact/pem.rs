@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::scan::{Span, ascii_regex, lazy_re};
+use super::span::{Span, ascii_regex, lazy_re};
 
 lazy_re!(PEM_BEGIN, r"-----BEGIN ([A-Z0-9][A-Z0-9 ._-]{0,40})-----");
 

@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::scan::{Span, ascii_regex, lazy_re};
+use super::span::{Span, ascii_regex, lazy_re};
 use super::value::{Class, is_member_chain, should_redact};
 
 // "the staging db password is X", "my API token: X". The value must look typed, not

@@ -7,7 +7,7 @@
 //! line read differently. So a span stops at the closing quote of its word when only
 //! punctuation follows, and the quotes kept after the marker keep their escapes.
 
-use super::scan::Span;
+use super::span::Span;
 
 fn is_quote(b: u8) -> bool {
     matches!(b, b'\'' | b'"' | b'`')

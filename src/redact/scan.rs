@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::sync::{LazyLock, OnceLock};
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 
 use super::assign::{code_assign, colon, equals};
 use super::formats::{aws_prompt, database, netrc, php_define, xml};
@@ -21,18 +21,12 @@ use super::memo::Lines;
 use super::pair::{Pair, Step};
 use super::pem::{pem_before_body, pem_body_line, pem_inline, pem_opens_block};
 use super::prose::prose;
+use super::report::Report;
 use super::rules::{Engine, Matcher, RULES, Rule};
+use super::span::{Nested, Reading, Span, ascii_regex};
 use super::web::{cookie, header, url};
 use super::yaml::{Below, Block};
-use super::{REDACTED, Report};
-
-/// A byte range of a line to replace, and the rule that found it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Span {
-    pub start: usize,
-    pub end: usize,
-    pub rule: &'static str,
-}
+use crate::lok::REDACTED;
 
 struct Prefilter {
     finder: Keywords,
@@ -150,13 +144,6 @@ pub(crate) fn woken(line: &[u8]) -> u128 {
 
 static COMPILED: [OnceLock<Regex>; 128] = [const { OnceLock::new() }; 128];
 
-pub(crate) fn ascii_regex(pattern: &str) -> Regex {
-    RegexBuilder::new(pattern)
-        .unicode(false)
-        .build()
-        .unwrap_or_else(|e| panic!("rule pattern {pattern:?} does not compile: {e}"))
-}
-
 pub(crate) fn rule_regex(i: usize) -> Option<&'static Regex> {
     match RULES[i].matcher {
         Matcher::Token(p) => Some(COMPILED[i].get_or_init(|| ascii_regex(p))),
@@ -196,19 +183,10 @@ pub(crate) fn find_spans_depth(line: &[u8], depth: u8) -> Vec<Span> {
     find_spans_masked(line, woken(line), depth)
 }
 
-/// How a text is read, when its kind is known (`lokust-shell redact --as …`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Reading {
-    /// Any text: shell lines, scrollback, prose, files; names are read leniently, as
-    /// shell writes them (`DB_PASS=…`).
-    #[default]
-    Any,
-    /// Source code: a name counts only when it ends with what names a secret, as keys
-    /// and variables holding one do, and a trailing `\` joins no command.
-    Code,
-    /// A configuration file: read as code is, and a value at a line's start runs to the
-    /// line's end (less an inline comment), whatever punctuation it holds.
-    Config,
+/// The whole pipeline again, on text a reading made: what [`Nested`] and a YAML scalar
+/// folded from its lines are read with.
+fn rescan(text: &[u8], depth: u8, reading: Reading) -> Vec<Span> {
+    find_spans_read(text, woken(text), depth, reading)
 }
 
 /// [`find_spans`] when the prefilter has already said which rules `line` wakes.
@@ -292,7 +270,7 @@ fn engines(line: &[u8], mask: u128, depth: u8, reading: Reading) -> Vec<Span> {
     let on = |e: Engine| engines & (1 << e as u32) != 0;
     // The name-keyed rules share keywords; whichever woke, run both readings.
     if on(Engine::Shell) || on(Engine::Equals) {
-        super::shell::scan(line, &mut out, depth, reading != Reading::Any);
+        super::shell::scan(line, &mut out, Nested { depth, rescan }, reading != Reading::Any);
         equals(line, &mut out, reading);
         code_assign(line, &mut out);
         super::assign::setter_call(line, &mut out);
@@ -355,14 +333,6 @@ const READERS: [(&[Engine], Reader); 19] = [
     (&[Engine::Ipsec], super::formats::ipsec_secret),
     (&[Engine::RedisAcl], super::formats::redis_acl),
 ];
-
-/// A rule's regex, compiled once on first use.
-macro_rules! lazy_re {
-    ($name:ident, $re:expr) => {
-        static $name: LazyLock<Regex> = LazyLock::new(|| ascii_regex($re));
-    };
-}
-pub(crate) use lazy_re;
 
 /// Merges overlapping spans (the first one's rule wins) and keeps them on UTF-8
 /// character boundaries, so that replacing them never splits a character, and inside the
@@ -684,7 +654,7 @@ impl LineScanner {
         let texts: Vec<(&[u8], Option<u8>)> =
             held.iter().map(|h| (&h.line[h.at..body_len(&h.line)], block.side(&h.line))).collect();
         let scalar = block.below().expect("a scalar below its key");
-        let spans = scalar.judge(&texts, self.reading);
+        let spans = scalar.judge(&texts, self.reading, rescan);
         for (h, spans) in held.iter().zip(spans) {
             self.forced = spans;
             self.text_line(&h.line, h.at, h.mask, Body::Plain, out, report);

@@ -8,7 +8,7 @@
 
 use super::heredoc::{Body, FileSyntax, HereDoc};
 use super::lex::{Tok, Word, lex};
-use super::scan::{Span, find_spans_depth};
+use super::span::{Nested, Span};
 use super::value::{Class, Form, name_class, name_class_strict, should_redact};
 
 /// Short flags whose value is a secret, per command. `-p` is a password for `mysql` and a
@@ -343,7 +343,7 @@ fn assignment(w: &Word, from: usize, base: usize, out: &mut Vec<Span>, strict: b
     // it; `key=self.key,` a keyword argument, its comma no part of it; and
     // `token=self._get("x"),` code up to its first quote.
     let lead = &val[..w.verbatim_len(from + eq + 1)];
-    if crate::redact::assign::looks_like_code(lead.strip_suffix(b",").unwrap_or(lead)) {
+    if super::shape::looks_like_code(lead.strip_suffix(b",").unwrap_or(lead)) {
         return;
     }
     let class = if strict { name_class_strict(name, Form::Env) } else { name_class(name, Form::Env) };
@@ -392,7 +392,7 @@ fn value(
 
 /// `strict`: in code or a config file, a `NAME=VALUE` word's name must end with what
 /// names a secret.
-pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8, strict: bool) {
+pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, nested: Nested, strict: bool) {
     // fish history: `- cmd: …`.
     let (base, body) = match line.trim_ascii_start().strip_prefix(b"- cmd: ") {
         Some(rest) => (line.len() - rest.len(), rest),
@@ -403,16 +403,17 @@ pub(crate) fn scan(line: &[u8], out: &mut Vec<Span>, depth: u8, strict: bool) {
     for cmd in stages(lexed.tokens()) {
         for i in 0..cmd.len() {
             let prev = i.checked_sub(1).map(|p| &cmd[p]);
-            stage(&cmd[i], prev, base, out, depth, strict);
+            stage(&cmd[i], prev, base, out, nested, strict);
         }
     }
-    if depth == 0 {
-        commands_in_strings(body, base, out, strict);
-        argv_lists(body, base, out, strict);
+    if nested.depth == 0 {
+        let inner = Nested { depth: 1, ..nested };
+        commands_in_strings(body, base, out, inner, strict);
+        argv_lists(body, base, out, inner, strict);
     }
 }
 
-fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, depth: u8, strict: bool) {
+fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, nested: Nested, strict: bool) {
     let words = &st.words;
     assignments(words, base, out, strict);
     let Some((idx, sudo_s)) = command_at(words) else { return };
@@ -423,7 +424,7 @@ fn stage(st: &Stage, prev: Option<&Stage>, base: usize, out: &mut Vec<Span>, dep
     per_command(cmd, args, base, out);
     flags(cmd, args, base, out);
     stdin(st, prev, cmd, args, sudo_s, base, out);
-    base64_blobs(st, prev, cmd, args, base, out, depth);
+    base64_blobs(st, prev, cmd, args, base, out, nested);
     into_key_file(st, prev, cmd, args, base, out);
 }
 
@@ -566,7 +567,7 @@ fn json_in_words(lexed: &super::lex::Lexed, base: usize, out: &mut Vec<Span>) {
 
 /// `os.system("mysql -u root -p…")`, `subprocess.run('sshpass -p … ssh host')`: a quoted
 /// string in a line that holds a command line is read as one, one level deep.
-fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
+fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, nested: Nested, strict: bool) {
     let mut i = 0;
     while let Some(open) = line[i..].iter().position(|b| matches!(b, b'"' | b'\'')).map(|p| p + i) {
         let q = line[open];
@@ -580,7 +581,7 @@ fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bo
         let inner = &line[open + 1..close];
         if inner.contains(&b' ') {
             let mut found = Vec::new();
-            scan(inner, &mut found, 1, strict);
+            scan(inner, &mut found, nested, strict);
             out.extend(found.into_iter().map(|s| Span {
                 start: s.start + open + 1 + base,
                 end: s.end + open + 1 + base,
@@ -598,7 +599,7 @@ fn commands_in_strings(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bo
 /// is read as the line its words make, each element one word, one level deep. A name
 /// among them (`host`, `&cfg.user`) is a word that is not read; the words end at an
 /// element that is neither a string nor a name.
-fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
+fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, nested: Nested, strict: bool) {
     let mut from = 0;
     while let Some(open) = memchr::memchr3(b'[', b'{', b'(', &line[from..]).map(|i| from + i) {
         from = open + 1;
@@ -616,7 +617,7 @@ fn argv_lists(line: &[u8], base: usize, out: &mut Vec<Span>, strict: bool) {
             elements
         };
         if elements.iter().flatten().count() >= 2 {
-            read_words(line, &elements, base, out, strict);
+            read_words(line, &elements, base, out, nested, strict);
         }
     }
 }
@@ -748,7 +749,14 @@ fn list_opens(line: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Reads the words at `elements` of `line` as the shell line they make.
-fn read_words(line: &[u8], elements: &[Element], base: usize, out: &mut Vec<Span>, strict: bool) {
+fn read_words(
+    line: &[u8],
+    elements: &[Element],
+    base: usize,
+    out: &mut Vec<Span>,
+    nested: Nested,
+    strict: bool,
+) {
     // The words as a shell line, each element one word (quoted as below when it holds a
     // blank or a shell's special byte), a word not read written as `x`. An element
     // that starts with an option and holds blanks is the arguments as one string
@@ -779,7 +787,7 @@ fn read_words(line: &[u8], elements: &[Element], base: usize, out: &mut Vec<Span
         }
     }
     let mut found = Vec::new();
-    scan(&words, &mut found, 1, strict);
+    scan(&words, &mut found, nested, strict);
     for s in found {
         // The element the span falls in: the last that starts at or before it.
         let Some(i) = at.partition_point(|(w, _, _)| *w <= s.start).checked_sub(1) else { continue };
@@ -1393,7 +1401,7 @@ fn base64_blobs(
     args: &[Word],
     base: usize,
     out: &mut Vec<Span>,
-    depth: u8,
+    nested: Nested,
 ) {
     let argtext = |j: usize| args.get(j).map(|w| w.text);
     if cmd == "base64" || cmd == "openssl" && argtext(0) == Some(b"base64") {
@@ -1404,7 +1412,7 @@ fn base64_blobs(
         }
         for w in blobs {
             if decode {
-                if depth < 2 && decodes_to_secret(w.text, depth) {
+                if nested.depth < 2 && decodes_to_secret(w.text, nested) {
                     push(out, w.span_from(0), base, "base64-secret");
                 }
             } else if let Some(colon) = w.text.iter().position(|&b| b == b':')
@@ -1490,7 +1498,7 @@ fn cookie_pairs(w: &Word, base: usize, out: &mut Vec<Span>) {
     }
 }
 
-fn decodes_to_secret(blob: &[u8], depth: u8) -> bool {
+fn decodes_to_secret(blob: &[u8], nested: Nested) -> bool {
     use base64::Engine as _;
     let trimmed: Vec<u8> = blob.iter().copied().filter(|&b| b != b'=').collect();
     let cfg = base64::engine::GeneralPurposeConfig::new()
@@ -1508,7 +1516,7 @@ fn decodes_to_secret(blob: &[u8], depth: u8) -> bool {
             && decoded.iter().all(|b| b.is_ascii_graphic())
             && !decoded.windows(3).any(|w| w == b"://")
     });
-    basic || !find_spans_depth(&decoded, depth + 1).is_empty()
+    basic || !nested.read(&decoded).is_empty()
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! two cells whose first names a secret (`| API Secret | … |`) gives its second that
 //! name, as a label gives its value.
 
-use super::scan::Span;
+use super::span::Span;
 use super::value::{Class, Form, name_class, should_redact};
 
 /// A table whose header named a secret, as far as it has been read.

@@ -255,7 +255,7 @@ fn json_lines() {
 #[test]
 fn merge_keeps_utf8_boundaries() {
     let line = "x=\u{e9}\u{e9}".as_bytes();
-    let spans = merge(line, vec![scan::Span { start: 3, end: 5, rule: "t" }]);
+    let spans = merge(line, vec![super::span::Span { start: 3, end: 5, rule: "t" }]);
     assert_eq!((spans[0].start, spans[0].end), (2, 6));
 }
 

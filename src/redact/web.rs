@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::scan::{Span, ascii_regex, lazy_re};
+use super::span::{Span, ascii_regex, lazy_re};
 use super::value::{Class, should_redact};
 
 lazy_re!(URL, r"(?i)\b[a-z][a-z0-9+.\-]*://([^\s/@:'\x22]*)(?::([^\s/'\x22]*))?@[^\s@/'\x22]");
@@ -44,7 +44,7 @@ pub(crate) fn header(line: &[u8], out: &mut Vec<Span>) {
         // `Authorization::into_raw`: a path in code, not a header.
         // `Authorization: creds.token_type + " " + …`, `= requestHeaders.Authorization;`.
         let code = !scheme_given
-            && super::assign::is_code_value(
+            && super::shape::is_code_value(
                 v.as_bytes().strip_suffix(b";").unwrap_or(v.as_bytes()),
                 &line[v.end()..],
             );

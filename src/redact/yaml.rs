@@ -10,8 +10,9 @@
 //! lines that are such a scalar's ([`Block::below`]) until it ends, and [`Scalar::judge`]
 //! reads the value as the key's own line would read it, were it written there.
 
-use super::scan::Span;
+use super::span::{Reading, Rescan, Span};
 use super::value::{Form, name_class_strict};
+use super::yaml_syntax::{blanks, properties};
 
 /// Lines followed at most: a password or a token is a few lines, and a private key's
 /// body is the PEM rule's, whose armour the block's lines keep. A header in a cut file
@@ -246,7 +247,8 @@ impl Scalar {
     pub(crate) fn judge(
         &self,
         lines: &[(&[u8], Option<u8>)],
-        reading: super::scan::Reading,
+        reading: Reading,
+        rescan: Rescan,
     ) -> Vec<Vec<Span>> {
         let mut out = vec![Vec::new(); lines.len()];
         if self.abandoned {
@@ -279,10 +281,7 @@ impl Scalar {
                 continue;
             }
             let spans = match self.judge {
-                Judge::Name => {
-                    let mask = super::scan::woken(&folded);
-                    super::scan::find_spans_read(&folded, mask, 0, reading)
-                }
+                Judge::Name => rescan(&folded, 0, reading),
                 Judge::Entry(named) => super::pair::value_line(&folded, named),
             };
             for span in spans.iter().filter(|s| s.end > value) {
@@ -366,19 +365,6 @@ fn signed(line: &[u8], cut: usize) -> bool {
     cut <= 1 && matches!(line.first(), Some(b'+' | b'-' | b' '))
 }
 
-/// How many blanks (spaces, tabs) `text` starts with.
-pub(crate) fn blanks(text: &[u8]) -> usize {
-    text.iter().take_while(|b| matches!(b, b' ' | b'\t')).count()
-}
-
-/// `|`, `>-`, `|2+`: a block scalar's style and indicators, which a `name: value`
-/// reading must not take for the value.
-pub(crate) fn is_style(v: &[u8]) -> bool {
-    matches!(v.first(), Some(b'|' | b'>'))
-        && v.len() <= 3
-        && v[1..].iter().all(|b| matches!(b, b'1'..=b'9' | b'-' | b'+'))
-}
-
 /// The indentation of `text` and where the content starts if the header says, when
 /// `text` is `name: |` or `name: >` under a secret's name: a key (quoted or not, after a list's `- `), node properties (`!!str`, `&anchor`), the
 /// style, an indentation indicator (1-9) and a chomping indicator (`-`, `+`) in either
@@ -434,34 +420,6 @@ fn header(text: &[u8]) -> Option<(usize, Option<usize>)> {
         return None;
     }
     name_class_strict(name, Form::Colon).map(|_| (indent, digit))
-}
-
-/// What stands after a key's `:` when its value is on the lines below: nothing but node
-/// properties and a comment. Returns the tags, each after a blank, for the `name: value`
-/// reading (an anchor names the node and says nothing of the value).
-pub(crate) fn properties(mut after: &[u8]) -> Option<Vec<u8>> {
-    let mut tags = Vec::new();
-    loop {
-        let sep = blanks(after);
-        if sep == after.len() {
-            return Some(tags);
-        }
-        if sep == 0 {
-            return None;
-        }
-        after = &after[sep..];
-        let word = after.iter().take_while(|b| !matches!(b, b' ' | b'\t')).count();
-        match after[0] {
-            b'#' => return Some(tags),
-            b'&' if word > 1 => {}
-            b'!' => {
-                tags.push(b' ');
-                tags.extend_from_slice(&after[..word]);
-            }
-            _ => return None,
-        }
-        after = &after[word..];
-    }
 }
 
 /// A byte order mark, which a file's first line may start with.
