@@ -39,34 +39,7 @@ const LAYERS: &[&[&str]] = &[
 
 /// The top-level modules a source text names through `crate::`.
 fn named_modules(text: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    while let Some(i) = text[at..].find("crate::") {
-        let start = at + i + "crate::".len();
-        at = start;
-        if start > "crate::".len() && (bytes[start - 8].is_ascii_alphanumeric() || bytes[start - 8] == b'_') {
-            continue; // `lokust_crate::` or the like
-        }
-        if text[start..].starts_with('{') {
-            // `use crate::{a, b::c};`
-            let end = text[start..].find('}').map_or(text.len(), |e| start + e);
-            for part in text[start + 1..end].split(',') {
-                let name: String =
-                    part.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-                if !name.is_empty() {
-                    out.insert(name);
-                }
-            }
-        } else {
-            let name: String =
-                text[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            if !name.is_empty() {
-                out.insert(name);
-            }
-        }
-    }
-    out
+    names_after(text, "crate::")
 }
 
 fn edges() -> BTreeMap<String, BTreeSet<String>> {

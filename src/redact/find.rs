@@ -26,11 +26,7 @@ pub(crate) fn quote_or_backslash(b: &[u8]) -> Option<usize> {
 /// The processor must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn decode_to_quote_avx2(
-    b: &[u8],
-    from: usize,
-    out: &mut Vec<u8>,
-) -> Result<usize, NotJson> {
+unsafe fn decode_to_quote_avx2(b: &[u8], from: usize, out: &mut Vec<u8>) -> Result<usize, NotJson> {
     use std::arch::x86_64::*;
     // The text is never longer than what it is read from: an escape of two to twelve
     // bytes stands for one to four. So every write below, whole 32-byte blocks included,
@@ -172,7 +168,7 @@ pub(crate) fn decode_to_quote_portable(b: &[u8], from: usize, out: &mut Vec<u8>)
 /// What each one-letter escape stands for (`\\n` → newline); 0 for none. A table, not a
 /// `match`: code is full of `\\n` and `\\t`, and the jump a `match` compiles to was
 /// mispredicted often enough to show.
-pub(crate) const SIMPLE_ESCAPE: [u8; 256] = {
+const SIMPLE_ESCAPE: [u8; 256] = {
     let mut table = [0; 256];
     table[b'"' as usize] = b'"';
     table[b'\\' as usize] = b'\\';
@@ -188,7 +184,7 @@ pub(crate) const SIMPLE_ESCAPE: [u8; 256] = {
 /// The escape at the start of `s` (which starts with `\\`): the UTF-8 it stands for (up
 /// to four bytes, and how many), and how many bytes of `s` it took.
 #[inline]
-pub(crate) fn escape(s: &[u8]) -> Result<([u8; 4], usize, usize), NotJson> {
+fn escape(s: &[u8]) -> Result<([u8; 4], usize, usize), NotJson> {
     let letter = *s.get(1).ok_or(NotJson)?;
     match SIMPLE_ESCAPE[usize::from(letter)] {
         0 if letter == b'u' => {
